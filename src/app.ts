@@ -1,0 +1,92 @@
+import { randomUUID } from 'node:crypto';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import Fastify, { type FastifyInstance } from 'fastify';
+import { type Clock, systemClock } from './clock.js';
+import type { Config } from './config.js';
+import { KeyAuthenticator } from './domain/api-keys.js';
+import { basicAuth, bearerAuth } from './http/auth.js';
+import type { AppContext } from './http/context.js';
+import { registerErrorHandling, sendError, toApiError } from './http/error-handler.js';
+import { registerOpenApi } from './http/openapi.js';
+import { accountRoutes, signUpRoutes } from './http/routes/accounts.js';
+import { categoryRoutes } from './http/routes/categories.js';
+import { keyRoutes } from './http/routes/keys.js';
+import { petRoutes } from './http/routes/pets.js';
+import { validatorCompiler } from './http/validation.js';
+import type { Database } from './store/database.js';
+
+export interface AppOptions {
+  config: Config;
+  database: Database;
+  clock?: Clock;
+}
+
+/** The whole service as a Fastify instance that never listens: src/server.ts does that. */
+export async function buildApp({
+  config,
+  database,
+  clock = systemClock,
+}: AppOptions): Promise<FastifyInstance> {
+  const app = Fastify({
+    logger: {
+      level: config.logLevel,
+      // Credentials never reach the log, whatever a serializer or a plugin adds.
+      redact: {
+        paths: ['req.headers.authorization', 'req.headers.cookie', 'res.headers["set-cookie"]'],
+        censor: '[redacted]',
+      },
+    },
+    trustProxy: config.trustProxy,
+    bodyLimit: config.bodyLimit,
+    genReqId: (req) => {
+      const given = req.headers['x-request-id'];
+      return typeof given === 'string' && /^[\w.-]{1,128}$/.test(given) ? given : randomUUID();
+    },
+    requestIdHeader: false,
+    routerOptions: { maxParamLength: 200 },
+    // Errors Fastify meets before a route is chosen (bad URL encoding…) get our Error body too.
+    frameworkErrors: (err, _request, reply) => sendError(reply, toApiError(err)),
+  }).withTypeProvider<TypeBoxTypeProvider>();
+
+  const context: AppContext = {
+    config,
+    database,
+    clock,
+    keys: new KeyAuthenticator(database.db, clock, config.env),
+  };
+  app.decorate('ctx', context);
+  app.decorateRequest('caller', null);
+  app.setValidatorCompiler(validatorCompiler);
+  // Only JSON bodies are accepted; anything else is refused as an unsupported content type.
+  app.removeContentTypeParser('text/plain');
+  app.addHook('onSend', async (request, reply) => {
+    reply.header('x-request-id', request.id);
+  });
+  registerErrorHandling(app);
+  await registerOpenApi(app, config);
+
+  await app.register(
+    async (v1) => {
+      await v1.register(signUpRoutes);
+      await v1.register(async (scope) => {
+        scope.addHook('onRequest', basicAuth(database.db));
+        // A key may be created without a body: `{}` is implied.
+        scope.addHook('preValidation', async (request) => {
+          if (request.body === undefined && request.method === 'POST') request.body = {};
+        });
+        await scope.register(keyRoutes);
+      });
+      await v1.register(async (scope) => {
+        scope.addHook('onRequest', bearerAuth(context.keys));
+        await scope.register(accountRoutes);
+        await scope.register(petRoutes);
+        await scope.register(categoryRoutes);
+      });
+    },
+    { prefix: '/v1' },
+  );
+
+  app.get('/', { schema: { hide: true } }, (_request, reply) => reply.redirect('/docs/'));
+
+  return app;
+}

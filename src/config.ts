@@ -1,0 +1,132 @@
+/**
+ * The one place that reads the environment. Every value is checked here, at start; a bad
+ * value stops the process with a message naming the variable.
+ */
+export type AppEnv = 'development' | 'staging' | 'production';
+export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+
+export interface Config {
+  env: AppEnv;
+  host: string;
+  port: number;
+  /** `sqlite:<path>`, `sqlite::memory:` or `postgres://…`. */
+  databaseUrl: string;
+  logLevel: LogLevel;
+  /** Public address of the catalogue API (with its `/v1` prefix), for links we build. */
+  publicBaseUrl: string | undefined;
+  stagingBaseUrl: string | undefined;
+  messagesBaseUrl: string | undefined;
+  /** Trust `X-Forwarded-*` headers (only behind a proxy you run). */
+  trustProxy: boolean;
+  /** Create a demo account and print a key on the first start on an empty store. */
+  demoAccount: boolean;
+  /** Largest request body accepted, in bytes. */
+  bodyLimit: number;
+  /** PostgreSQL pool size. */
+  databasePoolSize: number;
+}
+
+export class ConfigError extends Error {
+  constructor(
+    readonly variable: string,
+    message: string,
+  ) {
+    super(`Invalid configuration: ${variable} ${message}`);
+    this.name = 'ConfigError';
+  }
+}
+
+type Env = Record<string, string | undefined>;
+
+function read(env: Env, name: string): string | undefined {
+  const value = env[name];
+  return value === undefined || value.trim() === '' ? undefined : value.trim();
+}
+
+function oneOf<T extends string>(env: Env, name: string, allowed: readonly T[], fallback: T): T {
+  const value = read(env, name);
+  if (value === undefined) return fallback;
+  if (!(allowed as readonly string[]).includes(value)) {
+    throw new ConfigError(name, `must be one of ${allowed.join(', ')} (got "${value}")`);
+  }
+  return value as T;
+}
+
+function integer(env: Env, name: string, fallback: number, min: number, max: number): number {
+  const value = read(env, name);
+  if (value === undefined) return fallback;
+  const parsed = Number(value);
+  if (!/^\d+$/.test(value) || parsed < min || parsed > max) {
+    throw new ConfigError(name, `must be an integer from ${min} to ${max} (got "${value}")`);
+  }
+  return parsed;
+}
+
+function boolean(env: Env, name: string, fallback: boolean): boolean {
+  const value = read(env, name)?.toLowerCase();
+  if (value === undefined) return fallback;
+  if (['1', 'true', 'yes', 'on'].includes(value)) return true;
+  if (['0', 'false', 'no', 'off'].includes(value)) return false;
+  throw new ConfigError(name, `must be true or false (got "${value}")`);
+}
+
+function url(env: Env, name: string): string | undefined {
+  const value = read(env, name);
+  if (value === undefined) return undefined;
+  let parsed: URL;
+  try {
+    parsed = new URL(value);
+  } catch {
+    throw new ConfigError(name, `must be an absolute http(s) URL (got "${value}")`);
+  }
+  if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') {
+    throw new ConfigError(name, `must be an absolute http(s) URL (got "${value}")`);
+  }
+  return value.replace(/\/+$/, '');
+}
+
+function databaseUrl(env: Env): string {
+  const value = read(env, 'DATABASE_URL') ?? 'sqlite:./data/animal-store.db';
+  if (/^sqlite:.+/.test(value) || /^postgres(ql)?:\/\/.+/.test(value)) return value;
+  throw new ConfigError(
+    'DATABASE_URL',
+    `must be sqlite:<file path>, sqlite::memory: or postgres://… (got "${redactUrl(value)}")`,
+  );
+}
+
+/** Hides the password of a connection string before it is shown anywhere. */
+export function redactUrl(value: string): string {
+  return value.replace(/\/\/([^:/@]*):[^@/]*@/, '//$1:***@');
+}
+
+export function loadConfig(env: Env = process.env): Config {
+  const appEnv = oneOf(
+    env,
+    'APP_ENV',
+    ['development', 'staging', 'production'] as const,
+    'development',
+  );
+  const demoAccount = boolean(env, 'DEMO_ACCOUNT', appEnv === 'development');
+  if (demoAccount && appEnv !== 'development') {
+    throw new ConfigError('DEMO_ACCOUNT', `must be off when APP_ENV is ${appEnv}`);
+  }
+  return {
+    env: appEnv,
+    host: read(env, 'HOST') ?? '127.0.0.1',
+    port: integer(env, 'PORT', 8080, 0, 65535),
+    databaseUrl: databaseUrl(env),
+    logLevel: oneOf(
+      env,
+      'LOG_LEVEL',
+      ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const,
+      'info',
+    ),
+    publicBaseUrl: url(env, 'PUBLIC_BASE_URL'),
+    stagingBaseUrl: url(env, 'STAGING_BASE_URL'),
+    messagesBaseUrl: url(env, 'MESSAGES_BASE_URL'),
+    trustProxy: boolean(env, 'TRUST_PROXY', false),
+    demoAccount,
+    bodyLimit: integer(env, 'BODY_LIMIT', 128 * 1024, 1024, 16 * 1024 * 1024),
+    databasePoolSize: integer(env, 'DATABASE_POOL_SIZE', 10, 1, 1000),
+  };
+}

@@ -1,0 +1,110 @@
+import type { Clock } from '../clock.js';
+import {
+  findAccountByEmail,
+  findAccountById,
+  insertAccount,
+  updateAccountPlan,
+} from '../store/accounts-repository.js';
+import type { Db } from '../store/database.js';
+import { type AccountRow, toIso } from '../store/tables.js';
+import { dummyHash, hashPassword, verifyPassword } from './passwords.js';
+import { isPlan, type Limits, limitsFor, type Plan } from './plans.js';
+import { randomBase62 } from './random.js';
+import { fail, ok, type Result } from './result.js';
+
+export interface Account {
+  id: string;
+  email: string;
+  plan: Plan;
+  limits: Limits;
+  createdAt: string;
+}
+
+export const PASSWORD_MIN_LENGTH = 12;
+
+export function toAccount(row: AccountRow): Account {
+  const plan: Plan = isPlan(row.plan) ? row.plan : 'free';
+  return {
+    id: row.id,
+    email: row.email,
+    plan,
+    limits: limitsFor(plan, {
+      perMinute: row.per_minute ?? undefined,
+      perDay: row.per_day ?? undefined,
+    }),
+    createdAt: toIso(row.created_at),
+  };
+}
+
+/** Emails compare case-insensitively: `Ann@Example.com` and `ann@example.com` are one account. */
+export function normalizeEmail(email: string): string {
+  return email.trim().toLowerCase();
+}
+
+export async function createAccount(
+  db: Db,
+  clock: Clock,
+  input: { email: string; password: string },
+): Promise<Result<Account, 'email_taken' | 'validation_failed'>> {
+  if ([...input.password].length < PASSWORD_MIN_LENGTH) {
+    return fail(
+      'validation_failed',
+      `The password must be at least ${PASSWORD_MIN_LENGTH} characters long.`,
+    );
+  }
+  const email = normalizeEmail(input.email);
+  const row = {
+    id: `acct_${randomBase62(16)}`,
+    email,
+    password_hash: await hashPassword(input.password),
+    plan: 'free',
+    per_minute: null,
+    per_day: null,
+    created_at: clock.now().toISOString(),
+  };
+  if (!(await insertAccount(db, row))) {
+    return fail('email_taken', `An account with the email ${email} already exists.`);
+  }
+  return ok(toAccount(row));
+}
+
+/** Checks an email and password; an unknown email costs as much time as a wrong password. */
+export async function authenticatePassword(
+  db: Db,
+  email: string,
+  password: string,
+): Promise<Result<Account, 'invalid_credentials'>> {
+  const row = await findAccountByEmail(db, normalizeEmail(email));
+  const matches = await verifyPassword(password, row?.password_hash ?? (await dummyHash()));
+  if (!row || !matches) return fail('invalid_credentials', 'The email or password is wrong.');
+  return ok(toAccount(row));
+}
+
+export async function getAccount(db: Db, id: string): Promise<Account | undefined> {
+  const row = await findAccountById(db, id);
+  return row && toAccount(row);
+}
+
+export async function findAccountIdByEmail(db: Db, email: string): Promise<string | undefined> {
+  return (await findAccountByEmail(db, normalizeEmail(email)))?.id;
+}
+
+export async function setPlan(
+  db: Db,
+  accountId: string,
+  plan: Plan,
+  custom: Partial<Limits> = {},
+): Promise<Result<Account, 'not_found' | 'validation_failed'>> {
+  if (plan !== 'enterprise' && (custom.perMinute !== undefined || custom.perDay !== undefined)) {
+    return fail('validation_failed', 'Custom limits can only be set on the enterprise plan.');
+  }
+  const updated = await updateAccountPlan(
+    db,
+    accountId,
+    plan,
+    custom.perMinute ?? null,
+    custom.perDay ?? null,
+  );
+  const account = updated ? await getAccount(db, accountId) : undefined;
+  return account ? ok(account) : fail('not_found', `No account ${accountId}.`);
+}

@@ -1,0 +1,128 @@
+import { createHash } from 'node:crypto';
+import type { Clock } from '../clock.js';
+import type { AppEnv } from '../config.js';
+import {
+  findLiveKeyByHash,
+  insertApiKey,
+  listLiveKeys,
+  revokeApiKey,
+  touchApiKey,
+} from '../store/api-keys-repository.js';
+import type { Db } from '../store/database.js';
+import { type ApiKeyRow, toIso } from '../store/tables.js';
+import { type Account, toAccount } from './accounts.js';
+import { randomBase62 } from './random.js';
+import { fail, ok, type Result } from './result.js';
+
+export interface ApiKey {
+  id: string;
+  name: string | null;
+  prefix: string;
+  createdAt: string;
+  lastUsedAt: string | null;
+}
+
+export interface Principal {
+  account: Account;
+  keyId: string;
+}
+
+/** Production keys are `as_live_…`; staging and development keys are `as_test_…`. */
+export function keyPrefixFor(env: AppEnv): string {
+  return env === 'production' ? 'as_live_' : 'as_test_';
+}
+
+const SECRET_LENGTH = 40; // 40 base62 characters: about 238 bits of entropy.
+const KEY_SHAPE = /^as_(live|test)_[0-9A-Za-z]{32,128}$/;
+const DISPLAY_LENGTH = 12; // `as_test_` and the first four secret characters.
+// last_used_at is written at most once a minute per key, not on every request.
+const TOUCH_INTERVAL_MS = 60_000;
+
+export function hashApiKey(secret: string): string {
+  return createHash('sha256').update(secret).digest('hex');
+}
+
+function toApiKey(row: ApiKeyRow): ApiKey {
+  return {
+    id: row.id,
+    name: row.name,
+    prefix: row.prefix,
+    createdAt: toIso(row.created_at),
+    lastUsedAt: row.last_used_at === null ? null : toIso(row.last_used_at),
+  };
+}
+
+export async function createApiKey(
+  db: Db,
+  clock: Clock,
+  env: AppEnv,
+  accountId: string,
+  name: string | null,
+): Promise<{ key: ApiKey; secret: string }> {
+  const secret = keyPrefixFor(env) + randomBase62(SECRET_LENGTH);
+  const row = {
+    id: `key_${randomBase62(16)}`,
+    account_id: accountId,
+    name,
+    prefix: secret.slice(0, DISPLAY_LENGTH),
+    hash: hashApiKey(secret),
+    created_at: clock.now().toISOString(),
+    last_used_at: null,
+    revoked_at: null,
+  };
+  await insertApiKey(db, row);
+  return { key: toApiKey(row), secret };
+}
+
+export async function listApiKeys(db: Db, accountId: string): Promise<ApiKey[]> {
+  return (await listLiveKeys(db, accountId)).map(toApiKey);
+}
+
+export async function revokeKey(
+  db: Db,
+  clock: Clock,
+  accountId: string,
+  keyId: string,
+): Promise<Result<void, 'not_found'>> {
+  const revoked = await revokeApiKey(db, accountId, keyId, clock.now().toISOString());
+  return revoked ? ok(undefined) : fail('not_found', `No API key ${keyId} in this account.`);
+}
+
+/** Resolves a bearer secret to its account. Reads the store on every call, so a revoked key is
+ * refused from the next request on, on every instance. */
+export class KeyAuthenticator {
+  private readonly touched = new Map<string, number>();
+
+  constructor(
+    private readonly db: Db,
+    private readonly clock: Clock,
+    private readonly env: AppEnv,
+  ) {}
+
+  async authenticate(secret: string): Promise<Result<Principal, 'invalid_api_key'>> {
+    const shape = KEY_SHAPE.exec(secret);
+    if (!shape) return fail('invalid_api_key', 'The API key is not valid.');
+    const expected = keyPrefixFor(this.env);
+    if (!secret.startsWith(expected)) {
+      const other = shape[1] === 'live' ? 'production' : 'staging or development';
+      return fail(
+        'invalid_api_key',
+        `This API key belongs to the ${other} environment; this is ${this.env}, which takes ${expected}… keys.`,
+      );
+    }
+    const found = await findLiveKeyByHash(this.db, hashApiKey(secret));
+    if (!found) return fail('invalid_api_key', 'The API key is not valid or has been revoked.');
+    this.touch(found.keyId);
+    return ok({ account: toAccount(found.account), keyId: found.keyId });
+  }
+
+  private touch(keyId: string): void {
+    const now = this.clock.now();
+    const last = this.touched.get(keyId);
+    if (last !== undefined && now.getTime() - last < TOUCH_INTERVAL_MS) return;
+    this.touched.set(keyId, now.getTime());
+    if (this.touched.size > 10_000) this.touched.clear();
+    // Best effort: a missed last-used stamp must never fail the request it rides on.
+    touchApiKey(this.db, keyId, now.toISOString()).catch(() => this.touched.delete(keyId));
+  }
+}

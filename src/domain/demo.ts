@@ -1,0 +1,62 @@
+import { randomBytes } from 'node:crypto';
+import type { Clock } from '../clock.js';
+import type { AppEnv } from '../config.js';
+import { countAccounts } from '../store/accounts-repository.js';
+import type { Db } from '../store/database.js';
+import { createAccount } from './accounts.js';
+import { createApiKey } from './api-keys.js';
+import { createCategory } from './categories.js';
+import { createPet, type PetStatus } from './pets.js';
+
+export const DEMO_EMAIL = 'demo@animal-store.local';
+
+const DEMO_PETS: Record<string, Array<[string, PetStatus]>> = {
+  Dogs: [
+    ['Rex', 'available'],
+    ['Bella', 'available'],
+    ['Max', 'pending'],
+  ],
+  Cats: [
+    ['Luna', 'available'],
+    ['Oliver', 'sold'],
+  ],
+  Birds: [['Kiwi', 'available']],
+};
+
+/** A few categories and pets, so a first `GET /v1/pets` shows something. */
+export async function seedDemoData(db: Db, clock: Clock, accountId: string): Promise<number> {
+  let pets = 0;
+  for (const [categoryName, list] of Object.entries(DEMO_PETS)) {
+    const category = await createCategory(db, clock, accountId, categoryName);
+    for (const [name, status] of list) {
+      const created = await createPet(db, clock, accountId, {
+        name,
+        categoryId: category.id,
+        status,
+      });
+      if (created.ok) pets++;
+    }
+  }
+  return pets;
+}
+
+export interface DemoAccount {
+  email: string;
+  password: string;
+  key: string;
+}
+
+/** On the first start of an empty development store: an account, a key and some pets. */
+export async function createDemoAccountIfEmpty(
+  db: Db,
+  clock: Clock,
+  env: AppEnv,
+): Promise<DemoAccount | undefined> {
+  if ((await countAccounts(db)) > 0) return undefined;
+  const password = randomBytes(12).toString('base64url');
+  const account = await createAccount(db, clock, { email: DEMO_EMAIL, password });
+  if (!account.ok) return undefined; // another instance created it first
+  const { secret } = await createApiKey(db, clock, env, account.value.id, 'demo');
+  await seedDemoData(db, clock, account.value.id);
+  return { email: DEMO_EMAIL, password, key: secret };
+}

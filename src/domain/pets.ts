@@ -1,0 +1,152 @@
+import type { Clock } from '../clock.js';
+import type { Db } from '../store/database.js';
+import { isForeignKeyViolation } from '../store/errors.js';
+import {
+  deletePet,
+  findPet,
+  insertPet,
+  listPets,
+  updatePetIfStatus,
+} from '../store/pets-repository.js';
+import type { PetRow } from '../store/tables.js';
+import { decodeCursor, type Page, type PageRequest, pageSize, toPage } from './pagination.js';
+import { fail, ok, type Result } from './result.js';
+
+export const PET_STATUSES = ['available', 'pending', 'sold'] as const;
+export type PetStatus = (typeof PET_STATUSES)[number];
+
+export interface Pet {
+  id: number;
+  name: string;
+  categoryId: number;
+  status: PetStatus;
+}
+
+export interface NewPet {
+  name: string;
+  categoryId: number;
+  status?: PetStatus | undefined;
+}
+
+export type PetChanges = Partial<NewPet>;
+
+/**
+ * The status life cycle: available → pending → sold, pending → available (order cancelled),
+ * available → sold (direct sale). Sold is final. Staying in the same status is not a move.
+ */
+const NEXT: Record<PetStatus, readonly PetStatus[]> = {
+  available: ['pending', 'sold'],
+  pending: ['available', 'sold'],
+  sold: [],
+};
+
+export function canMove(from: PetStatus, to: PetStatus): boolean {
+  return from === to || NEXT[from].includes(to);
+}
+
+function toPet(row: PetRow): Pet {
+  return {
+    id: row.id,
+    name: row.name,
+    categoryId: row.category_id,
+    status: row.status as PetStatus,
+  };
+}
+
+const notFound = (id: number) => fail('not_found', `No pet ${id} in this account.`);
+const unknownCategory = (id: number | undefined) =>
+  fail('unknown_category', `No category ${id} in this account; create it first.`);
+
+export async function createPet(
+  db: Db,
+  clock: Clock,
+  accountId: string,
+  input: NewPet,
+): Promise<Result<Pet, 'unknown_category'>> {
+  const at = clock.now().toISOString();
+  try {
+    const row = await insertPet(db, {
+      account_id: accountId,
+      name: input.name,
+      category_id: input.categoryId,
+      status: input.status ?? 'available',
+      created_at: at,
+      updated_at: at,
+    });
+    return ok(toPet(row));
+  } catch (err) {
+    // The composite foreign key (account_id, category_id) rejects other accounts' categories too.
+    if (isForeignKeyViolation(err)) return unknownCategory(input.categoryId);
+    throw err;
+  }
+}
+
+export async function getPet(
+  db: Db,
+  accountId: string,
+  id: number,
+): Promise<Result<Pet, 'not_found'>> {
+  const row = await findPet(db, accountId, id);
+  return row ? ok(toPet(row)) : notFound(id);
+}
+
+export async function listPetPage(
+  db: Db,
+  accountId: string,
+  query: PageRequest & { status?: PetStatus | undefined },
+): Promise<Result<Page<Pet>, 'invalid_cursor'>> {
+  const after = decodeCursor(query.cursor);
+  if (!after.ok) return after;
+  const rows = await listPets(db, accountId, {
+    status: query.status,
+    afterId: after.value,
+    take: pageSize(query) + 1,
+  });
+  const { items, nextCursor } = toPage(rows, pageSize(query));
+  return ok({ items: items.map(toPet), nextCursor });
+}
+
+export async function updatePet(
+  db: Db,
+  clock: Clock,
+  accountId: string,
+  id: number,
+  changes: PetChanges,
+): Promise<Result<Pet, 'not_found' | 'unknown_category' | 'invalid_transition'>> {
+  // Compare-and-set on the status read: if another request moved the pet in between, read
+  // again and judge the move against the new status.
+  for (let attempt = 0; attempt < 5; attempt++) {
+    const current = await findPet(db, accountId, id);
+    if (!current) return notFound(id);
+    const from = current.status as PetStatus;
+    const to = changes.status ?? from;
+    if (!canMove(from, to)) {
+      return fail(
+        'invalid_transition',
+        `A ${from} pet cannot become ${to}` +
+          (from === 'sold' ? ' (sold is final).' : `; it can become ${NEXT[from].join(' or ')}.`),
+      );
+    }
+    try {
+      const row = await updatePetIfStatus(db, accountId, id, from, {
+        ...(changes.name !== undefined && { name: changes.name }),
+        ...(changes.categoryId !== undefined && { category_id: changes.categoryId }),
+        status: to,
+        updated_at: clock.now().toISOString(),
+      });
+      if (row) return ok(toPet(row));
+    } catch (err) {
+      if (isForeignKeyViolation(err)) return unknownCategory(changes.categoryId);
+      throw err;
+    }
+  }
+  throw new Error(`pet ${id} kept changing under concurrent updates`);
+}
+
+export async function removePet(
+  db: Db,
+  accountId: string,
+  id: number,
+): Promise<Result<void, 'not_found'>> {
+  return (await deletePet(db, accountId, id)) ? ok(undefined) : notFound(id);
+}

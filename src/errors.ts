@@ -1,0 +1,83 @@
+/**
+ * The one table of error codes. It drives the error handler (status of each code) and the
+ * OpenAPI document (which statuses an operation can answer, and the codes behind each one),
+ * so what the docs promise and what the service does cannot drift apart.
+ */
+export const ERRORS = {
+  bad_request: { status: 400, description: 'The request could not be understood.' },
+  invalid_json: { status: 400, description: 'The body is not valid JSON.' },
+  unsupported_content_type: {
+    status: 400,
+    description: 'The body is not sent as `Content-Type: application/json`.',
+  },
+  validation_failed: {
+    status: 400,
+    description: 'A parameter or body field is missing, unknown, or holds an invalid value.',
+  },
+  invalid_cursor: { status: 400, description: 'The `cursor` parameter is not one we issued.' },
+  unknown_category: {
+    status: 400,
+    description: 'The `categoryId` does not name a category of this account.',
+  },
+  missing_credentials: {
+    status: 401,
+    description: 'No `Authorization` header was sent.',
+  },
+  malformed_authorization: {
+    status: 401,
+    description: 'The `Authorization` header is not of the form the operation needs.',
+  },
+  invalid_api_key: {
+    status: 401,
+    description: 'The API key is unknown, revoked, or belongs to another environment.',
+  },
+  invalid_credentials: { status: 401, description: 'The email or password is wrong.' },
+  not_found: { status: 404, description: 'The resource does not exist in this account.' },
+  route_not_found: { status: 404, description: 'No operation is served at this method and path.' },
+  email_taken: { status: 409, description: 'An account with this email already exists.' },
+  invalid_transition: {
+    status: 409,
+    description: 'The pet cannot move from its current status to the requested one.',
+  },
+  category_in_use: { status: 409, description: 'The category still has pets.' },
+  endpoint_removed: { status: 410, description: 'The operation has passed its sunset date.' },
+  payload_too_large: { status: 413, description: 'The body is larger than the service accepts.' },
+  rate_limited: { status: 429, description: 'A rate-limit window of the plan is used up.' },
+  key_banned: {
+    status: 429,
+    description: 'The key kept sending while limited and is temporarily banned.',
+  },
+  internal_error: { status: 500, description: 'Something broke on our side.' },
+  service_unavailable: {
+    status: 503,
+    description: 'A dependency of the service is not reachable.',
+  },
+} as const satisfies Record<string, { status: number; description: string }>;
+
+export type ErrorCode = keyof typeof ERRORS;
+
+export interface ErrorDetail {
+  /** Where the problem is: `body`, `query`, `params` or `headers`, then a JSON pointer. */
+  location: string;
+  message: string;
+}
+
+/** An error answered to the client as `{code, message, status, details?}`. */
+export class ApiError extends Error {
+  readonly status: number;
+
+  constructor(
+    readonly code: ErrorCode,
+    message: string,
+    readonly details?: ErrorDetail[],
+    readonly headers?: Record<string, string>,
+  ) {
+    super(message);
+    this.name = 'ApiError';
+    this.status = ERRORS[code].status;
+  }
+}
+
+export function statusOf(code: ErrorCode): number {
+  return ERRORS[code].status;
+}

@@ -1,0 +1,62 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { createAccount } from '../../domain/accounts.js';
+import { callerOf } from '../auth.js';
+import { unwrap } from '../reply.js';
+import { AccountView, CreatedAccount, NewAccount } from '../schemas/accounts.js';
+import { BEARER_ERRORS, BODY_ERRORS, COMMON_ERRORS, errorResponses } from '../schemas/common.js';
+
+const tags = ['Accounts'];
+
+/** Sign-up: no credentials needed. */
+export const signUpRoutes: FastifyPluginAsyncTypebox = async (app) => {
+  const { database, clock } = app.ctx;
+
+  app.post(
+    '/accounts',
+    {
+      schema: {
+        operationId: 'createAccount',
+        summary: 'Create an account',
+        description:
+          'Creates an account on the Free plan. Then create an API key with `POST /v1/keys`, ' +
+          'signing in with HTTP Basic (email and password).',
+        tags,
+        security: [],
+        body: NewAccount,
+        response: {
+          201: { ...CreatedAccount, description: 'The new account.' },
+          ...errorResponses(...COMMON_ERRORS, ...BODY_ERRORS, 'email_taken'),
+        },
+      },
+    },
+    async (request, reply) => {
+      const account = unwrap(await createAccount(database.db, clock, request.body));
+      const { id, email, plan, createdAt } = account;
+      return reply.code(201).send({ id, email, plan, createdAt });
+    },
+  );
+};
+
+/** The caller's own account, seen through an API key. */
+export const accountRoutes: FastifyPluginAsyncTypebox = async (app) => {
+  app.get(
+    '/account',
+    {
+      schema: {
+        operationId: 'getAccount',
+        summary: 'Get your account',
+        description: 'The account of the API key: plan and rate limits.',
+        tags,
+        security: [{ bearerAuth: [] }],
+        response: {
+          200: { ...AccountView, description: 'Your account.' },
+          ...errorResponses(...COMMON_ERRORS, ...BEARER_ERRORS),
+        },
+      },
+    },
+    async (request) => {
+      const { id, email, plan, limits } = callerOf(request).account;
+      return { id, email, plan, limits };
+    },
+  );
+};

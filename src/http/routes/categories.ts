@@ -1,0 +1,156 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from 'typebox';
+import {
+  createCategory,
+  getCategory,
+  listCategoryPage,
+  removeCategory,
+  updateCategory,
+} from '../../domain/categories.js';
+import { callerOf } from '../auth.js';
+import { nextLink } from '../links.js';
+import { unwrap } from '../reply.js';
+import {
+  Category,
+  CategoryListQuery,
+  CategoryParams,
+  CategoryPatch,
+  NewCategory,
+} from '../schemas/categories.js';
+import {
+  BEARER_ERRORS,
+  BODY_ERRORS,
+  COMMON_ERRORS,
+  errorResponses,
+  LinkHeader,
+} from '../schemas/common.js';
+
+const tags = ['Categories'];
+const security = [{ bearerAuth: [] }];
+const base = [...COMMON_ERRORS, ...BEARER_ERRORS] as const;
+
+export const categoryRoutes: FastifyPluginAsyncTypebox = async (app) => {
+  const { database, clock, config } = app.ctx;
+  const { db } = database;
+
+  app.get(
+    '/categories',
+    {
+      schema: {
+        operationId: 'listCategories',
+        summary: 'List categories',
+        description: 'A page of categories ordered by id; the next page is in the `Link` header.',
+        tags,
+        security,
+        querystring: CategoryListQuery,
+        response: {
+          200: {
+            ...Type.Array(Category, { title: 'Categories' }),
+            description: 'A page of categories.',
+            headers: { link: LinkHeader },
+          },
+          ...errorResponses(...base, 'validation_failed', 'invalid_cursor'),
+        },
+      },
+    },
+    async (request, reply) => {
+      const { account } = callerOf(request);
+      const page = unwrap(await listCategoryPage(db, account.id, request.query));
+      if (page.nextCursor) {
+        reply.header(
+          'link',
+          nextLink(config, request, '/categories', request.query, page.nextCursor),
+        );
+      }
+      return page.items;
+    },
+  );
+
+  app.post(
+    '/categories',
+    {
+      schema: {
+        operationId: 'createCategory',
+        summary: 'Add a category',
+        tags,
+        security,
+        body: NewCategory,
+        response: {
+          201: { ...Category, description: 'The created category.' },
+          ...errorResponses(...base, ...BODY_ERRORS),
+        },
+      },
+    },
+    async (request, reply) => {
+      const { account } = callerOf(request);
+      const category = await createCategory(db, clock, account.id, request.body.name);
+      return reply.code(201).header('location', `/v1/categories/${category.id}`).send(category);
+    },
+  );
+
+  app.get(
+    '/categories/:categoryId',
+    {
+      schema: {
+        operationId: 'getCategory',
+        summary: 'Get a category',
+        tags,
+        security,
+        params: CategoryParams,
+        response: {
+          200: { ...Category, description: 'The category.' },
+          ...errorResponses(...base, 'validation_failed', 'not_found'),
+        },
+      },
+    },
+    async (request) => {
+      const { account } = callerOf(request);
+      return unwrap(await getCategory(db, account.id, request.params.categoryId));
+    },
+  );
+
+  app.patch(
+    '/categories/:categoryId',
+    {
+      schema: {
+        operationId: 'updateCategory',
+        summary: 'Rename a category',
+        tags,
+        security,
+        params: CategoryParams,
+        body: CategoryPatch,
+        response: {
+          200: { ...Category, description: 'The category after the change.' },
+          ...errorResponses(...base, ...BODY_ERRORS, 'not_found'),
+        },
+      },
+    },
+    async (request) => {
+      const { account } = callerOf(request);
+      return unwrap(await updateCategory(db, account.id, request.params.categoryId, request.body));
+    },
+  );
+
+  app.delete(
+    '/categories/:categoryId',
+    {
+      schema: {
+        operationId: 'deleteCategory',
+        summary: 'Remove a category',
+        description: 'Only an empty category can be removed; one that still has pets answers 409.',
+        tags,
+        security,
+        params: CategoryParams,
+        response: {
+          204: { type: 'null', description: 'Removed.' },
+          ...errorResponses(...base, 'validation_failed', 'not_found', 'category_in_use'),
+        },
+      },
+    },
+    async (request, reply) => {
+      const { account } = callerOf(request);
+      unwrap(await removeCategory(db, account.id, request.params.categoryId));
+      return reply.code(204).send(null);
+    },
+  );
+};

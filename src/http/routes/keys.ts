@@ -1,0 +1,95 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from 'typebox';
+import { createApiKey, listApiKeys, revokeKey } from '../../domain/api-keys.js';
+import type { ErrorCode } from '../../errors.js';
+import { callerOf } from '../auth.js';
+import { unwrap } from '../reply.js';
+import { ApiKeyView, CreatedApiKey, KeyParams, NewApiKey } from '../schemas/accounts.js';
+import { BODY_ERRORS, COMMON_ERRORS, errorResponses } from '../schemas/common.js';
+
+const tags = ['API keys'];
+const security = [{ basicAuth: [] }];
+const BASIC_ERRORS: ErrorCode[] = [
+  ...COMMON_ERRORS,
+  'missing_credentials',
+  'malformed_authorization',
+  'invalid_credentials',
+];
+
+/** Key management, signed in with email and password (HTTP Basic). */
+export const keyRoutes: FastifyPluginAsyncTypebox = async (app) => {
+  const { database, clock, config } = app.ctx;
+  const { db } = database;
+
+  app.post(
+    '/keys',
+    {
+      schema: {
+        operationId: 'createApiKey',
+        summary: 'Create an API key',
+        description:
+          'The response holds the secret key: it is shown this once and cannot be read again.',
+        tags,
+        security,
+        body: Type.Optional(NewApiKey),
+        response: {
+          201: { ...CreatedApiKey, description: 'The new key, with its secret.' },
+          ...errorResponses(...BASIC_ERRORS, ...BODY_ERRORS),
+        },
+      },
+    },
+    async (request, reply) => {
+      const { account } = callerOf(request);
+      const name = request.body?.name ?? null;
+      const { key, secret } = await createApiKey(db, clock, config.env, account.id, name);
+      return reply.code(201).send({
+        id: key.id,
+        name: key.name,
+        key: secret,
+        prefix: key.prefix,
+        createdAt: key.createdAt,
+      });
+    },
+  );
+
+  app.get(
+    '/keys',
+    {
+      schema: {
+        operationId: 'listApiKeys',
+        summary: 'List API keys',
+        description: 'The live keys of the account, without their secrets.',
+        tags,
+        security,
+        response: {
+          200: { ...Type.Array(ApiKeyView), description: 'The live keys.' },
+          ...errorResponses(...BASIC_ERRORS),
+        },
+      },
+    },
+    async (request) => listApiKeys(db, callerOf(request).account.id),
+  );
+
+  app.delete(
+    '/keys/:keyId',
+    {
+      schema: {
+        operationId: 'revokeApiKey',
+        summary: 'Revoke an API key',
+        description: 'The key is refused (401) from the next request on.',
+        tags,
+        security,
+        params: KeyParams,
+        response: {
+          204: { type: 'null', description: 'Revoked.' },
+          ...errorResponses(...BASIC_ERRORS, 'validation_failed', 'not_found'),
+        },
+      },
+    },
+    async (request, reply) => {
+      const { account } = callerOf(request);
+      unwrap(await revokeKey(db, clock, account.id, request.params.keyId));
+      return reply.code(204).send(null);
+    },
+  );
+};

@@ -1,0 +1,155 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from 'typebox';
+import { createPet, getPet, listPetPage, removePet, updatePet } from '../../domain/pets.js';
+import { callerOf } from '../auth.js';
+import { nextLink } from '../links.js';
+import { unwrap } from '../reply.js';
+import {
+  BEARER_ERRORS,
+  BODY_ERRORS,
+  COMMON_ERRORS,
+  errorResponses,
+  LinkHeader,
+} from '../schemas/common.js';
+import { NewPet, Pet, PetListQuery, PetParams, PetPatch } from '../schemas/pets.js';
+
+const tags = ['Pets'];
+const security = [{ bearerAuth: [] }];
+const base = [...COMMON_ERRORS, ...BEARER_ERRORS] as const;
+
+export const petRoutes: FastifyPluginAsyncTypebox = async (app) => {
+  const { database, clock, config } = app.ctx;
+  const { db } = database;
+
+  app.get(
+    '/pets',
+    {
+      schema: {
+        operationId: 'listPets',
+        summary: 'List animals',
+        description:
+          'A page of animals ordered by id. The body is a bare array; the next page, if any, ' +
+          'is announced in the `Link` header with `rel="next"`.',
+        tags,
+        security,
+        querystring: PetListQuery,
+        response: {
+          200: {
+            ...Type.Array(Pet, { title: 'Pets' }),
+            description: 'A page of animals.',
+            headers: { link: LinkHeader },
+          },
+          ...errorResponses(...base, 'validation_failed', 'invalid_cursor'),
+        },
+      },
+    },
+    async (request, reply) => {
+      const { account } = callerOf(request);
+      const page = unwrap(await listPetPage(db, account.id, request.query));
+      if (page.nextCursor) {
+        reply.header('link', nextLink(config, request, '/pets', request.query, page.nextCursor));
+      }
+      return page.items;
+    },
+  );
+
+  app.post(
+    '/pets',
+    {
+      schema: {
+        operationId: 'createPet',
+        summary: 'Add an animal',
+        description: '`status` defaults to `available`. The category must exist in this account.',
+        tags,
+        security,
+        body: NewPet,
+        response: {
+          201: { ...Pet, description: 'The created animal, with its assigned `id`.' },
+          ...errorResponses(...base, ...BODY_ERRORS, 'unknown_category'),
+        },
+      },
+    },
+    async (request, reply) => {
+      const { account } = callerOf(request);
+      const pet = unwrap(await createPet(db, clock, account.id, request.body));
+      return reply.code(201).header('location', `/v1/pets/${pet.id}`).send(pet);
+    },
+  );
+
+  app.get(
+    '/pets/:petId',
+    {
+      schema: {
+        operationId: 'getPet',
+        summary: 'Get an animal (deprecated)',
+        description:
+          'Deprecated: removed on 5 December 2030. Use `GET /v1/pets` with the `status` filter.',
+        deprecated: true,
+        tags,
+        security,
+        params: PetParams,
+        response: {
+          200: { ...Pet, description: 'The animal.' },
+          ...errorResponses(...base, 'validation_failed', 'not_found'),
+        },
+      },
+    },
+    async (request) => {
+      const { account } = callerOf(request);
+      return unwrap(await getPet(db, account.id, request.params.petId));
+    },
+  );
+
+  app.patch(
+    '/pets/:petId',
+    {
+      schema: {
+        operationId: 'updatePet',
+        summary: 'Update an animal',
+        description:
+          'Changes only the fields sent. Status moves follow the life cycle: ' +
+          'available → pending → sold, pending → available, available → sold; sold is final.',
+        tags,
+        security,
+        params: PetParams,
+        body: PetPatch,
+        response: {
+          200: { ...Pet, description: 'The animal after the change.' },
+          ...errorResponses(
+            ...base,
+            ...BODY_ERRORS,
+            'not_found',
+            'unknown_category',
+            'invalid_transition',
+          ),
+        },
+      },
+    },
+    async (request) => {
+      const { account } = callerOf(request);
+      return unwrap(await updatePet(db, clock, account.id, request.params.petId, request.body));
+    },
+  );
+
+  app.delete(
+    '/pets/:petId',
+    {
+      schema: {
+        operationId: 'deletePet',
+        summary: 'Remove an animal',
+        tags,
+        security,
+        params: PetParams,
+        response: {
+          204: { type: 'null', description: 'Removed.' },
+          ...errorResponses(...base, 'validation_failed', 'not_found'),
+        },
+      },
+    },
+    async (request, reply) => {
+      const { account } = callerOf(request);
+      unwrap(await removePet(db, account.id, request.params.petId));
+      return reply.code(204).send(null);
+    },
+  );
+};

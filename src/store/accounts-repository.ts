@@ -1,0 +1,44 @@
+import type { Insertable } from 'kysely';
+import type { Db } from './database.js';
+import type { AccountRow, AccountsTable } from './tables.js';
+
+export async function insertAccount(db: Db, row: Insertable<AccountsTable>): Promise<boolean> {
+  // ON CONFLICT DO NOTHING: a duplicate email is an expected outcome, not an exception.
+  const result = await db
+    .insertInto('accounts')
+    .values(row)
+    .onConflict((oc) => oc.column('email').doNothing())
+    .executeTakeFirst();
+  return Number(result.numInsertedOrUpdatedRows ?? 0) === 1;
+}
+
+export function findAccountByEmail(db: Db, email: string): Promise<AccountRow | undefined> {
+  return db.selectFrom('accounts').selectAll().where('email', '=', email).executeTakeFirst();
+}
+
+export function findAccountById(db: Db, id: string): Promise<AccountRow | undefined> {
+  return db.selectFrom('accounts').selectAll().where('id', '=', id).executeTakeFirst();
+}
+
+export async function updateAccountPlan(
+  db: Db,
+  id: string,
+  plan: string,
+  perMinute: number | null,
+  perDay: number | null,
+): Promise<boolean> {
+  const result = await db
+    .updateTable('accounts')
+    .set({ plan, per_minute: perMinute, per_day: perDay })
+    .where('id', '=', id)
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows) === 1;
+}
+
+export async function countAccounts(db: Db): Promise<number> {
+  const row = await db
+    .selectFrom('accounts')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .executeTakeFirstOrThrow();
+  return Number(row.n);
+}

@@ -1,0 +1,66 @@
+import type { Insertable } from 'kysely';
+import type { Db } from './database.js';
+import type { AccountRow, ApiKeyRow, ApiKeysTable } from './tables.js';
+
+export async function insertApiKey(db: Db, row: Insertable<ApiKeysTable>): Promise<void> {
+  await db.insertInto('api_keys').values(row).execute();
+}
+
+export interface KeyWithAccount {
+  keyId: string;
+  account: AccountRow;
+}
+
+/** The live (not revoked) key with this hash, and its account, in one query. */
+export async function findLiveKeyByHash(db: Db, hash: string): Promise<KeyWithAccount | undefined> {
+  const row = await db
+    .selectFrom('api_keys as k')
+    .innerJoin('accounts as a', 'a.id', 'k.account_id')
+    .select([
+      'k.id as key_id',
+      'a.id',
+      'a.email',
+      'a.password_hash',
+      'a.plan',
+      'a.per_minute',
+      'a.per_day',
+      'a.created_at',
+    ])
+    .where('k.hash', '=', hash)
+    .where('k.revoked_at', 'is', null)
+    .executeTakeFirst();
+  if (!row) return undefined;
+  const { key_id, ...account } = row;
+  return { keyId: key_id, account };
+}
+
+export function listLiveKeys(db: Db, accountId: string): Promise<ApiKeyRow[]> {
+  return db
+    .selectFrom('api_keys')
+    .selectAll()
+    .where('account_id', '=', accountId)
+    .where('revoked_at', 'is', null)
+    .orderBy('created_at')
+    .orderBy('id')
+    .execute();
+}
+
+export async function revokeApiKey(
+  db: Db,
+  accountId: string,
+  keyId: string,
+  at: string,
+): Promise<boolean> {
+  const result = await db
+    .updateTable('api_keys')
+    .set({ revoked_at: at })
+    .where('id', '=', keyId)
+    .where('account_id', '=', accountId)
+    .where('revoked_at', 'is', null)
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows) === 1;
+}
+
+export async function touchApiKey(db: Db, keyId: string, at: string): Promise<void> {
+  await db.updateTable('api_keys').set({ last_used_at: at }).where('id', '=', keyId).execute();
+}

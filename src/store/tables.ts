@@ -1,0 +1,61 @@
+import type { ColumnType, Generated, Insertable, Selectable } from 'kysely';
+
+/** SQLite hands back timestamps as ISO text, PostgreSQL (`timestamptz`) as Date. */
+type Timestamp = ColumnType<Date | string, string, string>;
+
+export interface AccountsTable {
+  id: string;
+  email: string;
+  password_hash: string;
+  plan: string;
+  /** Custom limits of an enterprise account; null means the plan's numbers. */
+  per_minute: number | null;
+  per_day: number | null;
+  created_at: Timestamp;
+}
+
+export interface ApiKeysTable {
+  id: string;
+  account_id: string;
+  name: string | null;
+  prefix: string;
+  /** Hex SHA-256 of the whole key; the key itself is never stored. */
+  hash: string;
+  created_at: Timestamp;
+  last_used_at: Timestamp | null;
+  revoked_at: Timestamp | null;
+}
+
+export interface CategoriesTable {
+  id: Generated<number>;
+  account_id: string;
+  name: string;
+  created_at: Timestamp;
+}
+
+export interface PetsTable {
+  id: Generated<number>;
+  account_id: string;
+  name: string;
+  category_id: number;
+  status: string;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
+export interface Tables {
+  accounts: AccountsTable;
+  api_keys: ApiKeysTable;
+  categories: CategoriesTable;
+  pets: PetsTable;
+}
+
+export type AccountRow = Selectable<AccountsTable>;
+export type ApiKeyRow = Selectable<ApiKeysTable>;
+export type CategoryRow = Selectable<CategoriesTable>;
+export type PetRow = Selectable<PetsTable>;
+export type NewPetRow = Insertable<PetsTable>;
+
+export function toIso(value: Date | string): string {
+  return (value instanceof Date ? value : new Date(value)).toISOString();
+}
