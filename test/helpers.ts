@@ -1,0 +1,142 @@
+import { randomUUID } from 'node:crypto';
+import { rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
+import { buildApp } from '../src/app.js';
+import type { Clock } from '../src/clock.js';
+import { loadConfig } from '../src/config.js';
+import { type Database, migrate, openDatabase } from '../src/store/database.js';
+
+/** PostgreSQL when CI sets TEST_DATABASE_URL; otherwise a fresh SQLite file per app. */
+export function testDatabaseUrl(): { url: string; cleanup: () => void } {
+  const pg = process.env.TEST_DATABASE_URL;
+  if (pg) return { url: pg, cleanup: () => {} };
+  const file = join(tmpdir(), `animal-store-test-${randomUUID()}.db`);
+  return {
+    url: `sqlite:${file}`,
+    cleanup: () => {
+      for (const suffix of ['', '-wal', '-shm']) rmSync(file + suffix, { force: true });
+    },
+  };
+}
+
+export interface TestApp {
+  app: FastifyInstance;
+  database: Database;
+  close: () => Promise<void>;
+}
+
+export async function startApp(
+  options: { env?: Record<string, string>; clock?: Clock } = {},
+): Promise<TestApp> {
+  const { url, cleanup } = testDatabaseUrl();
+  const config = loadConfig({
+    DATABASE_URL: url,
+    LOG_LEVEL: 'silent',
+    DEMO_ACCOUNT: 'false',
+    ...options.env,
+  });
+  const database = openDatabase(config.databaseUrl, { poolSize: 4 });
+  await migrate(database);
+  const app = await buildApp({ config, database, ...(options.clock && { clock: options.clock }) });
+  let closed = false;
+  return {
+    app,
+    database,
+    close: async () => {
+      if (closed) return;
+      closed = true;
+      await app.close();
+      await database.close();
+      cleanup();
+    },
+  };
+}
+
+export function basic(email: string, password: string): string {
+  return `Basic ${Buffer.from(`${email}:${password}`).toString('base64')}`;
+}
+
+export interface Tenant {
+  accountId: string;
+  email: string;
+  password: string;
+  key: string;
+  keyId: string;
+  /** Headers that authenticate as this tenant's key. */
+  headers: { authorization: string };
+}
+
+/** A new account with one API key, made through the public API like a user would. */
+export async function newTenant(app: FastifyInstance): Promise<Tenant> {
+  const email = `user-${randomUUID()}@example.com`;
+  const password = 'correct horse battery staple';
+  const account = await app.inject({
+    method: 'POST',
+    url: '/v1/accounts',
+    payload: { email, password },
+  });
+  if (account.statusCode !== 201) throw new Error(`sign-up failed: ${account.body}`);
+  const key = await app.inject({
+    method: 'POST',
+    url: '/v1/keys',
+    headers: { authorization: basic(email, password) },
+    payload: { name: 'test' },
+  });
+  if (key.statusCode !== 201) throw new Error(`key creation failed: ${key.body}`);
+  const { key: secret, id } = key.json();
+  return {
+    accountId: account.json().id,
+    email,
+    password,
+    key: secret,
+    keyId: id,
+    headers: { authorization: `Bearer ${secret}` },
+  };
+}
+
+/** `app.inject` as a tenant. */
+export function as(
+  app: FastifyInstance,
+  tenant: Tenant,
+  options: InjectOptions,
+): Promise<LightMyRequestResponse> {
+  return app.inject({ ...options, headers: { ...tenant.headers, ...options.headers } });
+}
+
+export async function createCategory(
+  app: FastifyInstance,
+  tenant: Tenant,
+  name = 'Dogs',
+): Promise<{ id: number; name: string }> {
+  const res = await as(app, tenant, { method: 'POST', url: '/v1/categories', payload: { name } });
+  if (res.statusCode !== 201) throw new Error(`category creation failed: ${res.body}`);
+  return res.json();
+}
+
+export async function createPet(
+  app: FastifyInstance,
+  tenant: Tenant,
+  pet: { name?: string; categoryId: number; status?: string },
+): Promise<{ id: number; name: string; categoryId: number; status: string }> {
+  const res = await as(app, tenant, {
+    method: 'POST',
+    url: '/v1/pets',
+    payload: { name: 'Rex', ...pet },
+  });
+  if (res.statusCode !== 201) throw new Error(`pet creation failed: ${res.body}`);
+  return res.json();
+}
+
+/** Asserts the seed's Error shape and returns the code. */
+export function errorCode(res: LightMyRequestResponse): string {
+  const body = res.json();
+  if (typeof body.code !== 'string' || typeof body.message !== 'string') {
+    throw new Error(`not an Error body: ${res.body}`);
+  }
+  if (body.status !== res.statusCode) {
+    throw new Error(`Error status ${body.status} differs from HTTP ${res.statusCode}`);
+  }
+  return body.code;
+}
