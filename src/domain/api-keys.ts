@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import type { Clock } from '../clock.js';
 import type { AppEnv } from '../config.js';
 import {
+  findKeyAccountId,
   findLiveKeyByHash,
   insertApiKey,
   listLiveKeys,
@@ -86,6 +87,17 @@ export async function revokeKey(
 ): Promise<Result<void, 'not_found'>> {
   const revoked = await revokeApiKey(db, accountId, keyId, clock.now().toISOString());
   return revoked ? ok(undefined) : fail('not_found', `No API key ${keyId} in this account.`);
+}
+
+/** Operator revocation (CLI): by key id alone, whatever the account. */
+export async function revokeKeyById(
+  db: Db,
+  clock: Clock,
+  keyId: string,
+): Promise<Result<void, 'not_found'>> {
+  const accountId = await findKeyAccountId(db, keyId);
+  if (!accountId) return fail('not_found', `No API key ${keyId}.`);
+  return revokeKey(db, clock, accountId, keyId);
 }
 
 /** Resolves a bearer secret to its account. Reads the store on every call, so a revoked key is

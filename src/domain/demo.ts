@@ -53,9 +53,18 @@ export async function createDemoAccountIfEmpty(
   env: AppEnv,
 ): Promise<DemoAccount | undefined> {
   if ((await countAccounts(db)) > 0) return undefined;
+  return createDemoAccount(db, clock, env);
+}
+
+/** The demo account with a key and demo pets; undefined if it exists already. */
+export async function createDemoAccount(
+  db: Db,
+  clock: Clock,
+  env: AppEnv,
+): Promise<DemoAccount | undefined> {
   const password = randomBytes(12).toString('base64url');
   const account = await createAccount(db, clock, { email: DEMO_EMAIL, password });
-  if (!account.ok) return undefined; // another instance created it first
+  if (!account.ok) return undefined; // it exists (maybe another instance just made it)
   const { secret } = await createApiKey(db, clock, env, account.value.id, 'demo');
   await seedDemoData(db, clock, account.value.id);
   return { email: DEMO_EMAIL, password, key: secret };

@@ -64,3 +64,12 @@ export async function revokeApiKey(
 export async function touchApiKey(db: Db, keyId: string, at: string): Promise<void> {
   await db.updateTable('api_keys').set({ last_used_at: at }).where('id', '=', keyId).execute();
 }
+
+export async function findKeyAccountId(db: Db, keyId: string): Promise<string | undefined> {
+  const row = await db
+    .selectFrom('api_keys')
+    .select('account_id')
+    .where('id', '=', keyId)
+    .executeTakeFirst();
+  return row?.account_id;
+}

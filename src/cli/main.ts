@@ -1,0 +1,168 @@
+import { pathToFileURL } from 'node:url';
+import { parseArgs } from 'node:util';
+import { systemClock } from '../clock.js';
+import { type Config, ConfigError, loadConfig, redactUrl } from '../config.js';
+import { createAccount, findAccountIdByEmail, setPlan } from '../domain/accounts.js';
+import { createApiKey, revokeKeyById } from '../domain/api-keys.js';
+import { createDemoAccount, DEMO_EMAIL, seedDemoData } from '../domain/demo.js';
+import { isPlan } from '../domain/plans.js';
+import type { Result } from '../domain/result.js';
+import { type Database, migrate, openDatabase } from '../store/database.js';
+
+const USAGE = `Usage: animal-store <command> [options]
+
+Commands:
+  migrate                                   Bring the database schema up to date.
+  accounts create --email E --password P    Create an account (Free plan).
+  accounts set-plan --email E --plan PLAN   Set the plan: free, pro, business, enterprise.
+      [--per-minute N] [--per-day N]        Custom limits (enterprise only).
+  keys create --email E [--name NAME]       Create an API key; prints the secret once.
+  keys revoke --key-id ID                   Revoke a key; refused from the next request on.
+  seed [--email E]                          Demo categories and pets in an account
+                                            (default: the demo account, created if missing).
+
+The database is DATABASE_URL (default sqlite:./data/animal-store.db), as for the server.`;
+
+/** A wrong invocation: exit code 2 and the usage text. */
+class UsageError extends Error {}
+/** A command that ran and was refused (unknown email, duplicate…): exit code 1. */
+class CommandFailure extends Error {}
+
+const OPTIONS = {
+  email: { type: 'string' },
+  password: { type: 'string' },
+  plan: { type: 'string' },
+  'per-minute': { type: 'string' },
+  'per-day': { type: 'string' },
+  name: { type: 'string' },
+  'key-id': { type: 'string' },
+  help: { type: 'boolean', short: 'h' },
+} as const;
+
+type Options = ReturnType<
+  typeof parseArgs<{ options: typeof OPTIONS; allowPositionals: true }>
+>['values'];
+
+function required(options: Options, name: 'email' | 'password' | 'plan' | 'key-id'): string {
+  const value = options[name];
+  if (!value) throw new UsageError(`--${name} is required`);
+  return value;
+}
+
+function positiveInteger(value: string | undefined, flag: string): number | undefined {
+  if (value === undefined) return undefined;
+  if (!/^[1-9][0-9]{0,9}$/.test(value)) throw new UsageError(`${flag} must be a positive integer`);
+  return Number(value);
+}
+
+function check<T>(result: Result<T>): T {
+  if (!result.ok) throw new CommandFailure(result.message);
+  return result.value;
+}
+
+async function accountIdFor(database: Database, email: string): Promise<string> {
+  const id = await findAccountIdByEmail(database.db, email);
+  if (!id) throw new CommandFailure(`No account with the email ${email}.`);
+  return id;
+}
+
+type Command = (database: Database, options: Options, config: Config) => Promise<string>;
+
+const COMMANDS: Record<string, Command> = {
+  migrate: async (database) => {
+    const applied = await migrate(database);
+    return applied.length ? `Applied: ${applied.join(', ')}` : 'Schema is up to date.';
+  },
+  'accounts create': async (database, options) => {
+    const account = check(
+      await createAccount(database.db, systemClock, {
+        email: required(options, 'email'),
+        password: required(options, 'password'),
+      }),
+    );
+    return `Created account ${account.id} (${account.email}, plan ${account.plan}).`;
+  },
+  'accounts set-plan': async (database, options) => {
+    const plan = required(options, 'plan');
+    if (!isPlan(plan)) throw new UsageError('--plan must be free, pro, business or enterprise');
+    const accountId = await accountIdFor(database, required(options, 'email'));
+    const account = check(
+      await setPlan(database.db, accountId, plan, {
+        perMinute: positiveInteger(options['per-minute'], '--per-minute'),
+        perDay: positiveInteger(options['per-day'], '--per-day'),
+      }),
+    );
+    return `Account ${account.id} is on ${account.plan}: ${account.limits.perMinute}/minute, ${account.limits.perDay}/day.`;
+  },
+  'keys create': async (database, options, config) => {
+    const accountId = await accountIdFor(database, required(options, 'email'));
+    const { key, secret } = await createApiKey(
+      database.db,
+      systemClock,
+      config.env,
+      accountId,
+      options.name ?? null,
+    );
+    return `Created key ${key.id}. The secret is shown only now:\n${secret}`;
+  },
+  'keys revoke': async (database, options) => {
+    const keyId = required(options, 'key-id');
+    check(await revokeKeyById(database.db, systemClock, keyId));
+    return `Revoked key ${keyId}.`;
+  },
+  seed: async (database, options, config) => {
+    const email = options.email ?? DEMO_EMAIL;
+    const demo =
+      email === DEMO_EMAIL
+        ? await createDemoAccount(database.db, systemClock, config.env)
+        : undefined;
+    if (demo) {
+      return `Created the demo account ${demo.email} (password ${demo.password}) with demo pets.\nAPI key: ${demo.key}`;
+    }
+    const pets = await seedDemoData(database.db, systemClock, await accountIdFor(database, email));
+    return `Added 3 categories and ${pets} pets to ${email}.`;
+  },
+};
+
+export async function run(
+  argv: string[],
+  env = process.env,
+): Promise<{ code: number; out: string }> {
+  let parsed: ReturnType<typeof parseArgs<{ options: typeof OPTIONS; allowPositionals: true }>>;
+  try {
+    parsed = parseArgs({ args: argv, options: OPTIONS, allowPositionals: true, strict: true });
+  } catch (err) {
+    return { code: 2, out: `${(err as Error).message}\n\n${USAGE}` };
+  }
+  const name = parsed.positionals.join(' ');
+  const command = COMMANDS[name];
+  if (parsed.values.help || name === '' || name === 'help') return { code: 0, out: USAGE };
+  if (!command) return { code: 2, out: `Unknown command "${name}".\n\n${USAGE}` };
+
+  let config: Config;
+  try {
+    config = loadConfig(env);
+  } catch (err) {
+    if (err instanceof ConfigError) return { code: 2, out: err.message };
+    throw err;
+  }
+  const database = openDatabase(config.databaseUrl, { poolSize: 2 });
+  try {
+    if (name !== 'migrate') await migrate(database);
+    return { code: 0, out: await command(database, parsed.values, config) };
+  } catch (err) {
+    if (err instanceof UsageError) return { code: 2, out: `${err.message}\n\n${USAGE}` };
+    if (err instanceof CommandFailure) return { code: 1, out: `Error: ${err.message}` };
+    const message = (err as Error).message;
+    return { code: 1, out: `Error: ${message} (database ${redactUrl(config.databaseUrl)})` };
+  } finally {
+    await database.close();
+  }
+}
+
+// Run when executed directly (`npm run cli`, `node dist/cli/main.js`); bin/animal-store.js imports run().
+if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  const { code, out } = await run(process.argv.slice(2));
+  (code === 0 ? process.stdout : process.stderr).write(`${out}\n`);
+  process.exitCode = code;
+}

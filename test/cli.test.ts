@@ -1,0 +1,147 @@
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { after, describe, it } from 'node:test';
+import { run } from '../src/cli/main.js';
+import { basic, startApp, testDatabaseUrl } from './helpers.js';
+
+describe('animal-store CLI', () => {
+  const { url, cleanup } = testDatabaseUrl();
+  const env = { DATABASE_URL: url, LOG_LEVEL: 'silent' };
+  const email = `cli-${randomUUID()}@example.com`;
+  const password = 'a long enough password';
+  after(cleanup);
+
+  it('migrates, creates an account and a key that the API accepts', async () => {
+    assert.equal((await run(['migrate'], env)).code, 0);
+    const created = await run(
+      ['accounts', 'create', '--email', email, '--password', password],
+      env,
+    );
+    assert.equal(created.code, 0, created.out);
+    assert.match(created.out, /^Created account acct_\w+ /);
+
+    const key = await run(['keys', 'create', '--email', email, '--name', 'cli'], env);
+    assert.equal(key.code, 0, key.out);
+    const secret = /as_test_[0-9A-Za-z]{40}/.exec(key.out)?.[0];
+    assert.ok(secret, key.out);
+
+    const t = await startApp({ env: { DATABASE_URL: url } });
+    try {
+      const me = await t.app.inject({
+        url: '/v1/account',
+        headers: { authorization: `Bearer ${secret}` },
+      });
+      assert.equal(me.statusCode, 200);
+      assert.equal(me.json().email, email);
+
+      const keyId = /Created key (key_\w+)/.exec(key.out)?.[1] ?? '';
+      const revoked = await run(['keys', 'revoke', '--key-id', keyId], env);
+      assert.equal(revoked.code, 0, revoked.out);
+      const refused = await t.app.inject({
+        url: '/v1/account',
+        headers: { authorization: `Bearer ${secret}` },
+      });
+      assert.equal(refused.statusCode, 401);
+    } finally {
+      await t.app.close();
+    }
+  });
+
+  it('sets plans, with custom limits only on enterprise', async () => {
+    const pro = await run(['accounts', 'set-plan', '--email', email, '--plan', 'pro'], env);
+    assert.equal(pro.code, 0, pro.out);
+    assert.match(pro.out, /pro: 300\/minute, 10000\/day/);
+
+    const custom = await run(
+      [
+        'accounts',
+        'set-plan',
+        '--email',
+        email,
+        '--plan',
+        'enterprise',
+        '--per-minute',
+        '5000',
+        '--per-day',
+        '2000000',
+      ],
+      env,
+    );
+    assert.equal(custom.code, 0, custom.out);
+    assert.match(custom.out, /enterprise: 5000\/minute, 2000000\/day/);
+
+    const refused = await run(
+      ['accounts', 'set-plan', '--email', email, '--plan', 'free', '--per-day', '5'],
+      env,
+    );
+    assert.equal(refused.code, 1);
+    assert.match(refused.out, /enterprise/);
+
+    const t = await startApp({ env: { DATABASE_URL: url } });
+    try {
+      const key = await t.app.inject({
+        method: 'POST',
+        url: '/v1/keys',
+        headers: { authorization: basic(email, password) },
+      });
+      assert.equal(key.statusCode, 201);
+      const me = await t.app.inject({
+        url: '/v1/account',
+        headers: { authorization: `Bearer ${key.json().key}` },
+      });
+      assert.deepEqual(me.json().limits, { perMinute: 5000, perDay: 2000000 });
+      assert.equal(me.json().plan, 'enterprise');
+    } finally {
+      await t.app.close();
+    }
+  });
+
+  it('seeds demo data into an account', async () => {
+    const res = await run(['seed', '--email', email], env);
+    assert.equal(res.code, 0, res.out);
+    assert.match(res.out, /Added 3 categories and 6 pets/);
+  });
+
+  it('answers bad arguments with a message and a non-zero exit code', async () => {
+    const cases: Array<[string[], number, RegExp]> = [
+      [['bogus'], 2, /Unknown command "bogus"/],
+      [['accounts', 'create', '--email', email], 2, /--password is required/],
+      [['accounts', 'create', '--email', email, '--password', password], 1, /already exists/],
+      [['accounts', 'create', '--email', `x-${email}`, '--password', 'short'], 1, /at least 12/],
+      [['accounts', 'set-plan', '--email', email, '--plan', 'gold'], 2, /--plan must be/],
+      [
+        ['accounts', 'set-plan', '--email', email, '--plan', 'enterprise', '--per-day=-3'],
+        2,
+        /positive integer/,
+      ],
+      [['keys', 'create', '--email', 'nobody@example.com'], 1, /No account/],
+      [['keys', 'revoke', '--key-id', 'key_doesnotexist'], 1, /No API key/],
+      [['keys', 'create', '--unknown-flag'], 2, /Unknown option/],
+    ];
+    for (const [args, code, message] of cases) {
+      const res = await run(args, env);
+      assert.equal(res.code, code, `${args.join(' ')}: ${res.out}`);
+      assert.match(res.out, message);
+    }
+    const badConfig = await run(['migrate'], { DATABASE_URL: 'mysql://nope' });
+    assert.equal(badConfig.code, 2);
+    assert.match(badConfig.out, /DATABASE_URL/);
+  });
+
+  it('runs as a process with usage on --help and exit code 2 on a bad command', () => {
+    const tsx = 'node_modules/.bin/tsx';
+    const help = spawnSync(tsx, ['src/cli/main.ts', '--help'], {
+      encoding: 'utf8',
+      env: { ...process.env, ...env },
+    });
+    assert.equal(help.status, 0);
+    assert.match(help.stdout, /Usage: animal-store/);
+    const bad = spawnSync(tsx, ['src/cli/main.ts', 'nope'], {
+      encoding: 'utf8',
+      env: { ...process.env, ...env },
+    });
+    assert.equal(bad.status, 2);
+    assert.match(bad.stderr, /Unknown command/);
+  });
+});
