@@ -1,0 +1,174 @@
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { after, before, describe, it } from 'node:test';
+import { hashApiKey } from '../src/domain/api-keys.js';
+import { basic, errorCode, newTenant, startApp, type TestApp } from './helpers.js';
+
+describe('accounts and API keys', () => {
+  let t: TestApp;
+  before(async () => {
+    t = await startApp();
+  });
+  after(() => t.close());
+
+  const signUp = (email: string, password = 'twelve chars or more') =>
+    t.app.inject({ method: 'POST', url: '/v1/accounts', payload: { email, password } });
+
+  it('creates an account on the Free plan without a key', async () => {
+    const email = `Ann-${randomUUID()}@Example.com`;
+    const res = await signUp(email);
+    assert.equal(res.statusCode, 201);
+    const body = res.json();
+    assert.deepEqual(Object.keys(body).sort(), ['createdAt', 'email', 'id', 'plan']);
+    assert.match(body.id, /^acct_[0-9A-Za-z]{16}$/);
+    assert.equal(body.email, email.toLowerCase());
+    assert.equal(body.plan, 'free');
+    assert.ok(Math.abs(Date.parse(body.createdAt) - Date.now()) < 60_000);
+  });
+
+  it('refuses a duplicate email, whatever its case, with 409', async () => {
+    const email = `dup-${randomUUID()}@example.com`;
+    assert.equal((await signUp(email)).statusCode, 201);
+    const again = await signUp(email.toUpperCase());
+    assert.equal(again.statusCode, 409);
+    assert.equal(errorCode(again), 'email_taken');
+  });
+
+  it('refuses passwords under 12 characters and stores only a scrypt hash', async () => {
+    const short = await signUp(`short-${randomUUID()}@example.com`, 'elevenchars');
+    assert.equal(short.statusCode, 400);
+    assert.equal(errorCode(short), 'validation_failed');
+
+    const email = `hash-${randomUUID()}@example.com`;
+    await signUp(email, 'my secret password');
+    const row = await t.database.db
+      .selectFrom('accounts')
+      .select('password_hash')
+      .where('email', '=', email)
+      .executeTakeFirstOrThrow();
+    assert.match(row.password_hash, /^scrypt\$\d+\$\d+\$\d+\$[\w-]+\$[\w-]+$/);
+    assert.ok(!row.password_hash.includes('my secret password'));
+  });
+
+  it('creates a key shown once, stores only its hash, and lists keys without secrets', async () => {
+    const tenant = await newTenant(t.app);
+    const auth = { authorization: basic(tenant.email, tenant.password) };
+    const created = await t.app.inject({
+      method: 'POST',
+      url: '/v1/keys',
+      headers: auth,
+      payload: { name: 'laptop' },
+    });
+    assert.equal(created.statusCode, 201);
+    const key = created.json();
+    assert.deepEqual(Object.keys(key).sort(), ['createdAt', 'id', 'key', 'name', 'prefix']);
+    assert.match(key.key, /^as_test_[0-9A-Za-z]{40}$/);
+    assert.equal(key.prefix, key.key.slice(0, 12));
+    assert.equal(key.name, 'laptop');
+
+    const stored = await t.database.db
+      .selectFrom('api_keys')
+      .selectAll()
+      .where('id', '=', key.id)
+      .executeTakeFirstOrThrow();
+    assert.equal(stored.hash, hashApiKey(key.key));
+    assert.ok(!JSON.stringify(stored).includes(key.key));
+
+    const list = await t.app.inject({ url: '/v1/keys', headers: auth });
+    assert.equal(list.statusCode, 200);
+    assert.ok(!list.body.includes(key.key));
+    const ids = list.json().map((k: { id: string }) => k.id);
+    assert.deepEqual(ids.sort(), [tenant.keyId, key.id].sort());
+    for (const item of list.json()) {
+      assert.deepEqual(Object.keys(item).sort(), [
+        'createdAt',
+        'id',
+        'lastUsedAt',
+        'name',
+        'prefix',
+      ]);
+    }
+  });
+
+  it('creates a key without a body', async () => {
+    const tenant = await newTenant(t.app);
+    const res = await t.app.inject({
+      method: 'POST',
+      url: '/v1/keys',
+      headers: { authorization: basic(tenant.email, tenant.password) },
+    });
+    assert.equal(res.statusCode, 201);
+    assert.equal(res.json().name, null);
+  });
+
+  it('records when a key was last used', async () => {
+    const tenant = await newTenant(t.app);
+    await t.app.inject({ url: '/v1/account', headers: tenant.headers });
+    // The stamp is written after the answer; give the write a moment to land.
+    let lastUsedAt: string | null = null;
+    for (let i = 0; i < 50 && !lastUsedAt; i++) {
+      await new Promise((r) => setTimeout(r, 10));
+      const list = await t.app.inject({
+        url: '/v1/keys',
+        headers: { authorization: basic(tenant.email, tenant.password) },
+      });
+      lastUsedAt = list.json()[0].lastUsedAt;
+    }
+    assert.ok(lastUsedAt && Math.abs(Date.parse(lastUsedAt) - Date.now()) < 60_000);
+  });
+
+  it('revokes a key: refused from the next request on, and gone from the list', async () => {
+    const tenant = await newTenant(t.app);
+    const auth = { authorization: basic(tenant.email, tenant.password) };
+    assert.equal(
+      (await t.app.inject({ url: '/v1/pets', headers: tenant.headers })).statusCode,
+      200,
+    );
+
+    const del = await t.app.inject({
+      method: 'DELETE',
+      url: `/v1/keys/${tenant.keyId}`,
+      headers: auth,
+    });
+    assert.equal(del.statusCode, 204);
+    const refused = await t.app.inject({ url: '/v1/pets', headers: tenant.headers });
+    assert.equal(refused.statusCode, 401);
+    assert.equal(errorCode(refused), 'invalid_api_key');
+
+    const again = await t.app.inject({
+      method: 'DELETE',
+      url: `/v1/keys/${tenant.keyId}`,
+      headers: auth,
+    });
+    assert.equal(again.statusCode, 404);
+    const list = await t.app.inject({ url: '/v1/keys', headers: auth });
+    assert.deepEqual(list.json(), []);
+  });
+
+  it('shows the account of the key with its plan limits', async () => {
+    const tenant = await newTenant(t.app);
+    const res = await t.app.inject({ url: '/v1/account', headers: tenant.headers });
+    assert.equal(res.statusCode, 200);
+    assert.deepEqual(res.json(), {
+      id: tenant.accountId,
+      email: tenant.email,
+      plan: 'free',
+      limits: { perMinute: 60, perDay: 1000 },
+    });
+  });
+
+  it('refuses a development key in production, naming the environment', async () => {
+    const tenant = await newTenant(t.app);
+    const prod = await startApp({
+      env: { APP_ENV: 'production', PUBLIC_BASE_URL: 'https://api.example.com/v1' },
+    });
+    try {
+      const res = await prod.app.inject({ url: '/v1/pets', headers: tenant.headers });
+      assert.equal(res.statusCode, 401);
+      assert.equal(errorCode(res), 'invalid_api_key');
+      assert.match(res.json().message, /staging or development/);
+    } finally {
+      await prod.close();
+    }
+  });
+});
