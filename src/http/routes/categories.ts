@@ -72,6 +72,7 @@ export const categoryRoutes: FastifyPluginAsyncTypebox = async (app) => {
       schema: {
         operationId: 'createCategory',
         summary: 'Add a category',
+        description: 'Categories group animals; every animal names one with `categoryId`.',
         tags,
         security,
         body: NewCategory,
@@ -94,6 +95,7 @@ export const categoryRoutes: FastifyPluginAsyncTypebox = async (app) => {
       schema: {
         operationId: 'getCategory',
         summary: 'Get a category',
+        description: 'One category of this account.',
         tags,
         security,
         params: CategoryParams,
@@ -115,6 +117,7 @@ export const categoryRoutes: FastifyPluginAsyncTypebox = async (app) => {
       schema: {
         operationId: 'updateCategory',
         summary: 'Rename a category',
+        description: 'Changes only the fields sent.',
         tags,
         security,
         params: CategoryParams,

@@ -137,6 +137,7 @@ export const petRoutes: FastifyPluginAsyncTypebox = async (app) => {
       schema: {
         operationId: 'deletePet',
         summary: 'Remove an animal',
+        description: 'Removes the animal for good; its id is never reused.',
         tags,
         security,
         params: PetParams,

@@ -1,0 +1,89 @@
+/**
+ * Lints the OpenAPI document the service generates with Spectral (ruleset `.spectral.yaml`).
+ * Builds the app on an in-memory SQLite store, takes GET /v1/openapi.json, writes it to a
+ * temporary file and runs the locally installed Spectral CLI on it. Exits with its code:
+ * non-zero when the document has a problem of severity `error`.
+ *
+ *   npm run lint:openapi
+ */
+import { spawn } from 'node:child_process';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { buildApp } from '../src/app.js';
+import { loadConfig } from '../src/config.js';
+import { migrate, openDatabase } from '../src/store/database.js';
+
+const ROOT = fileURLToPath(new URL('..', import.meta.url));
+
+/** The document exactly as the service serves it at GET /v1/openapi.json. */
+export async function generateOpenApi(): Promise<string> {
+  const config = loadConfig({
+    DATABASE_URL: 'sqlite::memory:',
+    LOG_LEVEL: 'silent',
+    DEMO_ACCOUNT: 'false',
+  });
+  const database = openDatabase(config.databaseUrl);
+  try {
+    await migrate(database);
+    const app = await buildApp({ config, database });
+    try {
+      const res = await app.inject({ method: 'GET', url: '/v1/openapi.json' });
+      if (res.statusCode !== 200) {
+        throw new Error(`GET /v1/openapi.json answered ${res.statusCode}: ${res.body}`);
+      }
+      return res.body;
+    } finally {
+      await app.close();
+    }
+  } finally {
+    await database.close();
+  }
+}
+
+function runSpectral(file: string): Promise<{ exitCode: number; output: string }> {
+  const bin = join(ROOT, 'node_modules', '.bin', 'spectral');
+  const args = ['lint', file, '--ruleset', '.spectral.yaml', '--fail-severity', 'error'];
+  return new Promise((done, fail) => {
+    const child = spawn(bin, args, { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+    let output = '';
+    child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
+      output += chunk;
+    });
+    child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
+      output += chunk;
+    });
+    child.on('error', fail);
+    // Killed by a signal: no exit code, which must not pass for success.
+    child.on('close', (code) => done({ exitCode: code ?? 1, output }));
+  });
+}
+
+/** Generates the document and lints it; exit code 0 means no problem of severity `error`. */
+export async function lintOpenApi(): Promise<{ exitCode: number; output: string }> {
+  const document = await generateOpenApi();
+  const dir = await mkdtemp(join(tmpdir(), 'animal-store-openapi-'));
+  try {
+    const file = join(dir, 'openapi.json');
+    // Pretty-printed so that Spectral's line:column positions are readable.
+    await writeFile(file, `${JSON.stringify(JSON.parse(document), null, 2)}\n`);
+    return await runSpectral(file);
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+const invokedDirectly =
+  process.argv[1] !== undefined && import.meta.url === pathToFileURL(resolve(process.argv[1])).href;
+
+if (invokedDirectly) {
+  try {
+    const { exitCode, output } = await lintOpenApi();
+    process.stdout.write(output);
+    process.exitCode = exitCode;
+  } catch (error) {
+    console.error(error);
+    process.exitCode = 1;
+  }
+}

@@ -1,0 +1,50 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { ConfigError, loadConfig, redactUrl } from '../src/config.js';
+
+describe('config', () => {
+  it('has defaults that run on a laptop with nothing installed', () => {
+    const config = loadConfig({});
+    assert.equal(config.env, 'development');
+    assert.equal(config.host, '127.0.0.1');
+    assert.equal(config.port, 8080);
+    assert.equal(config.databaseUrl, 'sqlite:./data/animal-store.db');
+    assert.equal(config.demoAccount, true);
+    assert.equal(config.trustProxy, false);
+  });
+
+  it('turns the demo account off outside development and refuses it turned on', () => {
+    const prod = { APP_ENV: 'production', PUBLIC_BASE_URL: 'https://api.example.com/v1' };
+    assert.equal(loadConfig(prod).demoAccount, false);
+    assert.throws(() => loadConfig({ ...prod, DEMO_ACCOUNT: 'true' }), /DEMO_ACCOUNT/);
+  });
+
+  const bad: Array<[string, string]> = [
+    ['PORT', 'eighty'],
+    ['PORT', '70000'],
+    ['APP_ENV', 'prod'],
+    ['LOG_LEVEL', 'loud'],
+    ['DATABASE_URL', 'mysql://localhost/db'],
+    ['TRUST_PROXY', 'maybe'],
+    ['PUBLIC_BASE_URL', 'not a url'],
+    ['PUBLIC_BASE_URL', 'ftp://example.com'],
+    ['BODY_LIMIT', '12'],
+  ];
+  for (const [name, value] of bad) {
+    it(`stops on ${name}=${value}, naming the variable`, () => {
+      assert.throws(
+        () => loadConfig({ [name]: value }),
+        (err: unknown) =>
+          err instanceof ConfigError && err.variable === name && err.message.includes(name),
+      );
+    });
+  }
+
+  it('never shows a database password', () => {
+    assert.equal(redactUrl('postgres://app:s3cret@db:5432/x'), 'postgres://app:***@db:5432/x');
+    assert.throws(
+      () => loadConfig({ DATABASE_URL: 'mysql://app:s3cret@db/x' }),
+      (err: Error) => !err.message.includes('s3cret'),
+    );
+  });
+});

@@ -1,0 +1,327 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { Validator } from '@seriousme/openapi-schema-validator';
+import type { FastifyInstance, HTTPMethods } from 'fastify';
+import { lintOpenApi } from '../scripts/lint-openapi.js';
+import { ERRORS } from '../src/errors.js';
+import { startApp, type TestApp } from './helpers.js';
+
+/** The operations the service offers under /v1; the document must describe each of them. */
+const EXPECTED_OPERATIONS = [
+  'createAccount',
+  'createApiKey',
+  'listApiKeys',
+  'revokeApiKey',
+  'getAccount',
+  'listPets',
+  'createPet',
+  'getPet',
+  'updatePet',
+  'deletePet',
+  'listCategories',
+  'createCategory',
+  'getCategory',
+  'updateCategory',
+  'deleteCategory',
+];
+/** Operations that need no credentials at all. */
+const PUBLIC_OPERATIONS = ['createAccount'];
+/** Routes served under /v1 that are deliberately left out of the document. */
+const UNDOCUMENTED_ROUTES = ['GET /v1/openapi.json'];
+
+const HTTP_METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'];
+
+interface Schema {
+  $ref?: string;
+  type?: string | string[];
+  required?: string[];
+  properties?: Record<string, Schema>;
+}
+interface MediaType {
+  schema?: Schema;
+}
+interface Response {
+  $ref?: string;
+  description: string;
+  content?: Record<string, MediaType>;
+}
+interface Parameter {
+  $ref?: string;
+  in: string;
+  name: string;
+  required?: boolean;
+}
+type SecurityRequirement = Record<string, string[]>;
+interface Operation {
+  operationId?: string;
+  tags?: string[];
+  deprecated?: boolean;
+  security?: SecurityRequirement[];
+  parameters?: Parameter[];
+  requestBody?: unknown;
+  responses?: Record<string, Response>;
+}
+interface OpenApiDocument {
+  openapi: string;
+  info: { title: string; version: string };
+  tags?: { name: string }[];
+  security?: SecurityRequirement[];
+  paths: Record<string, Record<string, unknown>>;
+  components?: {
+    securitySchemes?: Record<string, { type: string; scheme?: string }>;
+  };
+}
+
+interface DocumentedOperation {
+  method: string;
+  path: string;
+  label: string;
+  operation: Operation;
+  parameters: Parameter[];
+  responses: [status: string, response: Response][];
+}
+
+/** Follows local `$ref`s (`#/components/…`), the only kind the document may use. */
+function deref<T extends { $ref?: string }>(doc: OpenApiDocument, value: T): T {
+  let current: T = value;
+  for (let hops = 0; current.$ref !== undefined; hops++) {
+    const ref = current.$ref;
+    assert.ok(ref.startsWith('#/') && hops < 20, `unresolvable $ref ${ref}`);
+    let target: unknown = doc;
+    for (const part of ref.slice(2).split('/')) {
+      const key = part.replaceAll('~1', '/').replaceAll('~0', '~');
+      target = (target as Record<string, unknown> | undefined)?.[key];
+    }
+    assert.ok(target && typeof target === 'object', `dangling $ref ${ref}`);
+    current = target as T;
+  }
+  return current;
+}
+
+function operationsOf(doc: OpenApiDocument): DocumentedOperation[] {
+  const list: DocumentedOperation[] = [];
+  for (const [path, item] of Object.entries(doc.paths ?? {})) {
+    const shared = (item.parameters as Parameter[] | undefined) ?? [];
+    for (const method of HTTP_METHODS) {
+      const operation = item[method] as Operation | undefined;
+      if (!operation) continue;
+      const own = operation.parameters ?? [];
+      list.push({
+        method,
+        path,
+        label: `${method.toUpperCase()} ${path} (${operation.operationId ?? 'no operationId'})`,
+        operation,
+        parameters: [...shared, ...own].map((p) => deref(doc, p)),
+        responses: Object.entries(operation.responses ?? {}).map(([status, response]) => [
+          status,
+          deref(doc, response),
+        ]),
+      });
+    }
+  }
+  return list;
+}
+
+/** `{code, message, status}` required in the JSON body schema of an error response. */
+function assertErrorSchema(doc: OpenApiDocument, label: string, response: Response): void {
+  const json = response.content?.['application/json'];
+  assert.ok(json?.schema, `${label}: no application/json schema`);
+  const schema = deref(doc, json.schema);
+  for (const field of ['code', 'message', 'status']) {
+    assert.ok(schema.required?.includes(field), `${label}: \`${field}\` is not required`);
+    assert.ok(schema.properties?.[field], `${label}: \`${field}\` is not described`);
+  }
+}
+
+/**
+ * The codes an error response names: its description is a list of "`code`: meaning" entries.
+ * Text before the first entry would be a code written some other way, so there must be none.
+ */
+function codesNamedIn(description: string): string[] {
+  const entries = [...description.matchAll(/`([a-z][a-z0-9_]*)`: /g)];
+  assert.ok(entries.length > 0, `names no error code: "${description}"`);
+  assert.equal(entries[0]?.index, 0, `does not start with a "\`code\`: " entry: "${description}"`);
+  return entries.map((m) => m[1] as string);
+}
+
+/**
+ * Every route the app serves, as "METHOD /path", read from Fastify's route tree: each line is a
+ * segment appended to its parent's path, with the methods served there in parentheses.
+ */
+function servedRoutes(app: FastifyInstance): string[] {
+  const routes: string[] = [];
+  const prefixes: string[] = [];
+  for (const line of app.printRoutes({ commonPrefix: false }).split('\n')) {
+    const match = /^(.*?)[├└]── (\S+)(?: \(([A-Z, ]+)\))?/.exec(line);
+    if (!match) continue;
+    const depth = [...(match[1] as string)].length / 4;
+    prefixes.length = depth;
+    const path = (prefixes[depth - 1] ?? '') + match[2];
+    prefixes.push(path);
+    for (const method of match[3]?.split(', ') ?? []) routes.push(`${method} ${path}`);
+  }
+  return routes;
+}
+
+function isBearer(doc: OpenApiDocument, requirement: SecurityRequirement): boolean {
+  return Object.keys(requirement).some((name) => {
+    const scheme = doc.components?.securitySchemes?.[name];
+    return scheme?.type === 'http' && scheme.scheme?.toLowerCase() === 'bearer';
+  });
+}
+
+describe('OpenAPI document', () => {
+  let t: TestApp;
+  /** The document as served, untyped, for the validator. */
+  let raw: Record<string, unknown>;
+  let doc: OpenApiDocument;
+  let operations: DocumentedOperation[];
+
+  before(async () => {
+    t = await startApp();
+    const res = await t.app.inject({ method: 'GET', url: '/v1/openapi.json' });
+    assert.equal(res.statusCode, 200);
+    assert.match(String(res.headers['content-type']), /^application\/json/);
+    raw = res.json();
+    doc = raw as unknown as OpenApiDocument;
+    operations = operationsOf(doc);
+  });
+  after(() => t.close());
+
+  it('validates against the OpenAPI 3.1 schema', async () => {
+    const validator = new Validator();
+    const result = await validator.validate(structuredClone(raw));
+    assert.equal(result.valid, true, JSON.stringify(result.errors, null, 2));
+    assert.equal(validator.version, '3.1');
+  });
+
+  it('is OpenAPI 3.1.x, document version 1.0.0', () => {
+    assert.match(doc.openapi, /^3\.1\.\d+$/);
+    assert.equal(doc.info.version, '1.0.0');
+  });
+
+  it('documents exactly the expected operations, each once', () => {
+    const ids = operations.map((o) => o.operation.operationId);
+    for (const o of operations) assert.ok(o.operation.operationId, `${o.label}: no operationId`);
+    assert.equal(new Set(ids).size, ids.length, `duplicate operationIds: ${ids.join(', ')}`);
+    assert.deepEqual([...ids].sort(), [...EXPECTED_OPERATIONS].sort());
+  });
+
+  it('documents every route served under /v1, and serves every documented operation', () => {
+    const served = servedRoutes(t.app).filter(
+      (r) => /^\S+ \/v1\//.test(r) && !r.startsWith('HEAD ') && !UNDOCUMENTED_ROUTES.includes(r),
+    );
+    // Guards the route-tree reading itself: it must find the catalogue.
+    assert.ok(served.includes('GET /v1/pets/:petId'), `routes read: ${served.join(', ')}`);
+    const documented = operations.map(
+      (o) => `${o.method.toUpperCase()} /v1${o.path.replace(/\{(\w+)\}/g, ':$1')}`,
+    );
+    assert.deepEqual([...served].sort(), [...documented].sort());
+    for (const route of documented) {
+      const [method, url] = route.split(' ') as [HTTPMethods, string];
+      assert.ok(t.app.hasRoute({ method, url }), `${route} is documented but not served`);
+    }
+  });
+
+  it('gives every operation tags declared by the document', () => {
+    const declared = new Set((doc.tags ?? []).map((tag) => tag.name));
+    for (const { label, operation } of operations) {
+      assert.ok(operation.tags && operation.tags.length > 0, `${label}: no tags`);
+      for (const tag of operation.tags) assert.ok(declared.has(tag), `${label}: tag "${tag}"`);
+    }
+  });
+
+  it('gives every operation a 2xx response and error responses with {code, message, status}', () => {
+    for (const { label, responses } of operations) {
+      assert.ok(
+        responses.some(([status]) => /^2(\d\d|XX)$/.test(status)),
+        `${label}: no 2xx response`,
+      );
+      const errors = responses.filter(([status]) => /^[45](\d\d|XX)$/.test(status));
+      assert.ok(errors.length > 0, `${label}: no error response`);
+      for (const [status, response] of errors) {
+        assertErrorSchema(doc, `${label} ${status}`, response);
+      }
+    }
+  });
+
+  it('documents 401 on every operation that needs credentials', () => {
+    let bearer = 0;
+    for (const { label, operation, responses } of operations) {
+      const security = operation.security ?? doc.security ?? [];
+      // An empty requirement `{}` means "no credentials" is one of the accepted ways.
+      const secured = security.length > 0 && security.every((r) => Object.keys(r).length > 0);
+      const isPublic = PUBLIC_OPERATIONS.includes(operation.operationId ?? '');
+      assert.equal(secured, !isPublic, `${label}: security ${JSON.stringify(security)}`);
+      if (security.some((r) => isBearer(doc, r))) bearer++;
+      if (secured) {
+        assert.ok(
+          responses.some(([status]) => status === '401'),
+          `${label}: needs credentials, no 401`,
+        );
+      }
+    }
+    assert.ok(bearer > 0, 'no operation is secured by a bearer API key');
+  });
+
+  it('marks getPet deprecated', () => {
+    const getPet = operations.find((o) => o.operation.operationId === 'getPet');
+    assert.ok(getPet, 'getPet is not documented');
+    assert.equal(getPet.operation.deprecated, true);
+  });
+
+  it('documents 404 on operations with a path id, 400 on operations with a body', () => {
+    for (const { label, path, operation, parameters, responses } of operations) {
+      const statuses = responses.map(([status]) => status);
+      const inPath = parameters.filter((p) => p.in === 'path').map((p) => p.name);
+      const templated = [...path.matchAll(/\{(\w+)\}/g)].map((m) => m[1]);
+      assert.deepEqual([...inPath].sort(), [...templated].sort(), `${label}: path parameters`);
+      if (inPath.length > 0) assert.ok(statuses.includes('404'), `${label}: has a path id, no 404`);
+      if (operation.requestBody !== undefined) {
+        assert.ok(statuses.includes('400'), `${label}: has a body, no 400`);
+      }
+    }
+  });
+
+  it('names, in each error response, only codes of the error table with that status', () => {
+    const table: Record<string, { status: number }> = ERRORS;
+    for (const { label, responses } of operations) {
+      for (const [status, response] of responses) {
+        if (!/^[45]\d\d$/.test(status)) continue;
+        const where = `${label} ${status}`;
+        for (const code of codesNamedIn(response.description)) {
+          const entry = Object.hasOwn(table, code) ? table[code] : undefined;
+          assert.ok(entry, `${where}: \`${code}\` is not in ERRORS`);
+          assert.equal(entry.status, Number(status), `${where}: \`${code}\` is ${entry.status}`);
+        }
+      }
+    }
+  });
+
+  it('passes Spectral (spectral:oas) with no error', { timeout: 180_000 }, async () => {
+    const { exitCode, output } = await lintOpenApi();
+    assert.equal(exitCode, 0, `spectral lint failed:\n${output}`);
+  });
+
+  it('serves the docs page and its script from the service itself (no CDN)', async () => {
+    const page = await t.app.inject({ method: 'GET', url: '/docs/' });
+    assert.equal(page.statusCode, 200);
+    assert.match(String(page.headers['content-type']), /^text\/html/);
+    const sources = [...page.body.matchAll(/<script\b[^>]*\bsrc\s*=\s*["']?([^"'\s>]+)/gi)].map(
+      (m) => m[1] as string,
+    );
+    assert.ok(sources.length > 0, 'the docs page loads no script');
+    for (const src of sources) {
+      assert.doesNotMatch(src, /^([a-z][a-z0-9+.-]*:|\/\/)/i, `script from elsewhere: ${src}`);
+    }
+    assert.ok(
+      sources.some((src) => new URL(src, 'http://service/docs/').pathname === '/docs/js/scalar.js'),
+      `the page does not load /docs/js/scalar.js: ${sources.join(', ')}`,
+    );
+
+    const script = await t.app.inject({ method: 'GET', url: '/docs/js/scalar.js' });
+    assert.equal(script.statusCode, 200);
+    assert.match(String(script.headers['content-type']), /^(application|text)\/javascript/);
+    assert.ok(script.body.length > 0, 'empty script');
+  });
+});

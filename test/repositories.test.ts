@@ -1,0 +1,127 @@
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { after, before, describe, it } from 'node:test';
+import { systemClock } from '../src/clock.js';
+import { createAccount } from '../src/domain/accounts.js';
+import { createCategory, removeCategory } from '../src/domain/categories.js';
+import { createPet, listPetPage, updatePet } from '../src/domain/pets.js';
+import { type Database, migrate, openDatabase } from '../src/store/database.js';
+import { testDatabaseUrl } from './helpers.js';
+
+// Services and repositories straight on the database: SQLite always, PostgreSQL when
+// TEST_DATABASE_URL is set.
+const targets: Array<{ name: string; url: () => { url: string; cleanup: () => void } }> = [
+  {
+    name: 'sqlite',
+    url: () => {
+      const saved = process.env.TEST_DATABASE_URL;
+      delete process.env.TEST_DATABASE_URL;
+      try {
+        return testDatabaseUrl();
+      } finally {
+        if (saved !== undefined) process.env.TEST_DATABASE_URL = saved;
+      }
+    },
+  },
+];
+if (process.env.TEST_DATABASE_URL) targets.push({ name: 'postgres', url: testDatabaseUrl });
+
+for (const target of targets) {
+  describe(`store on ${target.name}`, () => {
+    let database: Database;
+    let cleanup: () => void;
+    let accountId: string;
+
+    before(async () => {
+      const made = target.url();
+      cleanup = made.cleanup;
+      database = openDatabase(made.url, { poolSize: 4 });
+      await migrate(database);
+      const account = await createAccount(database.db, systemClock, {
+        email: `repo-${randomUUID()}@example.com`,
+        password: 'long enough password',
+      });
+      assert.ok(account.ok);
+      accountId = account.value.id;
+    });
+    after(async () => {
+      await database.close();
+      await database.close(); // closing twice is safe
+      cleanup();
+    });
+
+    it('runs migrations again as a no-op', async () => {
+      assert.deepEqual(await migrate(database), []);
+    });
+
+    it('returns ids as numbers and pages by keyset', async () => {
+      const category = await createCategory(database.db, systemClock, accountId, 'Dogs');
+      assert.equal(typeof category.id, 'number');
+      const ids: number[] = [];
+      for (let i = 0; i < 5; i++) {
+        const pet = await createPet(database.db, systemClock, accountId, {
+          name: `P${i}`,
+          categoryId: category.id,
+        });
+        assert.ok(pet.ok);
+        ids.push(pet.value.id);
+      }
+      const first = await listPetPage(database.db, accountId, { limit: 2 });
+      assert.ok(first.ok);
+      assert.deepEqual(
+        first.value.items.map((p) => p.id),
+        ids.slice(0, 2),
+      );
+      const second = await listPetPage(database.db, accountId, {
+        limit: 10,
+        cursor: first.value.nextCursor ?? '',
+      });
+      assert.ok(second.ok);
+      assert.deepEqual(
+        second.value.items.map((p) => p.id),
+        ids.slice(2),
+      );
+      assert.equal(second.value.nextCursor, null);
+    });
+
+    it('lets exactly one of two racing status changes from the same state win', async () => {
+      const category = await createCategory(database.db, systemClock, accountId, 'Race');
+      const pet = await createPet(database.db, systemClock, accountId, {
+        name: 'R',
+        categoryId: category.id,
+        status: 'pending',
+      });
+      assert.ok(pet.ok);
+      const [a, b] = await Promise.all([
+        updatePet(database.db, systemClock, accountId, pet.value.id, { status: 'sold' }),
+        updatePet(database.db, systemClock, accountId, pet.value.id, { status: 'available' }),
+      ]);
+      // Both moves are legal from pending; whichever lands second is judged against the new
+      // status: sold → available is refused, available → sold is allowed.
+      const outcomes = [a, b].map((r) => (r.ok ? r.value.status : r.code)).sort();
+      assert.ok(
+        JSON.stringify(outcomes) === JSON.stringify(['invalid_transition', 'sold']) ||
+          JSON.stringify(outcomes) === JSON.stringify(['available', 'sold']),
+        JSON.stringify(outcomes),
+      );
+    });
+
+    it('keeps the category foreign key per account', async () => {
+      const other = await createAccount(database.db, systemClock, {
+        email: `repo-other-${randomUUID()}@example.com`,
+        password: 'long enough password',
+      });
+      assert.ok(other.ok);
+      const theirs = await createCategory(database.db, systemClock, other.value.id, 'Theirs');
+      const pet = await createPet(database.db, systemClock, accountId, {
+        name: 'X',
+        categoryId: theirs.id,
+      });
+      assert.deepEqual(pet.ok ? 'created' : pet.code, 'unknown_category');
+      const mine = await createCategory(database.db, systemClock, accountId, 'Mine');
+      await createPet(database.db, systemClock, accountId, { name: 'Y', categoryId: mine.id });
+      const removed = await removeCategory(database.db, accountId, mine.id);
+      assert.deepEqual(removed.ok ? 'removed' : removed.code, 'category_in_use');
+    });
+  });
+}
