@@ -19,6 +19,8 @@ export interface AppOptions {
   config: Config;
   database: Database;
   clock?: Clock;
+  /** Where JSON log lines go (default stdout); tests read them. */
+  logStream?: { write(line: string): void };
 }
 
 /** The whole service as a Fastify instance that never listens: src/server.ts does that. */
@@ -26,10 +28,12 @@ export async function buildApp({
   config,
   database,
   clock = systemClock,
+  logStream,
 }: AppOptions): Promise<FastifyInstance> {
   const app = Fastify({
     logger: {
       level: config.logLevel,
+      ...(logStream && { stream: logStream }),
       // Credentials never reach the log, whatever a serializer or a plugin adds.
       redact: {
         paths: ['req.headers.authorization', 'req.headers.cookie', 'res.headers["set-cookie"]'],

@@ -28,7 +28,11 @@ export interface TestApp {
 }
 
 export async function startApp(
-  options: { env?: Record<string, string>; clock?: Clock } = {},
+  options: {
+    env?: Record<string, string>;
+    clock?: Clock;
+    logStream?: { write(line: string): void };
+  } = {},
 ): Promise<TestApp> {
   const { url, cleanup } = testDatabaseUrl();
   const config = loadConfig({
@@ -39,7 +43,12 @@ export async function startApp(
   });
   const database = openDatabase(config.databaseUrl, { poolSize: 4 });
   await migrate(database);
-  const app = await buildApp({ config, database, ...(options.clock && { clock: options.clock }) });
+  const app = await buildApp({
+    config,
+    database,
+    ...(options.clock && { clock: options.clock }),
+    ...(options.logStream && { logStream: options.logStream }),
+  });
   let closed = false;
   return {
     app,
