@@ -62,7 +62,12 @@ export async function buildApp({
   app.decorateRequest('caller', null);
   app.setValidatorCompiler(validatorCompiler);
   // Only JSON bodies are accepted; anything else is refused as an unsupported content type.
-  app.removeContentTypeParser('text/plain');
+  // An empty JSON body (some clients send the header on every request) counts as no body.
+  const parseJson = app.getDefaultJsonParser('error', 'error');
+  app.removeContentTypeParser(['text/plain', 'application/json']);
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) =>
+    body.length === 0 ? done(null, undefined) : parseJson(request, String(body), done),
+  );
   app.addHook('onSend', async (request, reply) => {
     reply.header('x-request-id', request.id);
   });

@@ -8,7 +8,7 @@ const Ajv = AjvModule.default;
 const addFormats = addFormatsModule.default;
 
 function newAjv(coerceTypes: boolean): AjvModule.default {
-  const ajv = new Ajv({
+  const instance = new Ajv({
     coerceTypes,
     useDefaults: true,
     // Unknown fields are refused (400), never silently dropped.
@@ -16,18 +16,45 @@ function newAjv(coerceTypes: boolean): AjvModule.default {
     allErrors: false,
     strict: false,
   });
-  addFormats(ajv);
-  ajv.addFormat('int64', { type: 'number', validate: (n: number) => Number.isInteger(n) });
-  return ajv;
+  addFormats(instance);
+  instance.addFormat('int64', { type: 'number', validate: (n: number) => Number.isInteger(n) });
+  return instance;
 }
 
-// Bodies are JSON and keep their types: "1" is not a categoryId. Query strings and path
-// parameters are text by nature, so they are coerced ("20" → 20).
-const bodyAjv = newAjv(false);
-const textAjv = newAjv(true);
+// Nothing is coerced by Ajv: bodies are JSON and keep their types ("1" is not a categoryId).
+const ajv = newAjv(false);
 
-export const validatorCompiler: FastifySchemaCompiler<object> = ({ schema, httpPart }) =>
-  (httpPart === 'body' ? bodyAjv : textAjv).compile(schema);
+// Query strings and path parameters are text by nature, so integers arrive as strings. Only
+// plain decimal digits become numbers; Ajv's own coercion would also take "0x8", "8e0", " 8"
+// and "+8", making one object answer at many URLs.
+const DECIMAL = /^-?(0|[1-9][0-9]{0,17})$/;
+
+function integerFields(schema: object): string[] {
+  const properties = (schema as { properties?: Record<string, { type?: unknown }> }).properties;
+  return Object.entries(properties ?? {})
+    .filter(([, field]) => field.type === 'integer')
+    .map(([name]) => name);
+}
+
+export const validatorCompiler: FastifySchemaCompiler<object> = ({ schema, httpPart }) => {
+  const validate = ajv.compile(schema);
+  const integers = httpPart === 'body' ? [] : integerFields(schema);
+  if (integers.length === 0) return validate;
+  // Fastify reads `.errors` from the function it was given after a `false`.
+  const validateText = Object.assign(
+    (data: Record<string, unknown>) => {
+      for (const name of integers) {
+        const value = data[name];
+        if (typeof value === 'string' && DECIMAL.test(value)) data[name] = Number(value);
+      }
+      const valid = validate(data);
+      validateText.errors = validate.errors;
+      return valid;
+    },
+    { errors: null as typeof validate.errors },
+  );
+  return validateText;
+};
 
 const PART: Record<string, string> = { querystring: 'query', params: 'path', body: 'body' };
 

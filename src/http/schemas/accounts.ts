@@ -20,6 +20,8 @@ export const NewAccount = Type.Object(
     password: Type.String({
       minLength: PASSWORD_MIN_LENGTH,
       maxLength: 1024,
+      // A lone surrogate has no UTF-8 form: the hash would be of a different password.
+      pattern: '^[^\\p{Cs}]*$',
       description: `At least ${PASSWORD_MIN_LENGTH} characters.`,
     }),
   },
