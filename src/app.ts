@@ -4,15 +4,19 @@ import Fastify, { type FastifyInstance } from 'fastify';
 import { type Clock, systemClock } from './clock.js';
 import type { Config } from './config.js';
 import { KeyAuthenticator } from './domain/api-keys.js';
-import { basicAuth, bearerAuth } from './http/auth.js';
+import { anonymous, basicAuth, bearerAuth } from './http/auth.js';
 import type { AppContext } from './http/context.js';
 import { registerErrorHandling, sendError, toApiError } from './http/error-handler.js';
 import { registerOpenApi } from './http/openapi.js';
+import { RateLimitGuard } from './http/rate-limit.js';
 import { accountRoutes, signUpRoutes } from './http/routes/accounts.js';
 import { categoryRoutes } from './http/routes/categories.js';
 import { keyRoutes } from './http/routes/keys.js';
 import { petRoutes } from './http/routes/pets.js';
 import { validatorCompiler } from './http/validation.js';
+import { MemoryCounterStore } from './limits/memory-store.js';
+import { RateLimiter } from './limits/rate-limiter.js';
+import { RedisCounterStore } from './limits/redis-store.js';
 import type { Database } from './store/database.js';
 
 export interface AppOptions {
@@ -52,14 +56,23 @@ export async function buildApp({
     frameworkErrors: (err, _request, reply) => sendError(reply, toApiError(err)),
   }).withTypeProvider<TypeBoxTypeProvider>();
 
+  const limiter = new RateLimiter(
+    config.redisUrl ? await RedisCounterStore.connect(config.redisUrl) : new MemoryCounterStore(),
+    clock,
+    { ...config.rateLimit, keyPrefix: `${config.redisKeyPrefix}rl:` },
+  );
+  app.addHook('onClose', () => limiter.close());
+  const limits = new RateLimitGuard(limiter, config.rateLimit.onStoreError);
   const context: AppContext = {
     config,
     database,
     clock,
     keys: new KeyAuthenticator(database.db, clock, config.env),
+    limiter,
   };
   app.decorate('ctx', context);
   app.decorateRequest('caller', null);
+  app.decorateRequest('rateLimit', null);
   app.setValidatorCompiler(validatorCompiler);
   // Only JSON bodies are accepted; anything else is refused as an unsupported content type.
   // An empty JSON body (some clients send the header on every request) counts as no body.
@@ -76,9 +89,12 @@ export async function buildApp({
 
   await app.register(
     async (v1) => {
-      await v1.register(signUpRoutes);
       await v1.register(async (scope) => {
-        scope.addHook('onRequest', basicAuth(database.db));
+        scope.addHook('onRequest', anonymous(limits));
+        await scope.register(signUpRoutes);
+      });
+      await v1.register(async (scope) => {
+        scope.addHook('onRequest', basicAuth(database.db, limits));
         // A key may be created without a body: `{}` is implied.
         scope.addHook('preValidation', async (request) => {
           if (request.body === undefined && request.method === 'POST') request.body = {};
@@ -86,7 +102,7 @@ export async function buildApp({
         await scope.register(keyRoutes);
       });
       await v1.register(async (scope) => {
-        scope.addHook('onRequest', bearerAuth(context.keys));
+        scope.addHook('onRequest', bearerAuth(context.keys, limits));
         await scope.register(accountRoutes);
         await scope.register(petRoutes);
         await scope.register(categoryRoutes);

@@ -24,6 +24,17 @@ export interface Config {
   bodyLimit: number;
   /** PostgreSQL pool size. */
   databasePoolSize: number;
+  /** `redis://…`: share rate-limit counters (and later the queue) between instances. */
+  redisUrl: string | undefined;
+  /** Prefix of every Redis key this deployment writes. */
+  redisKeyPrefix: string;
+  rateLimit: {
+    /** Requests refused while limited, in one window, before a key is banned. */
+    banThreshold: number;
+    banSeconds: number;
+    /** When the counter store (Redis) fails: refuse with 503 (`closed`) or let requests through. */
+    onStoreError: 'closed' | 'open';
+  };
 }
 
 export class ConfigError extends Error {
@@ -85,6 +96,12 @@ function url(env: Env, name: string): string | undefined {
   return value.replace(/\/+$/, '');
 }
 
+function redisUrl(env: Env): string | undefined {
+  const value = read(env, 'REDIS_URL');
+  if (value === undefined || /^rediss?:\/\/.+/.test(value)) return value;
+  throw new ConfigError('REDIS_URL', `must be redis://… or rediss://… (got "${redactUrl(value)}")`);
+}
+
 function databaseUrl(env: Env): string {
   const value = read(env, 'DATABASE_URL') ?? 'sqlite:./data/animal-store.db';
   if (/^sqlite:.+/.test(value) || /^postgres(ql)?:\/\/.+/.test(value)) return value;
@@ -128,5 +145,12 @@ export function loadConfig(env: Env = process.env): Config {
     demoAccount,
     bodyLimit: integer(env, 'BODY_LIMIT', 128 * 1024, 1024, 16 * 1024 * 1024),
     databasePoolSize: integer(env, 'DATABASE_POOL_SIZE', 10, 1, 1000),
+    redisUrl: redisUrl(env),
+    redisKeyPrefix: read(env, 'REDIS_KEY_PREFIX') ?? 'as:',
+    rateLimit: {
+      banThreshold: integer(env, 'RATE_LIMIT_BAN_THRESHOLD', 20, 1, 1_000_000),
+      banSeconds: integer(env, 'RATE_LIMIT_BAN_SECONDS', 900, 1, 86_400 * 30),
+      onStoreError: oneOf(env, 'RATE_LIMIT_ON_STORE_ERROR', ['closed', 'open'] as const, 'closed'),
+    },
   };
 }

@@ -13,6 +13,7 @@ import {
   createCategory,
   createPet,
   errorCode,
+  freshIp,
   newTenant,
   startApp,
   type Tenant,
@@ -56,13 +57,6 @@ function expectError(
 function withRaw(base: Record<string, unknown>, field: string, raw: string): string {
   const marker = `__raw_${randomUUID()}__`;
   return JSON.stringify({ ...base, [field]: marker }).replace(`"${marker}"`, raw);
-}
-
-/** Requests without a valid key may be limited per client IP; give each its own address. */
-let ipCounter = 0;
-function freshIp(): string {
-  ipCounter++;
-  return `10.${(ipCounter >> 16) & 255}.${(ipCounter >> 8) & 255}.${ipCounter & 255}`;
 }
 
 let t: TestApp;

@@ -6,6 +6,8 @@ import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fas
 import { buildApp } from '../src/app.js';
 import type { Clock } from '../src/clock.js';
 import { loadConfig } from '../src/config.js';
+import { setPlan } from '../src/domain/accounts.js';
+import type { Plan } from '../src/domain/plans.js';
 import { type Database, migrate, openDatabase } from '../src/store/database.js';
 
 /** PostgreSQL when CI sets TEST_DATABASE_URL; otherwise a fresh SQLite file per app. */
@@ -24,6 +26,8 @@ export function testDatabaseUrl(): { url: string; cleanup: () => void } {
 export interface TestApp {
   app: FastifyInstance;
   database: Database;
+  /** The database URL, for a second instance on the same data. */
+  databaseUrl: string;
   close: () => Promise<void>;
 }
 
@@ -39,6 +43,11 @@ export async function startApp(
     DATABASE_URL: url,
     LOG_LEVEL: 'silent',
     DEMO_ACCOUNT: 'false',
+    // Redis when CI sets TEST_REDIS_URL, with keys of this app alone unless a test shares them.
+    ...(process.env.TEST_REDIS_URL && {
+      REDIS_URL: process.env.TEST_REDIS_URL,
+      REDIS_KEY_PREFIX: `test-${randomUUID()}:`,
+    }),
     ...options.env,
   });
   const database = openDatabase(config.databaseUrl, { poolSize: 4 });
@@ -53,6 +62,7 @@ export async function startApp(
   return {
     app,
     database,
+    databaseUrl: config.databaseUrl,
     close: async () => {
       if (closed) return;
       closed = true;
@@ -77,16 +87,38 @@ export interface Tenant {
   headers: { authorization: string };
 }
 
-/** A new account with one API key, made through the public API like a user would. */
-export async function newTenant(app: FastifyInstance): Promise<Tenant> {
+/**
+ * A client address of its own for each request without a valid key, so the per-IP limit can
+ * never turn an expected answer into a 429.
+ */
+let ipCounter = 0;
+export function freshIp(): string {
+  ipCounter++;
+  return `10.${(ipCounter >> 16) & 255}.${(ipCounter >> 8) & 255}.${ipCounter & 255}`;
+}
+
+/**
+ * A new account with one API key, made through the public API like a user would. Unless a
+ * plan is asked for, the account gets limits high enough that tests of other things never meet
+ * them (rate-limit tests ask for `free`).
+ */
+export async function newTenant(
+  app: FastifyInstance,
+  options: { plan?: Plan } = {},
+): Promise<Tenant> {
   const email = `user-${randomUUID()}@example.com`;
   const password = 'correct horse battery staple';
   const account = await app.inject({
     method: 'POST',
     url: '/v1/accounts',
     payload: { email, password },
+    remoteAddress: freshIp(),
   });
   if (account.statusCode !== 201) throw new Error(`sign-up failed: ${account.body}`);
+  const plan = options.plan ?? 'enterprise';
+  const limits = plan === 'enterprise' && !options.plan ? { perMinute: 1e6, perDay: 1e8 } : {};
+  const planned = await setPlan(app.ctx.database.db, account.json().id, plan, limits);
+  if (!planned.ok) throw new Error(planned.message);
   const key = await app.inject({
     method: 'POST',
     url: '/v1/keys',

@@ -15,6 +15,7 @@ import {
   createCategory,
   createPet,
   errorCode,
+  freshIp,
   newTenant,
   startApp,
   type Tenant,
@@ -100,14 +101,6 @@ function wellFormedKey(prefix: 'as_test_' | 'as_live_'): string {
   let key = prefix;
   for (let i = 0; i < 40; i++) key += BASE62[randomInt(BASE62.length)];
   return key;
-}
-
-// Requests without a valid key may be rate-limited per client IP; each one gets its own address
-// so that limit can never turn an expected 401 into a 429.
-let ipCounter = 0;
-function freshIp(): string {
-  ipCounter++;
-  return `10.${(ipCounter >> 16) & 255}.${(ipCounter >> 8) & 255}.${ipCounter & 255}`;
 }
 
 function assertUnauthorized(

@@ -1,9 +1,12 @@
-import type { FastifyRequest } from 'fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Account } from '../domain/accounts.js';
 import { authenticatePassword } from '../domain/accounts.js';
 import type { KeyAuthenticator } from '../domain/api-keys.js';
+import { limitsFor } from '../domain/plans.js';
+import type { Result } from '../domain/result.js';
 import { ApiError } from '../errors.js';
 import type { Db } from '../store/database.js';
+import type { RateLimitGuard } from './rate-limit.js';
 
 export interface Caller {
   account: Account;
@@ -17,76 +20,111 @@ declare module 'fastify' {
   }
 }
 
+type AuthFailure =
+  | 'missing_credentials'
+  | 'malformed_authorization'
+  | 'invalid_api_key'
+  | 'invalid_credentials';
+
 const BEARER_CHALLENGE = 'Bearer realm="animal-store"';
 const BASIC_CHALLENGE = 'Basic realm="animal-store", charset="UTF-8"';
+// Without valid credentials, a client is limited per IP address with the Free plan's numbers,
+// so keys and passwords cannot be guessed at speed.
+const ANONYMOUS_LIMITS = limitsFor('free');
 
-function unauthorized(
-  code:
-    | 'missing_credentials'
-    | 'malformed_authorization'
-    | 'invalid_api_key'
-    | 'invalid_credentials',
-  message: string,
-  challenge: string,
-): ApiError {
-  return new ApiError(code, message, undefined, { 'www-authenticate': challenge });
+function clientSubject(request: FastifyRequest) {
+  return { id: `ip:${request.ip}`, banId: `ip:${request.ip}` };
 }
 
 /** `Authorization: Bearer <API_KEY>`; the scheme name is case-insensitive (RFC 9110 §11.1). */
-export function bearerAuth(keys: KeyAuthenticator) {
-  return async (request: FastifyRequest): Promise<void> => {
-    const header = request.headers.authorization;
-    if (header === undefined) {
-      throw unauthorized(
-        'missing_credentials',
-        'Send your API key as `Authorization: Bearer <API_KEY>`.',
-        BEARER_CHALLENGE,
-      );
-    }
-    const match = /^Bearer +([^\s]+) *$/i.exec(header);
-    if (!match?.[1]) {
-      throw unauthorized(
-        'malformed_authorization',
-        'The Authorization header must be `Bearer <API_KEY>`.',
-        BEARER_CHALLENGE,
-      );
-    }
-    const result = await keys.authenticate(match[1]);
-    if (!result.ok) {
-      throw unauthorized(result.code, result.message, `${BEARER_CHALLENGE}, error="invalid_token"`);
-    }
-    request.caller = { account: result.value.account, keyId: result.value.keyId };
-  };
+async function readBearer(
+  keys: KeyAuthenticator,
+  header: string | undefined,
+): Promise<Result<Caller, AuthFailure>> {
+  if (header === undefined) {
+    return {
+      ok: false,
+      code: 'missing_credentials',
+      message: 'Send your API key as `Authorization: Bearer <API_KEY>`.',
+    };
+  }
+  const match = /^Bearer +([^\s]+) *$/i.exec(header);
+  if (!match?.[1]) {
+    return {
+      ok: false,
+      code: 'malformed_authorization',
+      message: 'The Authorization header must be `Bearer <API_KEY>`.',
+    };
+  }
+  return keys.authenticate(match[1]);
 }
 
 /** `Authorization: Basic base64(email:password)` (RFC 7617), for managing keys. */
-export function basicAuth(db: Db) {
-  return async (request: FastifyRequest): Promise<void> => {
-    const header = request.headers.authorization;
-    if (header === undefined) {
-      throw unauthorized(
-        'missing_credentials',
-        'Sign in with HTTP Basic: `Authorization: Basic base64(email:password)`.',
-        BASIC_CHALLENGE,
-      );
+async function readBasic(db: Db, header: string | undefined): Promise<Result<Caller, AuthFailure>> {
+  if (header === undefined) {
+    return {
+      ok: false,
+      code: 'missing_credentials',
+      message: 'Sign in with HTTP Basic: `Authorization: Basic base64(email:password)`.',
+    };
+  }
+  const match = /^Basic +([A-Za-z0-9+/]+={0,2}) *$/i.exec(header);
+  const decoded = match?.[1] ? Buffer.from(match[1], 'base64').toString('utf8') : '';
+  const colon = decoded.indexOf(':');
+  if (colon <= 0) {
+    return {
+      ok: false,
+      code: 'malformed_authorization',
+      message: 'The Authorization header must be `Basic base64(email:password)`.',
+    };
+  }
+  const result = await authenticatePassword(db, decoded.slice(0, colon), decoded.slice(colon + 1));
+  return result.ok ? { ok: true, value: { account: result.value, keyId: null } } : result;
+}
+
+/**
+ * An onRequest hook: authenticate, then count the request against the account (or, when the
+ * credentials are not valid, against the client IP) before answering 401.
+ */
+function guard(
+  limits: RateLimitGuard,
+  challenge: string,
+  read: (request: FastifyRequest) => Promise<Result<Caller, AuthFailure>>,
+) {
+  return async (request: FastifyRequest, reply: FastifyReply): Promise<void> => {
+    const result = await read(request);
+    if (!result.ok) {
+      await limits.charge(request, reply, clientSubject(request), ANONYMOUS_LIMITS);
+      const error = result.code === 'invalid_api_key' ? ', error="invalid_token"' : '';
+      throw new ApiError(result.code, result.message, undefined, {
+        'www-authenticate': `${challenge}${error}`,
+      });
     }
-    const match = /^Basic +([A-Za-z0-9+/]+={0,2}) *$/i.exec(header);
-    const decoded = match?.[1] ? Buffer.from(match[1], 'base64').toString('utf8') : '';
-    const colon = decoded.indexOf(':');
-    if (colon <= 0) {
-      throw unauthorized(
-        'malformed_authorization',
-        'The Authorization header must be `Basic base64(email:password)`.',
-        BASIC_CHALLENGE,
-      );
-    }
-    const result = await authenticatePassword(
-      db,
-      decoded.slice(0, colon),
-      decoded.slice(colon + 1),
+    const { account, keyId } = result.value;
+    request.caller = result.value;
+    await limits.charge(
+      request,
+      reply,
+      { id: account.id, banId: keyId ?? `password:${account.id}` },
+      account.limits,
     );
-    if (!result.ok) throw unauthorized(result.code, result.message, BASIC_CHALLENGE);
-    request.caller = { account: result.value, keyId: null };
+  };
+}
+
+export function bearerAuth(keys: KeyAuthenticator, limits: RateLimitGuard) {
+  return guard(limits, BEARER_CHALLENGE, (request) =>
+    readBearer(keys, request.headers.authorization),
+  );
+}
+
+export function basicAuth(db: Db, limits: RateLimitGuard) {
+  return guard(limits, BASIC_CHALLENGE, (request) => readBasic(db, request.headers.authorization));
+}
+
+/** Operations open to anyone (sign-up) are limited per client IP. */
+export function anonymous(limits: RateLimitGuard) {
+  return async (request: FastifyRequest, reply: FastifyReply): Promise<void> => {
+    await limits.charge(request, reply, clientSubject(request), ANONYMOUS_LIMITS);
   };
 }
 

@@ -1,6 +1,7 @@
 import type { Clock } from '../clock.js';
 import type { Config } from '../config.js';
 import type { KeyAuthenticator } from '../domain/api-keys.js';
+import type { RateLimiter } from '../limits/rate-limiter.js';
 import type { Database } from '../store/database.js';
 
 /** What routes need from the app: built once in buildApp, reached as `app.ctx`. */
@@ -9,6 +10,7 @@ export interface AppContext {
   database: Database;
   clock: Clock;
   keys: KeyAuthenticator;
+  limiter: RateLimiter;
 }
 
 declare module 'fastify' {

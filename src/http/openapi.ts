@@ -22,10 +22,70 @@ the \`Link: <…>; rel="next"\` header (RFC 8288).
 Every error has the body \`{code, message, status}\`, \`status\` equal to the HTTP status;
 validation errors add \`details\`.
 
+## Rate limits
+
+Requests are counted per account (all its keys together) in two fixed windows at once, the
+current UTC minute and the current UTC day: Free 60/1,000, Pro 300/10,000, Business
+1,000/100,000, Enterprise custom. A request is accepted only when both windows have room; a
+refused one counts in neither. Every response carries \`X-RateLimit-Limit\`,
+\`X-RateLimit-Remaining\` and \`X-RateLimit-Reset\` for the window with the fewest requests
+left, plus the IETF \`RateLimit-Policy\` and \`RateLimit\` fields. Over the limit the answer is
+\`429 rate_limited\` with \`Retry-After\` in seconds. Back off exponentially: a key that sends
+more than 20 requests while limited in one window is banned for 15 minutes
+(\`429 key_banned\`). Requests without valid credentials are limited per client IP with the
+Free numbers.
+
 | code | status | meaning |
 |---|---|---|
 ${ERROR_TABLE}
 `;
+
+const RATE_LIMIT_HEADERS = {
+  'X-RateLimit-Limit': 'Requests allowed in the window with the fewest requests left.',
+  'X-RateLimit-Remaining': 'Requests left in that window.',
+  'X-RateLimit-Reset': 'Unix time (seconds) at which that window refills.',
+  'RateLimit-Policy': 'Both windows, as `"minute";q=60;w=60, "day";q=1000;w=86400` (IETF draft).',
+  RateLimit: 'That window now, as `"minute";r=59;t=37` (IETF draft).',
+};
+
+type Document = Record<string, unknown> & {
+  paths?: Record<string, Record<string, { responses?: Record<string, { headers?: object }> }>>;
+  components?: Record<string, unknown>;
+};
+
+/** Every response of every operation carries the rate-limit headers: say so once, reference it. */
+function withRateLimitHeaders<T>(document: T): T {
+  const doc = document as Document;
+  doc.components = {
+    ...doc.components,
+    headers: Object.fromEntries(
+      Object.entries(RATE_LIMIT_HEADERS).map(([name, description]) => [
+        name,
+        { description, schema: { type: name.startsWith('X-') ? 'integer' : 'string' } },
+      ]),
+    ),
+  };
+  for (const operations of Object.values(doc.paths ?? {})) {
+    for (const operation of Object.values(operations)) {
+      for (const [status, response] of Object.entries(operation.responses ?? {})) {
+        const refs = Object.fromEntries(
+          Object.keys(RATE_LIMIT_HEADERS).map((n) => [n, { $ref: `#/components/headers/${n}` }]),
+        );
+        const retry =
+          status === '429' || status === '503'
+            ? {
+                'Retry-After': {
+                  description: 'Seconds to wait before retrying.',
+                  schema: { type: 'integer' },
+                },
+              }
+            : {};
+        response.headers = { ...response.headers, ...refs, ...retry };
+      }
+    }
+  }
+  return document;
+}
 
 function servers(config: Config, listening: string) {
   const list = [{ url: config.publicBaseUrl ?? `${listening}/v1`, description: 'Production' }];
@@ -68,6 +128,8 @@ export async function registerOpenApi(app: FastifyInstance, config: Config): Pro
         },
       },
     },
+    transformObject: (document) =>
+      withRateLimitHeaders('openapiObject' in document ? document.openapiObject : {}),
     // Operations live under /v1 and the servers carry the prefix, so paths are written without it.
     transform: ({ schema, url, route }) => ({
       schema,

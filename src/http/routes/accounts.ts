@@ -45,7 +45,9 @@ export const accountRoutes: FastifyPluginAsyncTypebox = async (app) => {
       schema: {
         operationId: 'getAccount',
         summary: 'Get your account',
-        description: 'The account of the API key: plan and rate limits.',
+        description:
+          'The account of the API key: plan, rate limits and the requests counted so far in ' +
+          'the current windows (this request included; it counts like any other).',
         tags,
         security: [{ bearerAuth: [] }],
         response: {
@@ -56,7 +58,9 @@ export const accountRoutes: FastifyPluginAsyncTypebox = async (app) => {
     },
     async (request) => {
       const { id, email, plan, limits } = callerOf(request).account;
-      return { id, email, plan, limits };
+      const used = (name: string) =>
+        request.rateLimit?.windows.find((w) => w.name === name)?.used ?? 0;
+      return { id, email, plan, limits, usage: { minute: used('minute'), day: used('day') } };
     },
   );
 };

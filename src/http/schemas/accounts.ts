@@ -44,6 +44,16 @@ export const AccountView = Type.Object(
     email: Email,
     plan: Plan,
     limits: Limits,
+    usage: Type.Object(
+      {
+        minute: Type.Integer({ description: 'Requests counted in the current UTC minute.' }),
+        day: Type.Integer({ description: 'Requests counted in the current UTC day.' }),
+      },
+      {
+        additionalProperties: false,
+        description: 'Requests counted against the limits so far, this one included.',
+      },
+    ),
   },
   { title: 'Account', additionalProperties: false },
 );

@@ -75,7 +75,12 @@ export function errorResponses(...codes: ErrorCode[]): Record<number, TSchema> {
 }
 
 /** Errors every operation can answer, on top of its own. */
-export const COMMON_ERRORS: ErrorCode[] = ['bad_request'];
+export const COMMON_ERRORS: ErrorCode[] = [
+  'bad_request',
+  'rate_limited',
+  'key_banned',
+  'service_unavailable',
+];
 export const BEARER_ERRORS: ErrorCode[] = [
   'missing_credentials',
   'malformed_authorization',

@@ -1,0 +1,88 @@
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { Limits } from '../domain/plans.js';
+import { ApiError } from '../errors.js';
+import type { Decision, RateLimiter, Subject } from '../limits/rate-limiter.js';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** The rate-limit decision of this request, once counted. */
+    rateLimit: Decision | null;
+  }
+}
+
+/**
+ * X-RateLimit-* (the window with the fewest requests left) and the IETF RateLimit-Policy /
+ * RateLimit fields (draft-ietf-httpapi-ratelimit-headers) for both windows.
+ */
+export function rateLimitHeaders(decision: Decision): Record<string, string> {
+  const { tightest } = decision;
+  const policy = decision.windows.map((w) => `"${w.name}";q=${w.limit};w=${w.seconds}`).join(', ');
+  const secondsLeft = Math.max(0, Math.ceil(tightest.resetAt - decision.nowMs / 1000));
+  return {
+    'x-ratelimit-limit': String(tightest.limit),
+    'x-ratelimit-remaining': String(tightest.remaining),
+    'x-ratelimit-reset': String(tightest.resetAt),
+    'ratelimit-policy': policy,
+    ratelimit: `"${tightest.name}";r=${tightest.remaining};t=${secondsLeft}`,
+  };
+}
+
+function refusal(decision: Decision, ip: boolean): ApiError {
+  const retryAfter = decision.retryAfter ?? 1;
+  const headers = { 'retry-after': String(retryAfter) };
+  if (decision.refusal === 'key_banned') {
+    const who = ip ? 'This client address' : 'This API key';
+    return new ApiError(
+      'key_banned',
+      `${who} is temporarily banned for sending requests while rate limited; retry in ${retryAfter} s.`,
+      undefined,
+      headers,
+    );
+  }
+  const { limit, name } = decision.tightest;
+  return new ApiError(
+    'rate_limited',
+    `Rate limit of ${limit} requests per ${name} exceeded; retry in ${retryAfter} s. ` +
+      'Back off exponentially: requests sent while limited can get the key banned.',
+    undefined,
+    headers,
+  );
+}
+
+/** Counts the request against the subject's plan, sets the headers, and refuses when over. */
+export class RateLimitGuard {
+  private storeDown = false;
+
+  constructor(
+    private readonly limiter: RateLimiter,
+    private readonly onStoreError: 'closed' | 'open',
+  ) {}
+
+  async charge(
+    request: FastifyRequest,
+    reply: FastifyReply,
+    subject: Subject,
+    limits: Limits,
+  ): Promise<void> {
+    let decision: Decision;
+    try {
+      decision = await this.limiter.check(subject, limits);
+      if (this.storeDown) request.log.info('rate-limit store reachable again');
+      this.storeDown = false;
+    } catch (err) {
+      // Logged once per outage, not once per request.
+      if (!this.storeDown) request.log.error({ err }, 'rate-limit store unreachable');
+      this.storeDown = true;
+      if (this.onStoreError === 'open') return;
+      throw new ApiError(
+        'service_unavailable',
+        'Rate limiting is unavailable for a moment; retry shortly.',
+        undefined,
+        { 'retry-after': '1' },
+      );
+    }
+    request.rateLimit = decision;
+    reply.headers(rateLimitHeaders(decision));
+    if (!decision.allowed) throw refusal(decision, subject.id.startsWith('ip:'));
+  }
+}

@@ -1,0 +1,62 @@
+import type { CounterStore, HitInput, HitResult } from './store.js';
+
+interface Entry {
+  value: number;
+  expiresAt: number;
+}
+
+/**
+ * Counters in this process: the embedded default. Node runs one callback at a time, so each
+ * hit is atomic without locks. Expired entries are swept at most once a second, on use.
+ */
+export class MemoryCounterStore implements CounterStore {
+  readonly kind = 'memory';
+  private readonly entries = new Map<string, Entry>();
+  private nextSweep = 0;
+
+  async hit(input: HitInput): Promise<HitResult> {
+    const now = input.nowMs;
+    this.sweep(now);
+    const counts = input.counters.map((c) => this.read(c.key, now));
+    const ban = this.entries.get(input.banKey);
+    if (ban && ban.expiresAt > now) {
+      return { outcome: 'banned', counts, banMsLeft: ban.expiresAt - now };
+    }
+    const index = input.counters.findIndex((c, i) => (counts[i] ?? 0) >= c.limit);
+    if (index >= 0) {
+      const counter = input.counters[index] as HitInput['counters'][number];
+      const strikes = this.increment(input.strikeKeys[index] as string, now, counter.ttlMs);
+      if (strikes > input.banThreshold) {
+        this.entries.set(input.banKey, { value: 1, expiresAt: now + input.banMs });
+        return { outcome: 'banned', counts, banMsLeft: input.banMs };
+      }
+      return { outcome: 'limited', counts, index };
+    }
+    return {
+      outcome: 'allowed',
+      counts: input.counters.map((c) => this.increment(c.key, now, c.ttlMs)),
+    };
+  }
+
+  async close(): Promise<void> {
+    this.entries.clear();
+  }
+
+  private read(key: string, now: number): number {
+    const entry = this.entries.get(key);
+    return entry && entry.expiresAt > now ? entry.value : 0;
+  }
+
+  private increment(key: string, now: number, ttlMs: number): number {
+    const entry = this.entries.get(key);
+    if (entry && entry.expiresAt > now) return ++entry.value;
+    this.entries.set(key, { value: 1, expiresAt: now + ttlMs });
+    return 1;
+  }
+
+  private sweep(now: number): void {
+    if (now < this.nextSweep) return;
+    this.nextSweep = now + 1_000;
+    for (const [key, entry] of this.entries) if (entry.expiresAt <= now) this.entries.delete(key);
+  }
+}

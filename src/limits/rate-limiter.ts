@@ -1,0 +1,133 @@
+import type { Clock } from '../clock.js';
+import type { Limits } from '../domain/plans.js';
+import type { CounterStore } from './store.js';
+
+export type WindowName = 'minute' | 'day';
+
+export interface WindowState {
+  name: WindowName;
+  /** Window length in seconds. */
+  seconds: number;
+  limit: number;
+  /** Requests counted in the window so far. */
+  used: number;
+  remaining: number;
+  /** Unix seconds at which the window refills. */
+  resetAt: number;
+}
+
+export interface Decision {
+  allowed: boolean;
+  /** The clock reading the decision was made at (ms). */
+  nowMs: number;
+  /** Why a request was refused. */
+  refusal?: 'rate_limited' | 'key_banned';
+  /** Whole seconds to wait, at least 1, when refused. */
+  retryAfter?: number;
+  windows: WindowState[];
+  /** The window with the fewest requests left: the one the X-RateLimit headers describe. */
+  tightest: WindowState;
+}
+
+/** Who is counted (the account, or the client IP without a valid key) and who is banned. */
+export interface Subject {
+  /** Budget owner: `acct_…` or `ip:…`. */
+  id: string;
+  /** Ban owner: the API key, or the IP. */
+  banId: string;
+}
+
+export interface RateLimiterOptions {
+  banThreshold: number;
+  banSeconds: number;
+  /** Window lengths; the defaults are the UTC minute and the UTC day. Tests shorten them. */
+  windowSeconds?: Record<WindowName, number>;
+  /** Prefix of every counter key, so deployments (or test runs) sharing a Redis stay apart. */
+  keyPrefix?: string;
+}
+
+/**
+ * Fixed windows aligned to the clock: a window of S seconds starts at a multiple of S since
+ * the Unix epoch, so the minute window is the current UTC minute and the day window the current
+ * UTC calendar day (Unix time has no leap seconds).
+ */
+export class RateLimiter {
+  private readonly windowSeconds: Record<WindowName, number>;
+  private readonly prefix: string;
+
+  constructor(
+    readonly store: CounterStore,
+    private readonly clock: Clock,
+    private readonly options: RateLimiterOptions,
+  ) {
+    this.windowSeconds = options.windowSeconds ?? { minute: 60, day: 86_400 };
+    this.prefix = options.keyPrefix ?? 'as:rl:';
+  }
+
+  async check(subject: Subject, limits: Limits): Promise<Decision> {
+    const nowMs = this.clock.now().getTime();
+    const specs = [
+      { name: 'minute' as const, limit: limits.perMinute, seconds: this.windowSeconds.minute },
+      { name: 'day' as const, limit: limits.perDay, seconds: this.windowSeconds.day },
+    ].map((w) => {
+      const lengthMs = w.seconds * 1000;
+      const start = Math.floor(nowMs / lengthMs) * lengthMs;
+      return { ...w, start, endMs: start + lengthMs };
+    });
+    // The {…} hash tag keeps one subject's keys in one Redis Cluster slot, as scripts need.
+    const base = `${this.prefix}{${subject.id}}`;
+    const result = await this.store.hit({
+      nowMs,
+      counters: specs.map((w) => ({
+        key: `${base}:${w.name}:${w.start}`,
+        limit: w.limit,
+        ttlMs: w.endMs - nowMs + 1_000,
+      })),
+      strikeKeys: specs.map((w) => `${base}:strikes:${subject.banId}:${w.name}:${w.start}`),
+      banKey: `${base}:ban:${subject.banId}`,
+      banThreshold: this.options.banThreshold,
+      banMs: this.options.banSeconds * 1000,
+    });
+
+    const windows: WindowState[] = specs.map((w, i) => {
+      const used = result.counts[i] ?? 0;
+      return {
+        name: w.name,
+        seconds: w.seconds,
+        limit: w.limit,
+        used,
+        remaining: Math.max(0, w.limit - used),
+        resetAt: w.endMs / 1000,
+      };
+    });
+    const tightest = windows.reduce((a, b) =>
+      b.remaining < a.remaining || (b.remaining === a.remaining && b.resetAt > a.resetAt) ? b : a,
+    );
+    const secondsUntil = (ms: number) => Math.max(1, Math.ceil(ms / 1000));
+
+    if (result.outcome === 'allowed') return { allowed: true, nowMs, windows, tightest };
+    if (result.outcome === 'banned') {
+      return {
+        allowed: false,
+        nowMs,
+        refusal: 'key_banned',
+        retryAfter: secondsUntil(result.banMsLeft),
+        windows,
+        tightest,
+      };
+    }
+    const full = specs[result.index] ?? specs[0];
+    return {
+      allowed: false,
+      nowMs,
+      refusal: 'rate_limited',
+      retryAfter: secondsUntil((full?.endMs ?? nowMs) - nowMs),
+      windows,
+      tightest: windows[result.index] ?? tightest,
+    };
+  }
+
+  close(): Promise<void> {
+    return this.store.close();
+  }
+}

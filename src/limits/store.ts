@@ -1,0 +1,34 @@
+/**
+ * Where rate-limit counters live. One call checks and counts every window of a subject in a
+ * single atomic step, so concurrent requests can never be accepted past a limit, and a
+ * rejected request counts in no window.
+ */
+export interface Counter {
+  key: string;
+  limit: number;
+  /** How long the counter must live: until its window ends. */
+  ttlMs: number;
+}
+
+export interface HitInput {
+  nowMs: number;
+  counters: Counter[];
+  /** One per counter: requests refused while that window was full. */
+  strikeKeys: string[];
+  banKey: string;
+  /** More strikes than this in one window starts a ban. */
+  banThreshold: number;
+  banMs: number;
+}
+
+export type HitResult =
+  | { outcome: 'allowed'; counts: number[] }
+  | { outcome: 'limited'; counts: number[]; index: number }
+  | { outcome: 'banned'; counts: number[]; banMsLeft: number };
+
+export interface CounterStore {
+  readonly kind: 'memory' | 'redis';
+  hit(input: HitInput): Promise<HitResult>;
+  /** Safe to call more than once. */
+  close(): Promise<void>;
+}
