@@ -67,23 +67,19 @@ export class RateLimiter {
   async check(subject: Subject, limits: Limits): Promise<Decision> {
     const nowMs = this.clock.now().getTime();
     const specs = [
-      { name: 'minute' as const, limit: limits.perMinute, seconds: this.windowSeconds.minute },
-      { name: 'day' as const, limit: limits.perDay, seconds: this.windowSeconds.day },
-    ].map((w) => {
-      const lengthMs = w.seconds * 1000;
-      const start = Math.floor(nowMs / lengthMs) * lengthMs;
-      return { ...w, start, endMs: start + lengthMs };
-    });
+      this.window('minute', limits.perMinute, nowMs),
+      this.window('day', limits.perDay, nowMs),
+    ];
     // The {…} hash tag keeps one subject's keys in one Redis Cluster slot, as scripts need.
     const base = `${this.prefix}{${subject.id}}`;
     const result = await this.store.hit({
       nowMs,
       counters: specs.map((w) => ({
-        key: `${base}:${w.name}:${w.start}`,
+        key: `${base}:${w.key}`,
         limit: w.limit,
         ttlMs: w.endMs - nowMs + 1_000,
       })),
-      strikeKeys: specs.map((w) => `${base}:strikes:${subject.banId}:${w.name}:${w.start}`),
+      strikeKeys: specs.map((w) => `${base}:strikes:${subject.banId}:${w.key}`),
       banKey: `${base}:ban:${subject.banId}`,
       banThreshold: this.options.banThreshold,
       banMs: this.options.banSeconds * 1000,
@@ -129,5 +125,13 @@ export class RateLimiter {
 
   close(): Promise<void> {
     return this.store.close();
+  }
+
+  private window(name: WindowName, limit: number, nowMs: number) {
+    const seconds = this.windowSeconds[name];
+    const lengthMs = seconds * 1000;
+    // Windows are named by their number since the epoch (a small integer: cheap to print).
+    const index = Math.floor(nowMs / lengthMs);
+    return { name, limit, seconds, key: `${name}:${index}`, endMs: (index + 1) * lengthMs };
   }
 }
