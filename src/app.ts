@@ -12,11 +12,14 @@ import { RateLimitGuard } from './http/rate-limit.js';
 import { accountRoutes, signUpRoutes } from './http/routes/accounts.js';
 import { categoryRoutes } from './http/routes/categories.js';
 import { keyRoutes } from './http/routes/keys.js';
+import { messageRoutes } from './http/routes/messages.js';
 import { petRoutes } from './http/routes/pets.js';
 import { validatorCompiler } from './http/validation.js';
 import { MemoryCounterStore } from './limits/memory-store.js';
 import { RateLimiter } from './limits/rate-limiter.js';
 import { RedisCounterStore } from './limits/redis-store.js';
+import { createMessageQueue } from './queue/create.js';
+import { LogSink, type MessageSink } from './queue/sink.js';
 import type { Database } from './store/database.js';
 
 export interface AppOptions {
@@ -25,6 +28,8 @@ export interface AppOptions {
   clock?: Clock;
   /** Where JSON log lines go (default stdout); tests read them. */
   logStream?: { write(line: string): void };
+  /** Where the worker delivers messages (default: the log). */
+  sink?: MessageSink;
 }
 
 /** The whole service as a Fastify instance that never listens: src/server.ts does that. */
@@ -33,6 +38,7 @@ export async function buildApp({
   database,
   clock = systemClock,
   logStream,
+  sink,
 }: AppOptions): Promise<FastifyInstance> {
   const app = Fastify({
     logger: {
@@ -63,12 +69,24 @@ export async function buildApp({
   );
   app.addHook('onClose', () => limiter.close());
   const limits = new RateLimitGuard(limiter, config.rateLimit.onStoreError);
+  const queue = await createMessageQueue(
+    config,
+    database,
+    clock,
+    sink ?? new LogSink(app.log),
+    app.log,
+  );
+  // Requests are finished before onClose hooks run; then the worker stops taking messages
+  // and finishes (or, on BullMQ, releases) the ones in hand.
+  app.addHook('onClose', () => queue.close());
+  if (config.worker) app.addHook('onReady', async () => queue.startWorker());
   const context: AppContext = {
     config,
     database,
     clock,
     keys: new KeyAuthenticator(database.db, clock, config.env),
     limiter,
+    queue,
   };
   app.decorate('ctx', context);
   app.decorateRequest('caller', null);
@@ -110,6 +128,10 @@ export async function buildApp({
     },
     { prefix: '/v1' },
   );
+  await app.register(async (scope) => {
+    scope.addHook('onRequest', bearerAuth(context.keys, limits));
+    await scope.register(messageRoutes);
+  });
 
   app.get('/', { schema: { hide: true } }, (_request, reply) => reply.redirect('/docs/'));
 

@@ -28,6 +28,18 @@ export interface Config {
   redisUrl: string | undefined;
   /** Prefix of every Redis key this deployment writes. */
   redisKeyPrefix: string;
+  /** Run the message worker in this process. */
+  worker: boolean;
+  messages: {
+    /** Messages a worker delivers at once. */
+    concurrency: number;
+    /** Delivery attempts before a message is `failed`. */
+    maxAttempts: number;
+    /** Back-off before the second attempt, doubled before each next one. */
+    retryBaseMs: number;
+    /** How long a worker holds a message before another may take it over. */
+    leaseMs: number;
+  };
   rateLimit: {
     /** Requests refused while limited, in one window, before a key is banned. */
     banThreshold: number;
@@ -147,6 +159,13 @@ export function loadConfig(env: Env = process.env): Config {
     databasePoolSize: integer(env, 'DATABASE_POOL_SIZE', 10, 1, 1000),
     redisUrl: redisUrl(env),
     redisKeyPrefix: read(env, 'REDIS_KEY_PREFIX') ?? 'as:',
+    worker: oneOf(env, 'WORKER', ['on', 'off'] as const, 'on') === 'on',
+    messages: {
+      concurrency: integer(env, 'WORKER_CONCURRENCY', 8, 1, 1000),
+      maxAttempts: integer(env, 'MESSAGE_MAX_ATTEMPTS', 5, 1, 100),
+      retryBaseMs: integer(env, 'MESSAGE_RETRY_BASE_MS', 1_000, 1, 3_600_000),
+      leaseMs: integer(env, 'MESSAGE_LEASE_SECONDS', 30, 1, 3_600) * 1000,
+    },
     rateLimit: {
       banThreshold: integer(env, 'RATE_LIMIT_BAN_THRESHOLD', 20, 1, 1_000_000),
       banSeconds: integer(env, 'RATE_LIMIT_BAN_SECONDS', 900, 1, 86_400 * 30),

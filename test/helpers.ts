@@ -3,8 +3,7 @@ import { rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
-import { buildApp } from '../src/app.js';
-import type { Clock } from '../src/clock.js';
+import { type AppOptions, buildApp } from '../src/app.js';
 import { loadConfig } from '../src/config.js';
 import { setPlan } from '../src/domain/accounts.js';
 import type { Plan } from '../src/domain/plans.js';
@@ -32,12 +31,9 @@ export interface TestApp {
 }
 
 export async function startApp(
-  options: {
-    env?: Record<string, string>;
-    clock?: Clock;
-    logStream?: { write(line: string): void };
-  } = {},
+  options: { env?: Record<string, string> } & Omit<AppOptions, 'config' | 'database'> = {},
 ): Promise<TestApp> {
+  const { env, ...appOptions } = options;
   const { url, cleanup } = testDatabaseUrl();
   const config = loadConfig({
     DATABASE_URL: url,
@@ -48,16 +44,11 @@ export async function startApp(
       REDIS_URL: process.env.TEST_REDIS_URL,
       REDIS_KEY_PREFIX: `test-${randomUUID()}:`,
     }),
-    ...options.env,
+    ...env,
   });
   const database = openDatabase(config.databaseUrl, { poolSize: 4 });
   await migrate(database);
-  const app = await buildApp({
-    config,
-    database,
-    ...(options.clock && { clock: options.clock }),
-    ...(options.logStream && { logStream: options.logStream }),
-  });
+  const app = await buildApp({ config, database, ...appOptions });
   let closed = false;
   return {
     app,

@@ -87,6 +87,17 @@ function withRateLimitHeaders<T>(document: T): T {
   return document;
 }
 
+/** The quickstart endpoint has its own base address, without the /v1 prefix (seed). */
+function withMessagesServer<T>(document: T, url: string): T {
+  const paths = (document as Document).paths ?? {};
+  for (const [path, item] of Object.entries(paths)) {
+    if (path.startsWith('/messages')) {
+      (item as Record<string, unknown>).servers = [{ url, description: 'Quickstart messages' }];
+    }
+  }
+  return document;
+}
+
 function servers(config: Config, listening: string) {
   const list = [{ url: config.publicBaseUrl ?? `${listening}/v1`, description: 'Production' }];
   if (config.stagingBaseUrl) list.push({ url: config.stagingBaseUrl, description: 'Staging' });
@@ -112,6 +123,10 @@ export async function registerOpenApi(app: FastifyInstance, config: Config): Pro
         { name: 'Categories', description: 'Groups that every animal belongs to.' },
         { name: 'Accounts', description: 'Sign-up and your account.' },
         { name: 'API keys', description: 'Create, list and revoke keys (HTTP Basic).' },
+        {
+          name: 'Messages',
+          description: 'The quickstart example: a message queued, then sent by a worker.',
+        },
       ],
       components: {
         securitySchemes: {
@@ -129,7 +144,10 @@ export async function registerOpenApi(app: FastifyInstance, config: Config): Pro
       },
     },
     transformObject: (document) =>
-      withRateLimitHeaders('openapiObject' in document ? document.openapiObject : {}),
+      withMessagesServer(
+        withRateLimitHeaders('openapiObject' in document ? document.openapiObject : {}),
+        config.messagesBaseUrl ?? local,
+      ),
     // Operations live under /v1 and the servers carry the prefix, so paths are written without it.
     transform: ({ schema, url, route }) => ({
       schema,

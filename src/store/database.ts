@@ -4,6 +4,7 @@ import SqliteDatabase from 'better-sqlite3';
 import { Kysely, type Migration, Migrator, PostgresDialect, SqliteDialect } from 'kysely';
 import pg from 'pg';
 import * as initial from './migrations/0001_initial.js';
+import * as messages from './migrations/0002_messages.js';
 import type { Tables } from './tables.js';
 
 export type Dialect = 'sqlite' | 'postgres';
@@ -66,6 +67,7 @@ export function openDatabase(url: string, options: DatabaseOptions = {}): Databa
 function migrations(dialect: Dialect): Record<string, Migration> {
   return {
     '0001_initial': { up: (db) => initial.up(db, dialect) },
+    '0002_messages': { up: (db) => messages.up(db, dialect) },
   };
 }
 

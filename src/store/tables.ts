@@ -43,11 +43,28 @@ export interface PetsTable {
   updated_at: Timestamp;
 }
 
+export interface MessagesTable {
+  id: string;
+  account_id: string;
+  message: string;
+  status: string;
+  attempts: number;
+  /** When the message may next be claimed (creation, or after a retry's back-off). */
+  available_at: Timestamp;
+  /** Set while a worker holds the message; an expired lease makes it claimable again. */
+  lease_token: string | null;
+  lease_until: Timestamp | null;
+  failure_reason: string | null;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
 export interface Tables {
   accounts: AccountsTable;
   api_keys: ApiKeysTable;
   categories: CategoriesTable;
   pets: PetsTable;
+  messages: MessagesTable;
 }
 
 export type AccountRow = Selectable<AccountsTable>;
@@ -55,6 +72,7 @@ export type ApiKeyRow = Selectable<ApiKeysTable>;
 export type CategoryRow = Selectable<CategoriesTable>;
 export type PetRow = Selectable<PetsTable>;
 export type NewPetRow = Insertable<PetsTable>;
+export type MessageRow = Selectable<MessagesTable>;
 
 export function toIso(value: Date | string): string {
   return (value instanceof Date ? value : new Date(value)).toISOString();

@@ -1,0 +1,75 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { acceptMessage, getMessage } from '../../domain/messages.js';
+import { callerOf } from '../auth.js';
+import { unwrap } from '../reply.js';
+import { BEARER_ERRORS, BODY_ERRORS, COMMON_ERRORS, errorResponses } from '../schemas/common.js';
+import { MessageParams, MessageRecord, NewMessage, QueuedMessage } from '../schemas/messages.js';
+
+const tags = ['Messages'];
+const security = [{ bearerAuth: [] }];
+const base = [...COMMON_ERRORS, ...BEARER_ERRORS] as const;
+
+/** The quickstart example: served without the /v1 prefix, as the seed places it. */
+export const messageRoutes: FastifyPluginAsyncTypebox = async (app) => {
+  const { database, clock, queue } = app.ctx;
+
+  app.post(
+    '/messages',
+    {
+      schema: {
+        operationId: 'sendMessage',
+        summary: 'Send a message (quickstart)',
+        description:
+          'Stores the message and answers at once with its record, status `queued`: it is ' +
+          'only queued, not yet processed. Follow `Location` (`GET /messages/{id}`) to see ' +
+          'it become `sent`.',
+        tags,
+        security,
+        body: NewMessage,
+        response: {
+          202: {
+            ...QueuedMessage,
+            description: 'Accepted and queued.',
+            headers: { location: { type: 'string', description: 'Where to read the record.' } },
+          },
+          ...errorResponses(...base, ...BODY_ERRORS),
+        },
+      },
+    },
+    async (request, reply) => {
+      const { account } = callerOf(request);
+      const message = await acceptMessage(database.db, clock, account.id, request.body.message);
+      await queue.enqueued(message.id);
+      const { id, status, createdAt } = message;
+      return reply
+        .code(202)
+        .header('location', `/messages/${id}`)
+        .send({ id, message: message.message, status, createdAt });
+    },
+  );
+
+  app.get(
+    '/messages/:messageId',
+    {
+      schema: {
+        operationId: 'getMessage',
+        summary: 'Read a message record',
+        description: 'The record now: `queued`, `processing`, `sent`, or `failed` with a reason.',
+        tags,
+        security,
+        params: MessageParams,
+        response: {
+          200: { ...MessageRecord, description: 'The message record.' },
+          ...errorResponses(...base, 'validation_failed', 'not_found'),
+        },
+      },
+    },
+    async (request) => {
+      const { account } = callerOf(request);
+      const { failureReason, ...record } = unwrap(
+        await getMessage(database.db, account.id, request.params.messageId),
+      );
+      return failureReason === null ? record : { ...record, failureReason };
+    },
+  );
+};

@@ -1,0 +1,95 @@
+import { randomUUID } from 'node:crypto';
+import type { FastifyBaseLogger } from 'fastify';
+import type { Clock } from '../clock.js';
+import { type RetryPolicy, retryDelayMs, toMessage } from '../domain/messages.js';
+import type { Database } from '../store/database.js';
+import { claimDue, claimOne, type Lease, settle } from '../store/messages-repository.js';
+import type { MessageRow } from '../store/tables.js';
+import type { MessageSink } from './sink.js';
+
+export interface ProcessorOptions extends RetryPolicy {
+  /** How long a worker holds a claimed message before others may take it over. */
+  leaseMs: number;
+}
+
+export type Outcome =
+  | { status: 'sent' }
+  | { status: 'retry'; availableAt: Date; attempt: number }
+  | { status: 'failed' }
+  | { status: 'lost' };
+
+/**
+ * The one way a message is processed, whichever queue carries it: claim the row under a lease,
+ * deliver to the sink, then settle the row (sent, retry later, or failed) only if the lease is
+ * still ours. The row's conditional claim is what makes a message go out once even when two
+ * workers, or a queue's duplicate job, reach it together.
+ */
+export class MessageProcessor {
+  constructor(
+    private readonly database: Database,
+    private readonly clock: Clock,
+    private readonly sink: MessageSink,
+    private readonly options: ProcessorOptions,
+    private readonly log: FastifyBaseLogger,
+  ) {}
+
+  private lease(): Lease {
+    const now = this.clock.now();
+    return {
+      token: randomUUID(),
+      now: now.toISOString(),
+      until: new Date(now.getTime() + this.options.leaseMs).toISOString(),
+    };
+  }
+
+  claimDue(limit: number): Promise<MessageRow[]> {
+    return claimDue(this.database, this.lease(), limit);
+  }
+
+  claim(id: string): Promise<MessageRow | undefined> {
+    return claimOne(this.database.db, id, this.lease());
+  }
+
+  async process(row: MessageRow): Promise<Outcome> {
+    const token = row.lease_token ?? '';
+    const message = { ...toMessage(row), status: 'processing' as const };
+    let error: unknown;
+    try {
+      await this.sink.deliver(message);
+    } catch (err) {
+      error = err;
+    }
+    const now = this.clock.now();
+    const db = this.database.db;
+    if (error === undefined) {
+      const settled = await settle(db, row.id, token, {
+        status: 'sent',
+        updated_at: now.toISOString(),
+      });
+      return settled ? { status: 'sent' } : this.lost(row);
+    }
+    const reason = error instanceof Error ? error.message : String(error);
+    if (row.attempts >= this.options.maxAttempts) {
+      this.log.warn({ messageId: row.id, attempts: row.attempts, reason }, 'message failed');
+      const settled = await settle(db, row.id, token, {
+        status: 'failed',
+        updated_at: now.toISOString(),
+        failure_reason: `Delivery failed after ${row.attempts} attempts: ${reason}`.slice(0, 1000),
+      });
+      return settled ? { status: 'failed' } : this.lost(row);
+    }
+    const availableAt = new Date(now.getTime() + retryDelayMs(this.options, row.attempts));
+    this.log.info({ messageId: row.id, attempt: row.attempts, reason }, 'message delivery retry');
+    const settled = await settle(db, row.id, token, {
+      status: 'queued',
+      updated_at: now.toISOString(),
+      available_at: availableAt.toISOString(),
+    });
+    return settled ? { status: 'retry', availableAt, attempt: row.attempts } : this.lost(row);
+  }
+
+  private lost(row: MessageRow): Outcome {
+    this.log.warn({ messageId: row.id }, 'message lease expired before it was settled');
+    return { status: 'lost' };
+  }
+}

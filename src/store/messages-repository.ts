@@ -1,0 +1,123 @@
+import type { ExpressionBuilder, Insertable } from 'kysely';
+import type { Database, Db } from './database.js';
+import type { MessageRow, MessagesTable, Tables } from './tables.js';
+
+export async function insertMessage(db: Db, row: Insertable<MessagesTable>): Promise<void> {
+  await db.insertInto('messages').values(row).execute();
+}
+
+export function findMessage(
+  db: Db,
+  accountId: string,
+  id: string,
+): Promise<MessageRow | undefined> {
+  return db
+    .selectFrom('messages')
+    .selectAll()
+    .where('account_id', '=', accountId)
+    .where('id', '=', id)
+    .executeTakeFirst();
+}
+
+/** Due and queued, or processing under a lease that has run out. */
+function claimableAt(at: string) {
+  return (eb: ExpressionBuilder<Tables, 'messages'>) =>
+    eb.or([
+      eb.and([eb('status', '=', 'queued'), eb('available_at', '<=', at)]),
+      eb.and([eb('status', '=', 'processing'), eb('lease_until', '<', at)]),
+    ]);
+}
+
+export interface Lease {
+  token: string;
+  now: string;
+  until: string;
+}
+
+/**
+ * Takes up to `limit` claimable messages (due and queued, or processing with an expired lease)
+ * in one statement, under a new lease. On PostgreSQL, `FOR UPDATE SKIP LOCKED` lets several
+ * workers claim side by side without waiting or taking the same rows; SQLite runs one writer at
+ * a time, so the statement is atomic there as it is.
+ */
+export function claimDue(database: Database, lease: Lease, limit: number): Promise<MessageRow[]> {
+  const { db, dialect } = database;
+  const due = db
+    .selectFrom('messages')
+    .select('id')
+    .where(claimableAt(lease.now))
+    .orderBy('available_at')
+    .limit(limit)
+    .$if(dialect === 'postgres', (q) => q.forUpdate().skipLocked());
+  return db
+    .updateTable('messages')
+    .set((eb) => ({
+      status: 'processing',
+      attempts: eb('attempts', '+', 1),
+      lease_token: lease.token,
+      lease_until: lease.until,
+      updated_at: lease.now,
+    }))
+    .where('id', 'in', due)
+    .returningAll()
+    .execute();
+}
+
+/** Claims one message by id, if it is claimable (the BullMQ path). */
+export function claimOne(db: Db, id: string, lease: Lease): Promise<MessageRow | undefined> {
+  return db
+    .updateTable('messages')
+    .set((eb) => ({
+      status: 'processing',
+      attempts: eb('attempts', '+', 1),
+      lease_token: lease.token,
+      lease_until: lease.until,
+      updated_at: lease.now,
+    }))
+    .where('id', '=', id)
+    .where(claimableAt(lease.now))
+    .returningAll()
+    .executeTakeFirst();
+}
+
+/** Ends a lease with a new status; false when the lease was lost (another worker took over). */
+export async function settle(
+  db: Db,
+  id: string,
+  token: string,
+  changes: {
+    status: string;
+    updated_at: string;
+    available_at?: string;
+    failure_reason?: string | null;
+  },
+): Promise<boolean> {
+  const result = await db
+    .updateTable('messages')
+    .set({ ...changes, lease_token: null, lease_until: null })
+    .where('id', '=', id)
+    .where('lease_token', '=', token)
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows) === 1;
+}
+
+/** Messages waiting for a worker (queued, or held by one): the queue depth. */
+export async function countPending(db: Db): Promise<number> {
+  const row = await db
+    .selectFrom('messages')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .where('status', 'in', ['queued', 'processing'])
+    .executeTakeFirstOrThrow();
+  return Number(row.n);
+}
+
+/** Queued messages overdue by `before`, and expired leases: what a lost enqueue left behind. */
+export function findStranded(db: Db, before: string, limit: number): Promise<MessageRow[]> {
+  return db
+    .selectFrom('messages')
+    .selectAll()
+    .where(claimableAt(before))
+    .orderBy('available_at')
+    .limit(limit)
+    .execute();
+}
