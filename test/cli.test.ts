@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { after, describe, it } from 'node:test';
 import { run } from '../src/cli/main.js';
-import { basic, startApp, testDatabaseUrl } from './helpers.js';
+import { as, basic, newTenant, startApp, testDatabaseUrl } from './helpers.js';
 
 describe('animal-store CLI', () => {
   const { url, cleanup } = testDatabaseUrl();
@@ -127,6 +127,45 @@ describe('animal-store CLI', () => {
     const badConfig = await run(['migrate'], { DATABASE_URL: 'mysql://nope' });
     assert.equal(badConfig.code, 2);
     assert.match(badConfig.out, /DATABASE_URL/);
+  });
+
+  it('runs the worker alone: it sends what API instances with WORKER=off accepted', async () => {
+    const redis: Record<string, string> = process.env.TEST_REDIS_URL
+      ? { REDIS_URL: process.env.TEST_REDIS_URL, REDIS_KEY_PREFIX: `test-${randomUUID()}:` }
+      : {};
+    const api = await startApp({ env: { DATABASE_URL: url, WORKER: 'off', ...redis } });
+    const worker = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'worker'], {
+      env: { ...process.env, ...env, ...redis, LOG_LEVEL: 'info' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let out = '';
+    worker.stdout.on('data', (chunk) => {
+      out += String(chunk);
+    });
+    try {
+      const tenant = await newTenant(api.app);
+      const res = await as(api.app, tenant, {
+        method: 'POST',
+        url: '/messages',
+        payload: { message: 'from the API, sent by the worker' },
+      });
+      assert.equal(res.statusCode, 202);
+      const id = res.json().id;
+      let status = 'queued';
+      for (let i = 0; i < 300 && status !== 'sent'; i++) {
+        await new Promise((r) => setTimeout(r, 50));
+        status = (await as(api.app, tenant, { method: 'GET', url: `/messages/${id}` })).json()
+          .status;
+      }
+      assert.equal(status, 'sent', out);
+      assert.match(out, new RegExp(`"messageId":"${id}"`));
+      const exited = new Promise<number | null>((r) => worker.once('exit', (code) => r(code)));
+      worker.kill('SIGTERM');
+      assert.equal(await exited, 0);
+    } finally {
+      worker.kill('SIGKILL');
+      await api.app.close();
+    }
   });
 
   it('runs as a process with usage on --help and exit code 2 on a bad command', () => {

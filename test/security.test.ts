@@ -36,7 +36,7 @@ interface OpenApiDocument {
 interface Operation {
   operationId: string;
   method: string;
-  /** Full path with the `/v1` prefix and OpenAPI `{param}` placeholders. */
+  /** Full path (with `/v1` unless the path has a server of its own) and `{param}` placeholders. */
   path: string;
   hasBody: boolean;
   /** The documented 2xx status. */
@@ -55,7 +55,8 @@ function operationsSecuredBy(doc: OpenApiDocument, scheme: string): Operation[] 
       found.push({
         operationId: op.operationId ?? `${method} ${path}`,
         method: method.toUpperCase(),
-        path: `/v1${path}`,
+        // Quickstart messages carry their own `servers` entry, without the /v1 prefix.
+        path: `${(item as { servers?: unknown }).servers ? '' : '/v1'}${path}`,
         hasBody: op.requestBody !== undefined,
         success: Object.keys(op.responses ?? {})
           .map(Number)
@@ -70,6 +71,7 @@ interface Ids {
   petId: number;
   categoryId: number;
   keyId?: string;
+  messageId?: string;
 }
 
 function urlFor(op: Operation, ids: Ids): string {
@@ -84,6 +86,7 @@ function bodyFor(op: Operation, ids: Ids): Record<string, unknown> {
   if (op.method === 'POST' && op.path === '/v1/pets') {
     return { name: 'Intruder', categoryId: ids.categoryId };
   }
+  if (op.method === 'POST' && op.path === '/messages') return { message: 'Intruder' };
   return { name: 'Intruder' };
 }
 
@@ -129,6 +132,7 @@ let owner: Tenant;
 /** Ids of the owner's objects that the credential checks aim at: a broken check would hit them. */
 let ids: Ids;
 let busyCategory: { id: number; name: string };
+let messageId: string;
 let emptyCategory: { id: number; name: string };
 let pet: { id: number; name: string; categoryId: number; status: string };
 
@@ -152,6 +156,12 @@ before(async () => {
   busyCategory = await createCategory(t.app, owner, 'Owner dogs');
   emptyCategory = await createCategory(t.app, owner, 'Owner empty');
   pet = await createPet(t.app, owner, { name: 'Owner Rex', categoryId: busyCategory.id });
+  const message = await as(t.app, owner, {
+    method: 'POST',
+    url: '/messages',
+    payload: { message: 'Owner note' },
+  });
+  messageId = message.json().id;
   ids = { petId: pet.id, categoryId: emptyCategory.id };
 });
 
@@ -334,7 +344,7 @@ describe('bearer authentication, on every bearer-protected operation', () => {
           const res = await t.app.inject(
             requestFor(
               op,
-              { petId: fresh.id, categoryId: category.id },
+              { petId: fresh.id, categoryId: category.id, messageId },
               { authorization: `${scheme} ${owner.key}` },
             ),
           );

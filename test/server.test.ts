@@ -41,7 +41,8 @@ describe('server process (real port)', () => {
   });
 
   it('prints a demo key and a curl line that works as printed, then stops on SIGTERM', async () => {
-    child = spawn('node_modules/.bin/tsx', ['src/server.ts'], {
+    // One process (tsx's loader inside node), so a signal reaches the server itself.
+    child = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], {
       env: { ...process.env, PORT: '0', HOST: '127.0.0.1', DATABASE_URL: url, LOG_LEVEL: 'warn' },
       stdio: ['ignore', 'pipe', 'inherit'],
     });

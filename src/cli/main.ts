@@ -1,5 +1,6 @@
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
+import { pino } from 'pino';
 import { systemClock } from '../clock.js';
 import { type Config, ConfigError, loadConfig, redactUrl } from '../config.js';
 import { createAccount, findAccountIdByEmail, setPlan } from '../domain/accounts.js';
@@ -7,6 +8,8 @@ import { createApiKey, revokeKeyById } from '../domain/api-keys.js';
 import { createDemoAccount, DEMO_EMAIL, seedDemoData } from '../domain/demo.js';
 import { isPlan } from '../domain/plans.js';
 import type { Result } from '../domain/result.js';
+import { createMessageQueue } from '../queue/create.js';
+import { LogSink } from '../queue/sink.js';
 import { type Database, migrate, openDatabase } from '../store/database.js';
 
 const USAGE = `Usage: animal-store <command> [options]
@@ -20,6 +23,8 @@ Commands:
   keys revoke --key-id ID                   Revoke a key; refused from the next request on.
   seed [--email E]                          Demo categories and pets in an account
                                             (default: the demo account, created if missing).
+  worker                                    Run only the message worker, until SIGTERM/SIGINT
+                                            (pair with WORKER=off on the API instances).
 
 The database is DATABASE_URL (default sqlite:./data/animal-store.db), as for the server.`;
 
@@ -109,6 +114,19 @@ const COMMANDS: Record<string, Command> = {
     const keyId = required(options, 'key-id');
     check(await revokeKeyById(database.db, systemClock, keyId));
     return `Revoked key ${keyId}.`;
+  },
+  worker: async (database, _options, config) => {
+    const log = pino({ level: config.logLevel });
+    const queue = await createMessageQueue(config, database, systemClock, new LogSink(log), log);
+    queue.startWorker();
+    log.info({ queue: queue.kind }, 'message worker started');
+    await new Promise<void>((resolve) => {
+      process.once('SIGTERM', resolve);
+      process.once('SIGINT', resolve);
+    });
+    log.info('message worker stopping: finishing messages in hand');
+    await queue.close();
+    return 'Worker stopped.';
   },
   seed: async (database, options, config) => {
     const email = options.email ?? DEMO_EMAIL;

@@ -1,0 +1,169 @@
+import assert from 'node:assert/strict';
+import { type ChildProcess, spawn } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { after, describe, it } from 'node:test';
+import { systemClock } from '../src/clock.js';
+import { createAccount, setPlan } from '../src/domain/accounts.js';
+import { createApiKey } from '../src/domain/api-keys.js';
+import { MessageProcessor } from '../src/queue/processor.js';
+import type { MessageSink } from '../src/queue/sink.js';
+import { migrate, openDatabase } from '../src/store/database.js';
+import { testDatabaseUrl } from './helpers.js';
+
+interface Server {
+  child: ChildProcess;
+  base: string;
+  output: () => string;
+}
+
+/** Starts `src/server.ts` as its own process and waits for its listening line. */
+async function startServer(env: Record<string, string>): Promise<Server> {
+  // One process (tsx's loader inside node), so a signal reaches the server itself.
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], {
+    env: {
+      ...process.env,
+      PORT: '0',
+      HOST: '127.0.0.1',
+      LOG_LEVEL: 'info',
+      DEMO_ACCOUNT: 'false',
+      ...env,
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  child.stdout?.on('data', (chunk) => {
+    out += String(chunk);
+  });
+  child.stderr?.on('data', (chunk) => {
+    out += String(chunk);
+  });
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    const match = /Server listening at (http:\/\/127\.0\.0\.1:\d+)/.exec(out);
+    if (match?.[1]) return { child, base: match[1], output: () => out };
+    if (child.exitCode !== null || Date.now() > deadline)
+      throw new Error(`server did not start:\n${out}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+async function kill(server: Server, signal: NodeJS.Signals): Promise<void> {
+  if (server.child.exitCode !== null || server.child.signalCode !== null) return;
+  const exited = new Promise((r) => server.child.once('exit', r));
+  server.child.kill(signal);
+  await exited;
+}
+
+describe('a message survives a crash of the process that accepted it', () => {
+  const { url, cleanup } = testDatabaseUrl();
+  const servers: Server[] = [];
+  after(async () => {
+    for (const server of servers) await kill(server, 'SIGKILL');
+    cleanup();
+  });
+
+  it('is accepted, the process is killed with SIGKILL, and after a restart it is sent once', async () => {
+    // The account and key, made straight in the store (a fixture): the server starts empty.
+    const database = openDatabase(url);
+    await migrate(database);
+    const account = await createAccount(database.db, systemClock, {
+      email: `crash-${randomUUID()}@example.com`,
+      password: 'long enough password',
+    });
+    assert.ok(account.ok);
+    await setPlan(database.db, account.value.id, 'enterprise', { perMinute: 10_000, perDay: 1e6 });
+    const { secret } = await createApiKey(
+      database.db,
+      systemClock,
+      'development',
+      account.value.id,
+      null,
+    );
+    await database.close();
+
+    const env: Record<string, string> = { DATABASE_URL: url };
+    if (process.env.TEST_REDIS_URL) {
+      env.REDIS_URL = process.env.TEST_REDIS_URL;
+      env.REDIS_KEY_PREFIX = `test-${randomUUID()}:`;
+    }
+    const headers = { authorization: `Bearer ${secret}`, 'content-type': 'application/json' };
+
+    // The first process accepts, with no worker, so the message is still queued when it dies.
+    const first = await startServer({ ...env, WORKER: 'off' });
+    servers.push(first);
+    const accepted = await fetch(`${first.base}/messages`, {
+      method: 'POST',
+      headers,
+      body: JSON.stringify({ message: 'survive this' }),
+    });
+    assert.equal(accepted.status, 202);
+    const { id } = (await accepted.json()) as { id: string };
+    await kill(first, 'SIGKILL');
+
+    const second = await startServer({ ...env, WORKER: 'on' });
+    servers.push(second);
+    const started = Date.now();
+    let status = '';
+    while (status !== 'sent' && Date.now() - started < 60_000) {
+      const res = await fetch(`${second.base}/messages/${id}`, { headers });
+      status = ((await res.json()) as { status: string }).status;
+      if (status !== 'sent') await new Promise((r) => setTimeout(r, 100));
+    }
+    assert.equal(status, 'sent');
+    await kill(second, 'SIGTERM');
+    assert.equal(second.child.exitCode, 0, second.output());
+    const sentLines = second
+      .output()
+      .split('\n')
+      .filter((line) => line.includes('"message sent"') && line.includes(id));
+    assert.equal(sentLines.length, 1, second.output());
+  });
+});
+
+describe('a worker that dies holding a message', () => {
+  it('loses it to another worker when its lease runs out, and cannot settle it after', async () => {
+    const { url, cleanup } = testDatabaseUrl();
+    const database = openDatabase(url);
+    try {
+      await migrate(database);
+      const account = await createAccount(database.db, systemClock, {
+        email: `lease-${randomUUID()}@example.com`,
+        password: 'long enough password',
+      });
+      assert.ok(account.ok);
+      let now = Date.now();
+      const clock = { now: () => new Date(now) };
+      const delivered: string[] = [];
+      const sink: MessageSink = { deliver: async (m) => void delivered.push(m.id) };
+      const silent = { info() {}, warn() {}, error() {} } as never;
+      const options = { maxAttempts: 5, retryBaseMs: 10, leaseMs: 30_000 };
+      const dying = new MessageProcessor(database, clock, sink, options, silent);
+      const healthy = new MessageProcessor(database, clock, sink, options, silent);
+
+      const { acceptMessage } = await import('../src/domain/messages.js');
+      const message = await acceptMessage(database.db, clock, account.value.id, 'held');
+      const [held] = await dying.claimDue(10);
+      assert.equal(held?.id, message.id);
+      assert.deepEqual(await healthy.claimDue(10), [], 'a leased message is not claimable');
+
+      now += 30_001; // the lease runs out
+      const [taken] = await healthy.claimDue(10);
+      assert.equal(taken?.id, message.id);
+      assert.deepEqual(await healthy.process(taken as NonNullable<typeof taken>), {
+        status: 'sent',
+      });
+      // The first worker wakes up late: its settle is refused, the row stays sent once.
+      assert.deepEqual(await dying.process(held as NonNullable<typeof held>), { status: 'lost' });
+      const row = await database.db
+        .selectFrom('messages')
+        .selectAll()
+        .where('id', '=', message.id)
+        .executeTakeFirstOrThrow();
+      assert.equal(row.status, 'sent');
+      assert.equal(row.attempts, 2);
+    } finally {
+      await database.close();
+      cleanup();
+    }
+  });
+});
