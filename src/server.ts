@@ -26,6 +26,8 @@ function printDemo(demo: DemoAccount, baseUrl: string): void {
       '',
       'Try it:',
       `  curl -H "Authorization: Bearer ${demo.key}" ${baseUrl}/v1/pets`,
+      `  curl -X POST -H "Authorization: Bearer ${demo.key}" -H 'Content-Type: application/json' \\`,
+      `       -d '{"message":"Hello!"}' ${baseUrl}/messages`,
       '',
       `API docs: ${baseUrl}/docs`,
       '',
