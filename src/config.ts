@@ -12,10 +12,15 @@ export interface Config {
   /** `sqlite:<path>`, `sqlite::memory:` or `postgres://…`. */
   databaseUrl: string;
   logLevel: LogLevel;
-  /** Public address of the catalogue API (with its `/v1` prefix), for links we build. */
+  /** Production address of the catalogue API, with its `/v1` prefix. */
   publicBaseUrl: string | undefined;
+  /** Staging address of the catalogue API, with its `/v1` prefix. */
   stagingBaseUrl: string | undefined;
+  /** Address of the quickstart messages endpoint (no version prefix). */
   messagesBaseUrl: string | undefined;
+  /** This deployment's own catalogue address (production's or staging's), for the links it
+   * builds; unset in development, where links follow the request's host. */
+  ownBaseUrl: string | undefined;
   /** Trust `X-Forwarded-*` headers (only behind a proxy you run). */
   trustProxy: boolean;
   /** Create a demo account and print a key on the first start on an empty store. */
@@ -139,6 +144,24 @@ export function loadConfig(env: Env = process.env): Config {
   if (demoAccount && appEnv !== 'development') {
     throw new ConfigError('DEMO_ACCOUNT', `must be off when APP_ENV is ${appEnv}`);
   }
+  const publicBaseUrl = url(env, 'PUBLIC_BASE_URL');
+  const stagingBaseUrl = url(env, 'STAGING_BASE_URL');
+  const messagesBaseUrl = url(env, 'MESSAGES_BASE_URL');
+  // Outside development, clients are told addresses, so they must be known, not guessed.
+  const required: Record<AppEnv, Array<[string, string | undefined]>> = {
+    development: [],
+    staging: [
+      ['STAGING_BASE_URL', stagingBaseUrl],
+      ['MESSAGES_BASE_URL', messagesBaseUrl],
+    ],
+    production: [
+      ['PUBLIC_BASE_URL', publicBaseUrl],
+      ['MESSAGES_BASE_URL', messagesBaseUrl],
+    ],
+  };
+  for (const [name, value] of required[appEnv]) {
+    if (value === undefined) throw new ConfigError(name, `must be set when APP_ENV is ${appEnv}`);
+  }
   return {
     env: appEnv,
     host: read(env, 'HOST') ?? '127.0.0.1',
@@ -150,9 +173,10 @@ export function loadConfig(env: Env = process.env): Config {
       ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const,
       'info',
     ),
-    publicBaseUrl: url(env, 'PUBLIC_BASE_URL'),
-    stagingBaseUrl: url(env, 'STAGING_BASE_URL'),
-    messagesBaseUrl: url(env, 'MESSAGES_BASE_URL'),
+    publicBaseUrl,
+    stagingBaseUrl,
+    messagesBaseUrl,
+    ownBaseUrl: appEnv === 'staging' ? stagingBaseUrl : publicBaseUrl,
     trustProxy: boolean(env, 'TRUST_PROXY', false),
     demoAccount,
     bodyLimit: integer(env, 'BODY_LIMIT', 128 * 1024, 1024, 16 * 1024 * 1024),

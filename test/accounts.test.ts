@@ -158,6 +158,7 @@ describe('accounts and API keys', () => {
         plan: 'free',
         limits: { perMinute: 60, perDay: 1000 },
         usage: undefined,
+        deprecatedCalls: 0,
       },
     );
     // Creating the key (HTTP Basic) and this request: both count against the account. The
@@ -169,7 +170,11 @@ describe('accounts and API keys', () => {
   it('refuses a development key in production, naming the environment', async () => {
     const tenant = await newTenant(t.app);
     const prod = await startApp({
-      env: { APP_ENV: 'production', PUBLIC_BASE_URL: 'https://api.example.com/v1' },
+      env: {
+        APP_ENV: 'production',
+        PUBLIC_BASE_URL: 'https://api.example.com/v1',
+        MESSAGES_BASE_URL: 'https://messages.example.com',
+      },
     });
     try {
       const res = await prod.app.inject({ url: '/v1/pets', headers: tenant.headers });

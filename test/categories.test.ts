@@ -29,7 +29,7 @@ describe('categories', () => {
     assert.equal(created.statusCode, 201);
     const category = created.json();
     assert.deepEqual(Object.keys(category).sort(), ['id', 'name']);
-    assert.equal(created.headers.location, `/v1/categories/${category.id}`);
+    assert.equal(created.headers.location, `http://localhost/v1/categories/${category.id}`);
 
     const read = await as(t.app, owner, { method: 'GET', url: `/v1/categories/${category.id}` });
     assert.deepEqual(read.json(), category);

@@ -14,7 +14,11 @@ describe('config', () => {
   });
 
   it('turns the demo account off outside development and refuses it turned on', () => {
-    const prod = { APP_ENV: 'production', PUBLIC_BASE_URL: 'https://api.example.com/v1' };
+    const prod = {
+      APP_ENV: 'production',
+      PUBLIC_BASE_URL: 'https://api.example.com/v1',
+      MESSAGES_BASE_URL: 'https://messages.example.com',
+    };
     assert.equal(loadConfig(prod).demoAccount, false);
     assert.throws(() => loadConfig({ ...prod, DEMO_ACCOUNT: 'true' }), /DEMO_ACCOUNT/);
   });

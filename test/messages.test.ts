@@ -57,7 +57,7 @@ describe('POST /messages and GET /messages/{id}', () => {
     assert.equal(body.message, 'Hello, store!');
     assert.equal(body.status, 'queued');
     assert.match(body.createdAt, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
-    assert.equal(res.headers.location, `/messages/${body.id}`);
+    assert.equal(res.headers.location, `http://localhost/messages/${body.id}`);
     assert.match(String(res.headers['x-ratelimit-remaining']), /^\d+$/);
 
     const record = await settled(t.app, tenant, body.id);

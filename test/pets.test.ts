@@ -34,7 +34,7 @@ describe('pets', () => {
     assert.deepEqual(Object.keys(pet).sort(), ['categoryId', 'id', 'name', 'status']);
     assert.equal(pet.status, 'available');
     assert.equal(pet.name, 'Rex');
-    assert.equal(res.headers.location, `/v1/pets/${pet.id}`);
+    assert.equal(res.headers.location, `http://localhost/v1/pets/${pet.id}`);
 
     const read = await as(t.app, owner, { method: 'GET', url: `/v1/pets/${pet.id}` });
     assert.equal(read.statusCode, 200);

@@ -2,11 +2,17 @@ import type { FastifyRequest } from 'fastify';
 import type { Config } from '../config.js';
 
 /**
- * Absolute URL of a path served under `/v1`. With PUBLIC_BASE_URL set, links use it (the
- * address clients know); otherwise the address the request came in on.
+ * Absolute URL of a path served under `/v1`: on this deployment's configured address (the one
+ * clients know) or, in development without one, on the address the request came in on.
  */
 export function v1Url(config: Config, request: FastifyRequest, path: string): URL {
-  const base = config.publicBaseUrl ?? `${request.protocol}://${request.host}/v1`;
+  const base = config.ownBaseUrl ?? `${request.protocol}://${request.host}/v1`;
+  return new URL(`${base}${path}`);
+}
+
+/** Absolute URL of a quickstart messages path (no version prefix). */
+export function messagesUrl(config: Config, request: FastifyRequest, path: string): URL {
+  const base = config.messagesBaseUrl ?? `${request.protocol}://${request.host}`;
   return new URL(`${base}${path}`);
 }
 
@@ -24,4 +30,12 @@ export function nextLink(
   }
   url.searchParams.set('cursor', cursor);
   return `<${url.href}>; rel="next"`;
+}
+
+/** The docs page (served at the root, beside /v1), with an optional section anchor. */
+export function docsUrl(config: Config, request: FastifyRequest, anchor = ''): URL {
+  const origin = config.ownBaseUrl
+    ? new URL(config.ownBaseUrl).origin
+    : `${request.protocol}://${request.host}`;
+  return new URL(`/docs${anchor}`, origin);
 }

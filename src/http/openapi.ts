@@ -17,6 +17,13 @@ email and password).
 Lists are paginated by cursor: the body is a bare JSON array and the next page, if any, is in
 the \`Link: <…>; rel="next"\` header (RFC 8288).
 
+## Deprecations
+
+\`GET /v1/pets/{petId}\` is deprecated and is removed on 5 December 2030: use \`GET /v1/pets\`
+with the \`status\` filter. Until then its answers carry \`Deprecation\` (RFC 9745), \`Sunset\`
+(RFC 8594) and \`Link\` headers; from then on it answers \`410 endpoint_removed\`. Breaking
+changes only ever come in a new version prefix, announced at least 12 months ahead this way.
+
 ## Errors
 
 Every error has the body \`{code, message, status}\`, \`status\` equal to the HTTP status;
@@ -98,9 +105,14 @@ function withMessagesServer<T>(document: T, url: string): T {
   return document;
 }
 
+/** The seed's two environments, and in development the local listener. */
 function servers(config: Config, listening: string) {
-  const list = [{ url: config.publicBaseUrl ?? `${listening}/v1`, description: 'Production' }];
+  const list: Array<{ url: string; description: string }> = [];
+  if (config.publicBaseUrl) list.push({ url: config.publicBaseUrl, description: 'Production' });
   if (config.stagingBaseUrl) list.push({ url: config.stagingBaseUrl, description: 'Staging' });
+  if (config.env === 'development') {
+    list.push({ url: `${listening}/v1`, description: 'This server (development)' });
+  }
   return list;
 }
 
@@ -115,7 +127,10 @@ export async function registerOpenApi(app: FastifyInstance, config: Config): Pro
         version: '1.0.0',
         description: DESCRIPTION,
         license: { name: 'MIT', identifier: 'MIT' },
-        contact: { name: 'Animal Store API team', url: `${config.publicBaseUrl ?? local}/docs` },
+        contact: {
+          name: 'Animal Store API team',
+          url: `${config.ownBaseUrl ? new URL(config.ownBaseUrl).origin : local}/docs`,
+        },
       },
       servers: servers(config, local),
       tags: [

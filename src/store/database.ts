@@ -5,6 +5,7 @@ import { Kysely, type Migration, Migrator, PostgresDialect, SqliteDialect } from
 import pg from 'pg';
 import * as initial from './migrations/0001_initial.js';
 import * as messages from './migrations/0002_messages.js';
+import * as deprecatedCalls from './migrations/0003_deprecated_calls.js';
 import type { Tables } from './tables.js';
 
 export type Dialect = 'sqlite' | 'postgres';
@@ -68,6 +69,7 @@ function migrations(dialect: Dialect): Record<string, Migration> {
   return {
     '0001_initial': { up: (db) => initial.up(db, dialect) },
     '0002_messages': { up: (db) => messages.up(db, dialect) },
+    '0003_deprecated_calls': { up: (db) => deprecatedCalls.up(db, dialect) },
   };
 }
 

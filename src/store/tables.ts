@@ -59,12 +59,20 @@ export interface MessagesTable {
   updated_at: Timestamp;
 }
 
+export interface DeprecatedCallsTable {
+  account_id: string;
+  operation_id: string;
+  calls: number;
+  last_called_at: Timestamp;
+}
+
 export interface Tables {
   accounts: AccountsTable;
   api_keys: ApiKeysTable;
   categories: CategoriesTable;
   pets: PetsTable;
   messages: MessagesTable;
+  deprecated_calls: DeprecatedCallsTable;
 }
 
 export type AccountRow = Selectable<AccountsTable>;

@@ -1,5 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { createAccount } from '../../domain/accounts.js';
+import { deprecatedCallCount } from '../../domain/deprecations.js';
 import { callerOf } from '../auth.js';
 import { unwrap } from '../reply.js';
 import { AccountView, CreatedAccount, NewAccount } from '../schemas/accounts.js';
@@ -60,7 +61,14 @@ export const accountRoutes: FastifyPluginAsyncTypebox = async (app) => {
       const { id, email, plan, limits } = callerOf(request).account;
       const used = (name: string) =>
         request.rateLimit?.windows.find((w) => w.name === name)?.used ?? 0;
-      return { id, email, plan, limits, usage: { minute: used('minute'), day: used('day') } };
+      return {
+        id,
+        email,
+        plan,
+        limits,
+        usage: { minute: used('minute'), day: used('day') },
+        deprecatedCalls: await deprecatedCallCount(app.ctx.database.db, id),
+      };
     },
   );
 };

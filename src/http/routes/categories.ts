@@ -8,7 +8,7 @@ import {
   updateCategory,
 } from '../../domain/categories.js';
 import { callerOf } from '../auth.js';
-import { nextLink } from '../links.js';
+import { nextLink, v1Url } from '../links.js';
 import { unwrap } from '../reply.js';
 import {
   Category,
@@ -85,7 +85,8 @@ export const categoryRoutes: FastifyPluginAsyncTypebox = async (app) => {
     async (request, reply) => {
       const { account } = callerOf(request);
       const category = await createCategory(db, clock, account.id, request.body.name);
-      return reply.code(201).header('location', `/v1/categories/${category.id}`).send(category);
+      const location = v1Url(config, request, `/categories/${category.id}`).href;
+      return reply.code(201).header('location', location).send(category);
     },
   );
 

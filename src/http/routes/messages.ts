@@ -1,6 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { acceptMessage, getMessage } from '../../domain/messages.js';
 import { callerOf } from '../auth.js';
+import { messagesUrl } from '../links.js';
 import { unwrap } from '../reply.js';
 import { BEARER_ERRORS, BODY_ERRORS, COMMON_ERRORS, errorResponses } from '../schemas/common.js';
 import { MessageParams, MessageRecord, NewMessage, QueuedMessage } from '../schemas/messages.js';
@@ -11,7 +12,7 @@ const base = [...COMMON_ERRORS, ...BEARER_ERRORS] as const;
 
 /** The quickstart example: served without the /v1 prefix, as the seed places it. */
 export const messageRoutes: FastifyPluginAsyncTypebox = async (app) => {
-  const { database, clock, queue } = app.ctx;
+  const { database, clock, queue, config } = app.ctx;
 
   app.post(
     '/messages',
@@ -43,7 +44,7 @@ export const messageRoutes: FastifyPluginAsyncTypebox = async (app) => {
       const { id, status, createdAt } = message;
       return reply
         .code(202)
-        .header('location', `/messages/${id}`)
+        .header('location', messagesUrl(config, request, `/messages/${id}`).href)
         .send({ id, message: message.message, status, createdAt });
     },
   );

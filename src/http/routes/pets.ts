@@ -1,8 +1,10 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
+import { GET_PET } from '../../domain/deprecations.js';
 import { createPet, getPet, listPetPage, removePet, updatePet } from '../../domain/pets.js';
 import { callerOf } from '../auth.js';
-import { nextLink } from '../links.js';
+import { DEPRECATION_HEADERS, deprecated } from '../deprecation.js';
+import { nextLink, v1Url } from '../links.js';
 import { unwrap } from '../reply.js';
 import {
   BEARER_ERRORS,
@@ -72,25 +74,29 @@ export const petRoutes: FastifyPluginAsyncTypebox = async (app) => {
     async (request, reply) => {
       const { account } = callerOf(request);
       const pet = unwrap(await createPet(db, clock, account.id, request.body));
-      return reply.code(201).header('location', `/v1/pets/${pet.id}`).send(pet);
+      const location = v1Url(config, request, `/pets/${pet.id}`).href;
+      return reply.code(201).header('location', location).send(pet);
     },
   );
 
   app.get(
     '/pets/:petId',
     {
+      // Before validation: once removed, every shape of this request answers 410.
+      preValidation: deprecated(app.ctx, GET_PET),
       schema: {
         operationId: 'getPet',
         summary: 'Get an animal (deprecated)',
         description:
-          'Deprecated: removed on 5 December 2030. Use `GET /v1/pets` with the `status` filter.',
+          'Deprecated: removed on 5 December 2030 (`Sunset` header); from then on it answers ' +
+          '`410 endpoint_removed`. Use `GET /v1/pets` with the `status` filter instead.',
         deprecated: true,
         tags,
         security,
         params: PetParams,
         response: {
-          200: { ...Pet, description: 'The animal.' },
-          ...errorResponses(...base, 'validation_failed', 'not_found'),
+          200: { ...Pet, description: 'The animal.', headers: DEPRECATION_HEADERS },
+          ...errorResponses(...base, 'validation_failed', 'not_found', 'endpoint_removed'),
         },
       },
     },

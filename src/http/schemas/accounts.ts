@@ -54,6 +54,9 @@ export const AccountView = Type.Object(
         description: 'Requests counted against the limits so far, this one included.',
       },
     ),
+    deprecatedCalls: Type.Integer({
+      description: 'Calls this account made to deprecated operations (see `Deprecation` headers).',
+    }),
   },
   { title: 'Account', additionalProperties: false },
 );

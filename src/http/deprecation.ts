@@ -1,0 +1,51 @@
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { type Deprecation, isRemoved, recordDeprecatedCall } from '../domain/deprecations.js';
+import { ApiError } from '../errors.js';
+import { callerOf } from './auth.js';
+import type { AppContext } from './context.js';
+import { docsUrl, v1Url } from './links.js';
+
+/** Response headers that document a deprecated operation (OpenAPI `headers`). */
+export const DEPRECATION_HEADERS = {
+  deprecation: {
+    type: 'string',
+    description: 'RFC 9745: when the operation was deprecated, as `@<Unix seconds>`.',
+  },
+  sunset: {
+    type: 'string',
+    description: 'RFC 8594: when the operation is removed (HTTP date); `410` from then on.',
+  },
+  link: {
+    type: 'string',
+    description:
+      'The replacement (`rel="successor-version"`) and the notice (`rel="deprecation"`).',
+  },
+} as const;
+
+/**
+ * A route hook for a deprecated operation. Until its sunset it announces the deprecation on
+ * every answer and counts the call for the account; from the sunset instant on (read from the
+ * clock on each request, so no deploy is needed) it answers 410 and nothing else.
+ */
+export function deprecated(ctx: AppContext, deprecation: Deprecation) {
+  return async (request: FastifyRequest, reply: FastifyReply): Promise<void> => {
+    const now = ctx.clock.now();
+    const successor = `<${v1Url(ctx.config, request, deprecation.successorPath).href}>; rel="successor-version"`;
+    if (isRemoved(deprecation, now)) {
+      const day = deprecation.sunsetAt.toISOString().slice(0, 10);
+      throw new ApiError(
+        'endpoint_removed',
+        `This operation was removed on ${day}; use ${deprecation.successor}.`,
+        undefined,
+        { link: successor },
+      );
+    }
+    const notice = docsUrl(ctx.config, request, '#deprecations').href;
+    reply.headers({
+      deprecation: `@${Math.floor(deprecation.deprecatedAt.getTime() / 1000)}`,
+      sunset: deprecation.sunsetAt.toUTCString(),
+      link: `${successor}, <${notice}>; rel="deprecation"; type="text/html"`,
+    });
+    await recordDeprecatedCall(ctx.database.db, callerOf(request).account.id, deprecation, now);
+  };
+}
