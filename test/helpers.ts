@@ -4,8 +4,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
 import { type AppOptions, buildApp } from '../src/app.js';
+import { systemClock } from '../src/clock.js';
 import { loadConfig } from '../src/config.js';
-import { setPlan } from '../src/domain/accounts.js';
+import { createAccount, setPlan } from '../src/domain/accounts.js';
+import { createApiKey } from '../src/domain/api-keys.js';
 import type { Plan } from '../src/domain/plans.js';
 import { type Database, migrate, openDatabase } from '../src/store/database.js';
 
@@ -171,4 +173,25 @@ export function errorCode(res: LightMyRequestResponse): string {
     throw new Error(`Error status ${body.status} differs from HTTP ${res.statusCode}`);
   }
   return body.code;
+}
+
+/**
+ * An account with a high-limit key, written straight into the store at `url` (migrated first):
+ * for tests that start the server as a process of its own. Returns the key's secret.
+ */
+export async function storeKey(url: string): Promise<string> {
+  const database = openDatabase(url);
+  try {
+    await migrate(database);
+    const account = await createAccount(database.db, systemClock, {
+      email: `fixture-${randomUUID()}@example.com`,
+      password: 'long enough password',
+    });
+    if (!account.ok) throw new Error(account.message);
+    await setPlan(database.db, account.value.id, 'enterprise', { perMinute: 1e6, perDay: 1e8 });
+    const key = await createApiKey(database.db, systemClock, 'development', account.value.id, null);
+    return key.secret;
+  } finally {
+    await database.close();
+  }
 }

@@ -3,12 +3,11 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { after, describe, it } from 'node:test';
 import { systemClock } from '../src/clock.js';
-import { createAccount, setPlan } from '../src/domain/accounts.js';
-import { createApiKey } from '../src/domain/api-keys.js';
+import { createAccount } from '../src/domain/accounts.js';
 import { MessageProcessor } from '../src/queue/processor.js';
 import type { MessageSink } from '../src/queue/sink.js';
 import { migrate, openDatabase } from '../src/store/database.js';
-import { testDatabaseUrl } from './helpers.js';
+import { storeKey, testDatabaseUrl } from './helpers.js';
 
 interface Server {
   child: ChildProcess;
@@ -64,22 +63,7 @@ describe('a message survives a crash of the process that accepted it', () => {
 
   it('is accepted, the process is killed with SIGKILL, and after a restart it is sent once', async () => {
     // The account and key, made straight in the store (a fixture): the server starts empty.
-    const database = openDatabase(url);
-    await migrate(database);
-    const account = await createAccount(database.db, systemClock, {
-      email: `crash-${randomUUID()}@example.com`,
-      password: 'long enough password',
-    });
-    assert.ok(account.ok);
-    await setPlan(database.db, account.value.id, 'enterprise', { perMinute: 10_000, perDay: 1e6 });
-    const { secret } = await createApiKey(
-      database.db,
-      systemClock,
-      'development',
-      account.value.id,
-      null,
-    );
-    await database.close();
+    const secret = await storeKey(url);
 
     const env: Record<string, string> = { DATABASE_URL: url };
     if (process.env.TEST_REDIS_URL) {

@@ -1,13 +1,8 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { randomUUID } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { after, before, describe, it } from 'node:test';
-import { systemClock } from '../src/clock.js';
 import { ConfigError, loadConfig } from '../src/config.js';
-import { createAccount } from '../src/domain/accounts.js';
-import { createApiKey } from '../src/domain/api-keys.js';
-import { migrate, openDatabase } from '../src/store/database.js';
 import {
   as,
   createCategory,
@@ -15,6 +10,7 @@ import {
   errorCode,
   newTenant,
   startApp,
+  storeKey,
   type TestApp,
   testDatabaseUrl,
 } from './helpers.js';
@@ -198,21 +194,7 @@ describe('a real process under faketime', {
 }, () => {
   it('answers 410 on GET /v1/pets/{id} after the sunset while GET /v1/pets?status=… works', async () => {
     const { url, cleanup } = testDatabaseUrl();
-    const database = openDatabase(url);
-    await migrate(database);
-    const account = await createAccount(database.db, systemClock, {
-      email: `faketime-${randomUUID()}@example.com`,
-      password: 'long enough password',
-    });
-    assert.ok(account.ok);
-    const { secret } = await createApiKey(
-      database.db,
-      systemClock,
-      'development',
-      account.value.id,
-      null,
-    );
-    await database.close();
+    const secret = await storeKey(url);
     // What `faketime '2030-12-06 00:00:00 UTC' …` does, with node as our direct child so it
     // can be stopped: preload libfaketime with a clock that starts there and runs on.
     const child = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], {

@@ -34,6 +34,17 @@ export interface Lease {
   until: string;
 }
 
+/** The columns a claim sets: processing, one more attempt, under the new lease. */
+function underLease(lease: Lease) {
+  return (eb: ExpressionBuilder<Tables, 'messages'>) => ({
+    status: 'processing',
+    attempts: eb('attempts', '+', 1),
+    lease_token: lease.token,
+    lease_until: lease.until,
+    updated_at: lease.now,
+  });
+}
+
 /**
  * Takes up to `limit` claimable messages (due and queued, or processing with an expired lease)
  * in one statement, under a new lease. On PostgreSQL, `FOR UPDATE SKIP LOCKED` lets several
@@ -51,13 +62,7 @@ export function claimDue(database: Database, lease: Lease, limit: number): Promi
     .$if(dialect === 'postgres', (q) => q.forUpdate().skipLocked());
   return db
     .updateTable('messages')
-    .set((eb) => ({
-      status: 'processing',
-      attempts: eb('attempts', '+', 1),
-      lease_token: lease.token,
-      lease_until: lease.until,
-      updated_at: lease.now,
-    }))
+    .set(underLease(lease))
     .where('id', 'in', due)
     .returningAll()
     .execute();
@@ -67,13 +72,7 @@ export function claimDue(database: Database, lease: Lease, limit: number): Promi
 export function claimOne(db: Db, id: string, lease: Lease): Promise<MessageRow | undefined> {
   return db
     .updateTable('messages')
-    .set((eb) => ({
-      status: 'processing',
-      attempts: eb('attempts', '+', 1),
-      lease_token: lease.token,
-      lease_until: lease.until,
-      updated_at: lease.now,
-    }))
+    .set(underLease(lease))
     .where('id', '=', id)
     .where(claimableAt(lease.now))
     .returningAll()
