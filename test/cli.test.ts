@@ -158,7 +158,12 @@ describe('animal-store CLI', () => {
           .status;
       }
       assert.equal(status, 'sent', out);
-      assert.match(out, new RegExp(`"messageId":"${id}"`));
+      // The log line travels through a pipe: it may land a moment after the row says sent.
+      const logged = new RegExp(`"messageId":"${id}"`);
+      for (let i = 0; i < 100 && !logged.test(out); i++) {
+        await new Promise((r) => setTimeout(r, 20));
+      }
+      assert.match(out, logged);
       const exited = new Promise<number | null>((r) => worker.once('exit', (code) => r(code)));
       worker.kill('SIGTERM');
       assert.equal(await exited, 0);

@@ -48,7 +48,8 @@ async function startServer(env: Record<string, string>): Promise<Server> {
 
 async function kill(server: Server, signal: NodeJS.Signals): Promise<void> {
   if (server.child.exitCode !== null || server.child.signalCode !== null) return;
-  const exited = new Promise((r) => server.child.once('exit', r));
+  // 'close' comes after the output pipes are drained, unlike 'exit'.
+  const exited = new Promise((r) => server.child.once('close', r));
   server.child.kill(signal);
   await exited;
 }
