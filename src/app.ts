@@ -14,6 +14,7 @@ import { categoryRoutes } from './http/routes/categories.js';
 import { keyRoutes } from './http/routes/keys.js';
 import { messageRoutes } from './http/routes/messages.js';
 import { petRoutes } from './http/routes/pets.js';
+import { storeRoutes } from './http/routes/store.js';
 import { validatorCompiler } from './http/validation.js';
 import { MemoryCounterStore } from './limits/memory-store.js';
 import { RateLimiter } from './limits/rate-limiter.js';
@@ -124,6 +125,7 @@ export async function buildApp({
         await scope.register(accountRoutes);
         await scope.register(petRoutes);
         await scope.register(categoryRoutes);
+        await scope.register(storeRoutes);
       });
     },
     { prefix: '/v1' },

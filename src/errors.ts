@@ -40,6 +40,14 @@ export const ERRORS = {
     description: 'The pet cannot move from its current status to the requested one.',
   },
   category_in_use: { status: 409, description: 'The category still has pets.' },
+  pet_not_available: {
+    status: 409,
+    description: 'The pet is not `available`, so it cannot be ordered.',
+  },
+  pet_on_order: {
+    status: 409,
+    description: 'The pet has an open order; the order owns its status until it ends.',
+  },
   endpoint_removed: { status: 410, description: 'The operation has passed its sunset date.' },
   payload_too_large: { status: 413, description: 'The body is larger than the service accepts.' },
   rate_limited: { status: 429, description: 'A rate-limit window of the plan is used up.' },

@@ -8,6 +8,11 @@ import { startApp, type TestApp } from './helpers.js';
 
 /** The operations the service offers; the document must describe each of them. */
 const EXPECTED_OPERATIONS = [
+  'placeOrder',
+  'listOrders',
+  'getOrder',
+  'updateOrder',
+  'getInventory',
   'sendMessage',
   'getMessage',
   'createAccount',

@@ -72,6 +72,7 @@ interface Ids {
   categoryId: number;
   keyId?: string;
   messageId?: string;
+  orderId?: number;
 }
 
 function urlFor(op: Operation, ids: Ids): string {
@@ -87,6 +88,10 @@ function bodyFor(op: Operation, ids: Ids): Record<string, unknown> {
     return { name: 'Intruder', categoryId: ids.categoryId };
   }
   if (op.method === 'POST' && op.path === '/messages') return { message: 'Intruder' };
+  if (op.method === 'POST' && op.path === '/v1/store/orders') return { petId: ids.petId };
+  if (op.method === 'PATCH' && op.path === '/v1/store/orders/{orderId}') {
+    return { status: 'approved' };
+  }
   return { name: 'Intruder' };
 }
 
@@ -133,6 +138,7 @@ let owner: Tenant;
 let ids: Ids;
 let busyCategory: { id: number; name: string };
 let messageId: string;
+let orderId: number;
 let emptyCategory: { id: number; name: string };
 let pet: { id: number; name: string; categoryId: number; status: string };
 
@@ -162,6 +168,16 @@ before(async () => {
     payload: { message: 'Owner note' },
   });
   messageId = message.json().id;
+  const ordered = await createPet(t.app, owner, {
+    name: 'Owner Kiwi',
+    categoryId: busyCategory.id,
+  });
+  const order = await as(t.app, owner, {
+    method: 'POST',
+    url: '/v1/store/orders',
+    payload: { petId: ordered.id },
+  });
+  orderId = order.json().id;
   ids = { petId: pet.id, categoryId: emptyCategory.id };
 });
 
@@ -344,7 +360,7 @@ describe('bearer authentication, on every bearer-protected operation', () => {
           const res = await t.app.inject(
             requestFor(
               op,
-              { petId: fresh.id, categoryId: category.id, messageId },
+              { petId: fresh.id, categoryId: category.id, messageId, orderId },
               { authorization: `${scheme} ${owner.key}` },
             ),
           );
@@ -355,7 +371,11 @@ describe('bearer authentication, on every bearer-protected operation', () => {
           // Clean up, so the owner's state stays as it was: what the operation made, then ours.
           const location = res.headers.location;
           if (typeof location === 'string') {
-            await as(t.app, owner, { method: 'DELETE', url: new URL(location).pathname });
+            const path = new URL(location).pathname;
+            // An order is ended, not deleted; that frees its pet for deletion below.
+            await (path.startsWith('/v1/store/orders/')
+              ? as(t.app, owner, { method: 'PATCH', url: path, payload: { status: 'cancelled' } })
+              : as(t.app, owner, { method: 'DELETE', url: path }));
           }
           await as(t.app, owner, { method: 'DELETE', url: `/v1/pets/${fresh.id}` });
           await as(t.app, owner, { method: 'DELETE', url: `/v1/categories/${category.id}` });

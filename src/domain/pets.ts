@@ -1,8 +1,10 @@
 import type { Clock } from '../clock.js';
 import type { Db } from '../store/database.js';
 import { isForeignKeyViolation } from '../store/errors.js';
+import { hasOpenOrder } from '../store/orders-repository.js';
 import {
-  deletePet,
+  countPetsByStatus,
+  deletePetWithoutOpenOrder,
   findPet,
   insertPet,
   listPets,
@@ -54,6 +56,8 @@ function toPet(row: PetRow): Pet {
 }
 
 const notFound = (id: number) => fail('not_found', `No pet ${id} in this account.`);
+const onOrder = (id: number) =>
+  fail('pet_on_order', `Pet ${id} has an open order; cancel or deliver the order first.`);
 const unknownCategory = (id: number | undefined) =>
   fail('unknown_category', `No category ${id} in this account; create it first.`);
 
@@ -112,7 +116,7 @@ export async function updatePet(
   accountId: string,
   id: number,
   changes: PetChanges,
-): Promise<Result<Pet, 'not_found' | 'unknown_category' | 'invalid_transition'>> {
+): Promise<Result<Pet, 'not_found' | 'unknown_category' | 'invalid_transition' | 'pet_on_order'>> {
   // Compare-and-set on the status read: if another request moved the pet in between, read
   // again and judge the move against the new status.
   for (let attempt = 0; attempt < 5; attempt++) {
@@ -120,6 +124,7 @@ export async function updatePet(
     if (!current) return notFound(id);
     const from = current.status as PetStatus;
     const to = changes.status ?? from;
+    if (to !== from && (await hasOpenOrder(db, accountId, id))) return onOrder(id);
     if (!canMove(from, to)) {
       return fail(
         'invalid_transition',
@@ -147,6 +152,21 @@ export async function removePet(
   db: Db,
   accountId: string,
   id: number,
-): Promise<Result<void, 'not_found'>> {
-  return (await deletePet(db, accountId, id)) ? ok(undefined) : notFound(id);
+): Promise<Result<void, 'not_found' | 'pet_on_order'>> {
+  if (await deletePetWithoutOpenOrder(db, accountId, id)) return ok(undefined);
+  return (await findPet(db, accountId, id)) ? onOrder(id) : notFound(id);
+}
+
+export interface Inventory {
+  available: number;
+  pending: number;
+  sold: number;
+}
+
+export async function inventory(db: Db, accountId: string): Promise<Inventory> {
+  const counts: Inventory = { available: 0, pending: 0, sold: 0 };
+  for (const { status, n } of await countPetsByStatus(db, accountId)) {
+    if (status in counts) counts[status as PetStatus] = n;
+  }
+  return counts;
 }

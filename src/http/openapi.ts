@@ -135,6 +135,10 @@ export async function registerOpenApi(app: FastifyInstance, config: Config): Pro
       servers: servers(config, local),
       tags: [
         { name: 'Pets', description: 'The animals offered in the store.' },
+        {
+          name: 'Store',
+          description: 'Orders and inventory: an order moves a pet to pending, then sold.',
+        },
         { name: 'Categories', description: 'Groups that every animal belongs to.' },
         { name: 'Accounts', description: 'Sign-up and your account.' },
         { name: 'API keys', description: 'Create, list and revoke keys (HTTP Basic).' },

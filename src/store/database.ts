@@ -6,6 +6,7 @@ import pg from 'pg';
 import * as initial from './migrations/0001_initial.js';
 import * as messages from './migrations/0002_messages.js';
 import * as deprecatedCalls from './migrations/0003_deprecated_calls.js';
+import * as orders from './migrations/0004_orders.js';
 import type { Tables } from './tables.js';
 
 export type Dialect = 'sqlite' | 'postgres';
@@ -70,6 +71,7 @@ function migrations(dialect: Dialect): Record<string, Migration> {
     '0001_initial': { up: (db) => initial.up(db, dialect) },
     '0002_messages': { up: (db) => messages.up(db, dialect) },
     '0003_deprecated_calls': { up: (db) => deprecatedCalls.up(db, dialect) },
+    '0004_orders': { up: (db) => orders.up(db, dialect) },
   };
 }
 

@@ -52,11 +52,40 @@ export function updatePetIfStatus(
     .executeTakeFirst();
 }
 
-export async function deletePet(db: Db, accountId: string, id: number): Promise<boolean> {
+/** Deletes the pet unless it has an open order (one statement, so no order slips between). */
+export async function deletePetWithoutOpenOrder(
+  db: Db,
+  accountId: string,
+  id: number,
+): Promise<boolean> {
   const result = await db
     .deleteFrom('pets')
     .where('account_id', '=', accountId)
     .where('id', '=', id)
+    .where(({ not, exists, selectFrom }) =>
+      not(
+        exists(
+          selectFrom('orders')
+            .select('orders.id')
+            .where('orders.pet_id', '=', id)
+            .where('orders.status', 'in', ['placed', 'approved']),
+        ),
+      ),
+    )
     .executeTakeFirst();
   return Number(result.numDeletedRows) === 1;
+}
+
+/** Pets of the account per status, counted by the database. */
+export async function countPetsByStatus(
+  db: Db,
+  accountId: string,
+): Promise<Array<{ status: string; n: number }>> {
+  const rows = await db
+    .selectFrom('pets')
+    .select((eb) => ['status', eb.fn.countAll<number>().as('n')])
+    .where('account_id', '=', accountId)
+    .groupBy('status')
+    .execute();
+  return rows.map((r) => ({ status: r.status, n: Number(r.n) }));
 }

@@ -66,6 +66,15 @@ export interface DeprecatedCallsTable {
   last_called_at: Timestamp;
 }
 
+export interface OrdersTable {
+  id: Generated<number>;
+  account_id: string;
+  pet_id: number;
+  status: string;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
 export interface Tables {
   accounts: AccountsTable;
   api_keys: ApiKeysTable;
@@ -73,6 +82,7 @@ export interface Tables {
   pets: PetsTable;
   messages: MessagesTable;
   deprecated_calls: DeprecatedCallsTable;
+  orders: OrdersTable;
 }
 
 export type AccountRow = Selectable<AccountsTable>;
@@ -81,6 +91,7 @@ export type CategoryRow = Selectable<CategoriesTable>;
 export type PetRow = Selectable<PetsTable>;
 export type NewPetRow = Insertable<PetsTable>;
 export type MessageRow = Selectable<MessagesTable>;
+export type OrderRow = Selectable<OrdersTable>;
 
 export function toIso(value: Date | string): string {
   return (value instanceof Date ? value : new Date(value)).toISOString();

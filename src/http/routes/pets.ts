@@ -127,6 +127,7 @@ export const petRoutes: FastifyPluginAsyncTypebox = async (app) => {
             'not_found',
             'unknown_category',
             'invalid_transition',
+            'pet_on_order',
           ),
         },
       },
@@ -149,7 +150,7 @@ export const petRoutes: FastifyPluginAsyncTypebox = async (app) => {
         params: PetParams,
         response: {
           204: { type: 'null', description: 'Removed.' },
-          ...errorResponses(...base, 'validation_failed', 'not_found'),
+          ...errorResponses(...base, 'validation_failed', 'not_found', 'pet_on_order'),
         },
       },
     },

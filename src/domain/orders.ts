@@ -1,0 +1,137 @@
+import type { Clock } from '../clock.js';
+import type { Db } from '../store/database.js';
+import {
+  findOrder,
+  insertOrder,
+  listOrders,
+  updateOrderIfStatus,
+} from '../store/orders-repository.js';
+import { findPet, updatePetIfStatus } from '../store/pets-repository.js';
+import { type OrderRow, toIso } from '../store/tables.js';
+import { decodeCursor, type Page, type PageRequest, pageSize, toPage } from './pagination.js';
+import type { PetStatus } from './pets.js';
+import { fail, ok, type Result } from './result.js';
+
+export const ORDER_STATUSES = ['placed', 'approved', 'delivered', 'cancelled'] as const;
+export type OrderStatus = (typeof ORDER_STATUSES)[number];
+
+export interface Order {
+  id: number;
+  petId: number;
+  status: OrderStatus;
+  createdAt: string;
+  updatedAt: string;
+}
+
+/** placed → approved → delivered, and placed | approved → cancelled. */
+const NEXT: Record<OrderStatus, readonly OrderStatus[]> = {
+  placed: ['approved', 'cancelled'],
+  approved: ['delivered', 'cancelled'],
+  delivered: [],
+  cancelled: [],
+};
+
+/** What an order's end does to its pet (which is `pending` while the order is open). */
+const PET_AFTER: Partial<Record<OrderStatus, PetStatus>> = {
+  delivered: 'sold',
+  cancelled: 'available',
+};
+
+function toOrder(row: OrderRow): Order {
+  return {
+    id: row.id,
+    petId: row.pet_id,
+    status: row.status as OrderStatus,
+    createdAt: toIso(row.created_at),
+    updatedAt: toIso(row.updated_at),
+  };
+}
+
+const notFound = (id: number) => fail('not_found', `No order ${id} in this account.`);
+
+/**
+ * Places an order for an available pet of the account, making it pending, in one transaction.
+ * The pet's compare-and-set (available → pending) lets exactly one of many concurrent orders
+ * for one pet through, on SQLite and PostgreSQL alike.
+ */
+export function placeOrder(
+  db: Db,
+  clock: Clock,
+  accountId: string,
+  petId: number,
+): Promise<Result<Order, 'not_found' | 'pet_not_available'>> {
+  return db.transaction().execute(async (trx) => {
+    const at = clock.now().toISOString();
+    const pet = await updatePetIfStatus(trx, accountId, petId, 'available', {
+      status: 'pending',
+      updated_at: at,
+    });
+    if (!pet) {
+      const existing = await findPet(trx, accountId, petId);
+      return existing
+        ? fail('pet_not_available', `Pet ${petId} is ${existing.status}, not available.`)
+        : fail('not_found', `No pet ${petId} in this account.`);
+    }
+    return ok(toOrder(await insertOrder(trx, accountId, petId, at)));
+  });
+}
+
+export async function getOrder(
+  db: Db,
+  accountId: string,
+  id: number,
+): Promise<Result<Order, 'not_found'>> {
+  const row = await findOrder(db, accountId, id);
+  return row ? ok(toOrder(row)) : notFound(id);
+}
+
+export async function listOrderPage(
+  db: Db,
+  accountId: string,
+  query: PageRequest & { status?: OrderStatus | undefined },
+): Promise<Result<Page<Order>, 'invalid_cursor'>> {
+  const after = decodeCursor(query.cursor);
+  if (!after.ok) return after;
+  const rows = await listOrders(db, accountId, {
+    status: query.status,
+    afterId: after.value,
+    take: pageSize(query) + 1,
+  });
+  const { items, nextCursor } = toPage(rows, pageSize(query));
+  return ok({ items: items.map(toOrder), nextCursor });
+}
+
+/** Moves an order and, when it ends, its pet, together or not at all. */
+export async function updateOrder(
+  db: Db,
+  clock: Clock,
+  accountId: string,
+  id: number,
+  to: OrderStatus,
+): Promise<Result<Order, 'not_found' | 'invalid_transition'>> {
+  for (let attempt = 0; attempt < 5; attempt++) {
+    const result = await db.transaction().execute(async (trx) => {
+      const current = await findOrder(trx, accountId, id);
+      if (!current) return notFound(id);
+      const from = current.status as OrderStatus;
+      if (from === to) return ok(toOrder(current));
+      if (!NEXT[from].includes(to)) {
+        const allowed = NEXT[from].length ? `; it can become ${NEXT[from].join(' or ')}` : '';
+        return fail('invalid_transition', `A ${from} order cannot become ${to}${allowed}.`);
+      }
+      const at = clock.now().toISOString();
+      const row = await updateOrderIfStatus(trx, accountId, id, from, to, at);
+      if (!row) return undefined; // moved by another request meanwhile: judge again
+      const petStatus = PET_AFTER[to];
+      if (petStatus) {
+        await updatePetIfStatus(trx, accountId, row.pet_id, 'pending', {
+          status: petStatus,
+          updated_at: at,
+        });
+      }
+      return ok(toOrder(row));
+    });
+    if (result) return result;
+  }
+  throw new Error(`order ${id} kept changing under concurrent updates`);
+}

@@ -1,0 +1,158 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from 'typebox';
+import { getOrder, listOrderPage, placeOrder, updateOrder } from '../../domain/orders.js';
+import { inventory } from '../../domain/pets.js';
+import { callerOf } from '../auth.js';
+import { nextLink, v1Url } from '../links.js';
+import { unwrap } from '../reply.js';
+import {
+  BEARER_ERRORS,
+  BODY_ERRORS,
+  COMMON_ERRORS,
+  errorResponses,
+  LinkHeader,
+} from '../schemas/common.js';
+import {
+  Inventory,
+  NewOrder,
+  Order,
+  OrderListQuery,
+  OrderParams,
+  OrderPatch,
+} from '../schemas/orders.js';
+
+const tags = ['Store'];
+const security = [{ bearerAuth: [] }];
+const base = [...COMMON_ERRORS, ...BEARER_ERRORS] as const;
+
+/** Store orders and inventory: what moves a pet from available to pending to sold. */
+export const storeRoutes: FastifyPluginAsyncTypebox = async (app) => {
+  const { database, clock, config } = app.ctx;
+  const { db } = database;
+
+  app.post(
+    '/store/orders',
+    {
+      schema: {
+        operationId: 'placeOrder',
+        summary: 'Place an order',
+        description:
+          'Orders an `available` pet of this account; the pet becomes `pending` in the same ' +
+          'transaction. Of several orders for one pet at once, exactly one succeeds.',
+        tags,
+        security,
+        body: NewOrder,
+        response: {
+          201: { ...Order, description: 'The order, `placed`.' },
+          ...errorResponses(...base, ...BODY_ERRORS, 'not_found', 'pet_not_available'),
+        },
+      },
+    },
+    async (request, reply) => {
+      const { account } = callerOf(request);
+      const order = unwrap(await placeOrder(db, clock, account.id, request.body.petId));
+      const location = v1Url(config, request, `/store/orders/${order.id}`).href;
+      return reply.code(201).header('location', location).send(order);
+    },
+  );
+
+  app.get(
+    '/store/orders',
+    {
+      schema: {
+        operationId: 'listOrders',
+        summary: 'List orders',
+        description: 'A page of orders by id; the next page is in the `Link` header.',
+        tags,
+        security,
+        querystring: OrderListQuery,
+        response: {
+          200: {
+            ...Type.Array(Order, { title: 'Orders' }),
+            description: 'A page of orders.',
+            headers: { link: LinkHeader },
+          },
+          ...errorResponses(...base, 'validation_failed', 'invalid_cursor'),
+        },
+      },
+    },
+    async (request, reply) => {
+      const { account } = callerOf(request);
+      const page = unwrap(await listOrderPage(db, account.id, request.query));
+      if (page.nextCursor) {
+        reply.header(
+          'link',
+          nextLink(config, request, '/store/orders', request.query, page.nextCursor),
+        );
+      }
+      return page.items;
+    },
+  );
+
+  app.get(
+    '/store/orders/:orderId',
+    {
+      schema: {
+        operationId: 'getOrder',
+        summary: 'Get an order',
+        description: 'One order of this account.',
+        tags,
+        security,
+        params: OrderParams,
+        response: {
+          200: { ...Order, description: 'The order.' },
+          ...errorResponses(...base, 'validation_failed', 'not_found'),
+        },
+      },
+    },
+    async (request) => {
+      const { account } = callerOf(request);
+      return unwrap(await getOrder(db, account.id, request.params.orderId));
+    },
+  );
+
+  app.patch(
+    '/store/orders/:orderId',
+    {
+      schema: {
+        operationId: 'updateOrder',
+        summary: 'Move an order',
+        description:
+          '`approved`, `delivered` (the pet becomes `sold`) or `cancelled` (the pet becomes ' +
+          '`available`); order and pet change together or not at all.',
+        tags,
+        security,
+        params: OrderParams,
+        body: OrderPatch,
+        response: {
+          200: { ...Order, description: 'The order after the change.' },
+          ...errorResponses(...base, ...BODY_ERRORS, 'not_found', 'invalid_transition'),
+        },
+      },
+    },
+    async (request) => {
+      const { account } = callerOf(request);
+      return unwrap(
+        await updateOrder(db, clock, account.id, request.params.orderId, request.body.status),
+      );
+    },
+  );
+
+  app.get(
+    '/store/inventory',
+    {
+      schema: {
+        operationId: 'getInventory',
+        summary: 'Count pets by status',
+        description: 'How many pets of this account are available, pending and sold.',
+        tags,
+        security,
+        response: {
+          200: { ...Inventory, description: 'Counts per status.' },
+          ...errorResponses(...base),
+        },
+      },
+    },
+    async (request) => inventory(db, callerOf(request).account.id),
+  );
+};

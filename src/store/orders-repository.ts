@@ -1,0 +1,76 @@
+import type { Db } from './database.js';
+import type { OrderRow } from './tables.js';
+
+export function insertOrder(
+  db: Db,
+  accountId: string,
+  petId: number,
+  at: string,
+): Promise<OrderRow> {
+  return db
+    .insertInto('orders')
+    .values({
+      account_id: accountId,
+      pet_id: petId,
+      status: 'placed',
+      created_at: at,
+      updated_at: at,
+    })
+    .returningAll()
+    .executeTakeFirstOrThrow();
+}
+
+export function findOrder(db: Db, accountId: string, id: number): Promise<OrderRow | undefined> {
+  return db
+    .selectFrom('orders')
+    .selectAll()
+    .where('account_id', '=', accountId)
+    .where('id', '=', id)
+    .executeTakeFirst();
+}
+
+export function listOrders(
+  db: Db,
+  accountId: string,
+  filter: { status?: string | undefined; afterId: number; take: number },
+): Promise<OrderRow[]> {
+  return db
+    .selectFrom('orders')
+    .selectAll()
+    .where('account_id', '=', accountId)
+    .$if(filter.status !== undefined, (q) => q.where('status', '=', filter.status as string))
+    .where('id', '>', filter.afterId)
+    .orderBy('id')
+    .limit(filter.take)
+    .execute();
+}
+
+/** Compare-and-set on the order's status, like pets. */
+export function updateOrderIfStatus(
+  db: Db,
+  accountId: string,
+  id: number,
+  expected: string,
+  status: string,
+  at: string,
+): Promise<OrderRow | undefined> {
+  return db
+    .updateTable('orders')
+    .set({ status, updated_at: at })
+    .where('account_id', '=', accountId)
+    .where('id', '=', id)
+    .where('status', '=', expected)
+    .returningAll()
+    .executeTakeFirst();
+}
+
+export async function hasOpenOrder(db: Db, accountId: string, petId: number): Promise<boolean> {
+  const row = await db
+    .selectFrom('orders')
+    .select('id')
+    .where('account_id', '=', accountId)
+    .where('pet_id', '=', petId)
+    .where('status', 'in', ['placed', 'approved'])
+    .executeTakeFirst();
+  return row !== undefined;
+}
