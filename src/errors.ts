@@ -85,7 +85,3 @@ export class ApiError extends Error {
     this.status = ERRORS[code].status;
   }
 }
-
-export function statusOf(code: ErrorCode): number {
-  return ERRORS[code].status;
-}
