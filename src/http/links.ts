@@ -1,5 +1,6 @@
-import type { FastifyRequest } from 'fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Config } from '../config.js';
+import type { Page } from '../domain/pagination.js';
 
 /**
  * Absolute URL of a path served under `/v1`: on this deployment's configured address (the one
@@ -38,4 +39,19 @@ export function docsUrl(config: Config, request: FastifyRequest, anchor = ''): U
     ? new URL(config.ownBaseUrl).origin
     : `${request.protocol}://${request.host}`;
   return new URL(`/docs${anchor}`, origin);
+}
+
+/** A page as the API answers it: the bare array, and the next page in the `Link` header. */
+export function sendPage<T>(
+  config: Config,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  path: string,
+  page: Page<T>,
+): T[] {
+  if (page.nextCursor) {
+    const query = request.query as Record<string, string | number | undefined>;
+    reply.header('link', nextLink(config, request, path, query, page.nextCursor));
+  }
+  return page.items;
 }

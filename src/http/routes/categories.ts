@@ -8,7 +8,7 @@ import {
   updateCategory,
 } from '../../domain/categories.js';
 import { callerOf } from '../auth.js';
-import { nextLink, v1Url } from '../links.js';
+import { sendPage, v1Url } from '../links.js';
 import { unwrap } from '../reply.js';
 import {
   Category,
@@ -56,13 +56,7 @@ export const categoryRoutes: FastifyPluginAsyncTypebox = async (app) => {
     async (request, reply) => {
       const { account } = callerOf(request);
       const page = unwrap(await listCategoryPage(db, account.id, request.query));
-      if (page.nextCursor) {
-        reply.header(
-          'link',
-          nextLink(config, request, '/categories', request.query, page.nextCursor),
-        );
-      }
-      return page.items;
+      return sendPage(config, request, reply, '/categories', page);
     },
   );
 

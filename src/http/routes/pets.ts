@@ -4,7 +4,7 @@ import { GET_PET } from '../../domain/deprecations.js';
 import { createPet, getPet, listPetPage, removePet, updatePet } from '../../domain/pets.js';
 import { callerOf } from '../auth.js';
 import { DEPRECATION_HEADERS, deprecated } from '../deprecation.js';
-import { nextLink, v1Url } from '../links.js';
+import { sendPage, v1Url } from '../links.js';
 import { unwrap } from '../reply.js';
 import {
   BEARER_ERRORS,
@@ -48,10 +48,7 @@ export const petRoutes: FastifyPluginAsyncTypebox = async (app) => {
     async (request, reply) => {
       const { account } = callerOf(request);
       const page = unwrap(await listPetPage(db, account.id, request.query));
-      if (page.nextCursor) {
-        reply.header('link', nextLink(config, request, '/pets', request.query, page.nextCursor));
-      }
-      return page.items;
+      return sendPage(config, request, reply, '/pets', page);
     },
   );
 

@@ -3,7 +3,7 @@ import { Type } from 'typebox';
 import { getOrder, listOrderPage, placeOrder, updateOrder } from '../../domain/orders.js';
 import { inventory } from '../../domain/pets.js';
 import { callerOf } from '../auth.js';
-import { nextLink, v1Url } from '../links.js';
+import { sendPage, v1Url } from '../links.js';
 import { unwrap } from '../reply.js';
 import {
   BEARER_ERRORS,
@@ -79,13 +79,7 @@ export const storeRoutes: FastifyPluginAsyncTypebox = async (app) => {
     async (request, reply) => {
       const { account } = callerOf(request);
       const page = unwrap(await listOrderPage(db, account.id, request.query));
-      if (page.nextCursor) {
-        reply.header(
-          'link',
-          nextLink(config, request, '/store/orders', request.query, page.nextCursor),
-        );
-      }
-      return page.items;
+      return sendPage(config, request, reply, '/store/orders', page);
     },
   );
 
