@@ -195,3 +195,14 @@ export async function storeKey(url: string): Promise<string> {
     await database.close();
   }
 }
+
+/** The URL of a page's `Link: <…>; rel="next"`, or undefined on the last page. */
+export function nextLinkUrl(res: LightMyRequestResponse): URL | undefined {
+  const target = /<([^>]+)>; rel="next"/.exec(String(res.headers.link ?? ''))?.[1];
+  return target === undefined ? undefined : new URL(target);
+}
+
+/** The path and query of a URL, for `app.inject`. */
+export function pathOf(url: URL): string {
+  return url.pathname + url.search;
+}

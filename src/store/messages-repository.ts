@@ -100,16 +100,6 @@ export async function settle(
   return Number(result.numUpdatedRows) === 1;
 }
 
-/** Messages waiting for a worker (queued, or held by one): the queue depth. */
-export async function countPending(db: Db): Promise<number> {
-  const row = await db
-    .selectFrom('messages')
-    .select((eb) => eb.fn.countAll<number>().as('n'))
-    .where('status', 'in', ['queued', 'processing'])
-    .executeTakeFirstOrThrow();
-  return Number(row.n);
-}
-
 /** Queued messages overdue by `before`, and expired leases: what a lost enqueue left behind. */
 export function findStranded(db: Db, before: string, limit: number): Promise<MessageRow[]> {
   return db
