@@ -4,6 +4,7 @@ import Fastify, { type FastifyInstance } from 'fastify';
 import { type Clock, systemClock } from './clock.js';
 import type { Config } from './config.js';
 import { KeyAuthenticator } from './domain/api-keys.js';
+import { ApiError } from './errors.js';
 import { anonymous, basicAuth, bearerAuth } from './http/auth.js';
 import type { AppContext } from './http/context.js';
 import { registerErrorHandling, sendError, toApiError } from './http/error-handler.js';
@@ -13,15 +14,35 @@ import { accountRoutes, signUpRoutes } from './http/routes/accounts.js';
 import { categoryRoutes } from './http/routes/categories.js';
 import { keyRoutes } from './http/routes/keys.js';
 import { messageRoutes } from './http/routes/messages.js';
+import { opsRoutes } from './http/routes/ops.js';
 import { petRoutes } from './http/routes/pets.js';
 import { storeRoutes } from './http/routes/store.js';
 import { validatorCompiler } from './http/validation.js';
 import { MemoryCounterStore } from './limits/memory-store.js';
 import { RateLimiter } from './limits/rate-limiter.js';
-import { RedisCounterStore } from './limits/redis-store.js';
+import type { CounterStore } from './limits/store.js';
+import { Metrics } from './ops/metrics.js';
+import { portalPlugin } from './portal/plugin.js';
 import { createMessageQueue } from './queue/create.js';
 import { LogSink, type MessageSink } from './queue/sink.js';
 import type { Database } from './store/database.js';
+import { countUnsettled } from './store/messages-repository.js';
+
+/** A DNS name or IPv4 address, or a bracketed IPv6 address, then an optional port. */
+const VALID_HOST = /^(?:[A-Za-z0-9.-]+|\[[0-9A-Fa-f:.]+\])(?::[0-9]{1,5})?$/;
+
+/** Fastify's `trustProxy`; a hop count becomes the function Fastify itself would make of it
+ * (its types omit the number form). */
+function trustProxy(setting: Config['trustProxy']) {
+  if (typeof setting !== 'number') return setting;
+  return (_address: string, hop: number) => hop < setting;
+}
+
+/** The Redis client is loaded only when configured: the embedded mode never pays for it. */
+async function connectRedisStore(url: string): Promise<CounterStore> {
+  const { RedisCounterStore } = await import('./limits/redis-store.js');
+  return RedisCounterStore.connect(url);
+}
 
 export interface AppOptions {
   config: Config;
@@ -51,7 +72,7 @@ export async function buildApp({
         censor: '[redacted]',
       },
     },
-    trustProxy: config.trustProxy,
+    trustProxy: trustProxy(config.trustProxy),
     bodyLimit: config.bodyLimit,
     genReqId: (req) => {
       const given = req.headers['x-request-id'];
@@ -64,18 +85,23 @@ export async function buildApp({
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   const limiter = new RateLimiter(
-    config.redisUrl ? await RedisCounterStore.connect(config.redisUrl) : new MemoryCounterStore(),
+    config.redisUrl ? await connectRedisStore(config.redisUrl) : new MemoryCounterStore(),
     clock,
     { ...config.rateLimit, keyPrefix: `${config.redisKeyPrefix}rl:` },
   );
   app.addHook('onClose', () => limiter.close());
-  const limits = new RateLimitGuard(limiter, config.rateLimit.onStoreError);
+  const metrics = new Metrics({
+    queueDepth: () => countUnsettled(database.db),
+    pool: () => database.poolStats(),
+  });
+  const limits = new RateLimitGuard(limiter, config.rateLimit.onStoreError, metrics);
   const queue = await createMessageQueue(
     config,
     database,
     clock,
     sink ?? new LogSink(app.log),
     app.log,
+    (outcome) => metrics.processed(outcome.status),
   );
   // Requests are finished before onClose hooks run; then the worker stops taking messages
   // and finishes (or, on BullMQ, releases) the ones in hand.
@@ -85,9 +111,11 @@ export async function buildApp({
     config,
     database,
     clock,
-    keys: new KeyAuthenticator(database.db, clock, config.env),
+    keys: new KeyAuthenticator(database.db, clock, config.env, () => database.generation()),
     limiter,
     queue,
+    metrics,
+    lifecycle: { draining: false },
   };
   app.decorate('ctx', context);
   app.decorateRequest('caller', null);
@@ -100,8 +128,29 @@ export async function buildApp({
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) =>
     body.length === 0 ? done(null, undefined) : parseJson(request, String(body), done),
   );
-  app.addHook('onSend', async (request, reply) => {
+  // The three hooks every request meets take callbacks, not promises: each async hook costs a
+  // promise and a microtask per request.
+  app.addHook('onSend', (request, reply, payload, done) => {
     reply.header('x-request-id', request.id);
+    // While shutting down, each answer ends its connection, so keep-alive clients reconnect to
+    // another instance instead of holding this one open.
+    if (context.lifecycle.draining) reply.header('connection', 'close');
+    done(null, payload);
+  });
+  // By route pattern, never the raw URL, so clients cannot multiply the series.
+  app.addHook('onResponse', (request, reply, done) => {
+    const route = request.routeOptions.url ?? 'unmatched';
+    metrics.request(request.method, route, reply.statusCode, reply.elapsedTime / 1000);
+    done();
+  });
+  // Links and Location headers are built on the Host in development: a Host that is not a
+  // host name is refused before anything is done, not met as a broken URL after a write.
+  app.addHook('onRequest', (request, _reply, done) => {
+    if (request.host && !VALID_HOST.test(request.host)) {
+      done(new ApiError('bad_request', 'The Host header is not a valid host[:port].'));
+      return;
+    }
+    done();
   });
   registerErrorHandling(app);
   await registerOpenApi(app, config);
@@ -135,7 +184,13 @@ export async function buildApp({
     await scope.register(messageRoutes);
   });
 
-  app.get('/', { schema: { hide: true } }, (_request, reply) => reply.redirect('/docs/'));
+  await app.register(opsRoutes);
+  await app.register(portalPlugin, { prefix: '/portal' });
+
+  // A person opening the service's address lands on the portal in development, on the docs
+  // elsewhere (where the address is the API's, and people arrive from its documentation).
+  const home = config.env === 'development' ? '/portal' : '/docs/';
+  app.get('/', { schema: { hide: true } }, (_request, reply) => reply.redirect(home));
 
   return app;
 }

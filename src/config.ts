@@ -1,3 +1,5 @@
+import { randomBytes } from 'node:crypto';
+
 /**
  * The one place that reads the environment. Every value is checked here, at start; a bad
  * value stops the process with a message naming the variable.
@@ -21,18 +23,35 @@ export interface Config {
   /** This deployment's own catalogue address (production's or staging's), for the links it
    * builds; unset in development, where links follow the request's host. */
   ownBaseUrl: string | undefined;
-  /** Trust `X-Forwarded-*` headers (only behind a proxy you run). */
-  trustProxy: boolean;
+  /** Which `X-Forwarded-*` hops to believe: none (false), all (true), the last N proxies, or
+   * the proxies at these addresses/CIDR ranges (Fastify's `trustProxy`). */
+  trustProxy: boolean | number | string[];
   /** Create a demo account and print a key on the first start on an empty store. */
   demoAccount: boolean;
   /** Largest request body accepted, in bytes. */
   bodyLimit: number;
   /** PostgreSQL pool size. */
   databasePoolSize: number;
+  /** PostgreSQL: longest a statement may run before the server cancels it. */
+  databaseStatementTimeoutMs: number;
+  /** Bring the schema up to date at start (off: `animal-store migrate` in the deploy does). */
+  migrateOnStart: boolean;
+  /** Longest a SIGTERM/SIGINT shutdown may take before the process exits anyway. */
+  shutdownTimeoutMs: number;
+  /** Where `/metrics` is served: nowhere, on the API port (optionally behind a bearer token),
+   * or on a port of its own. */
+  metrics:
+    | { mode: 'off' }
+    | { mode: 'public' }
+    | { mode: 'token'; token: string }
+    | { mode: 'port'; port: number; host: string };
   /** `redis://…`: share rate-limit counters (and later the queue) between instances. */
   redisUrl: string | undefined;
   /** Prefix of every Redis key this deployment writes. */
   redisKeyPrefix: string;
+  /** Keys that sign the developer portal's cookies: the first signs, every one verifies (so a
+   * key can be rotated without signing everyone out). Random per process in development. */
+  sessionSecrets: string[];
   /** Run the message worker in this process. */
   worker: boolean;
   messages: {
@@ -128,6 +147,68 @@ function databaseUrl(env: Env): string {
   );
 }
 
+const PROXY_ADDRESS = /^(?:[0-9.]+|[0-9A-Fa-f:.]+)(?:\/[0-9]{1,3})?$/;
+
+function trustProxy(env: Env): boolean | number | string[] {
+  const value = read(env, 'TRUST_PROXY');
+  if (value === undefined) return false;
+  if (/^\d+$/.test(value)) return integer(env, 'TRUST_PROXY', 0, 0, 100);
+  if (/^[a-z]+$/i.test(value)) return boolean(env, 'TRUST_PROXY', false);
+  const addresses = value.split(',').map((address) => address.trim());
+  if (addresses.every((address) => PROXY_ADDRESS.test(address) && /\d/.test(address))) {
+    return addresses;
+  }
+  throw new ConfigError(
+    'TRUST_PROXY',
+    `must be true, false, a number of proxy hops, or proxy addresses/CIDR ranges separated by commas (got "${value}")`,
+  );
+}
+
+function metrics(env: Env, appEnv: AppEnv, host: string): Config['metrics'] {
+  // Open on the API port is handy on a laptop, and never the default where the API is public.
+  const fallback = appEnv === 'development' ? 'public' : 'off';
+  const mode = oneOf(env, 'METRICS', ['off', 'public', 'token', 'port'] as const, fallback);
+  if (mode === 'token') {
+    const token = read(env, 'METRICS_TOKEN');
+    if (token === undefined || token.length < 16) {
+      throw new ConfigError('METRICS_TOKEN', 'must be at least 16 characters when METRICS=token');
+    }
+    return { mode, token };
+  }
+  if (mode === 'port') {
+    if (read(env, 'METRICS_PORT') === undefined) {
+      throw new ConfigError('METRICS_PORT', 'must be set when METRICS=port');
+    }
+    return {
+      mode,
+      port: integer(env, 'METRICS_PORT', 0, 0, 65535),
+      host: read(env, 'METRICS_HOST') ?? host,
+    };
+  }
+  return { mode };
+}
+
+const SESSION_SECRET_MIN_LENGTH = 32;
+
+function sessionSecrets(env: Env, appEnv: AppEnv): string[] {
+  const value = read(env, 'SESSION_SECRET');
+  if (value === undefined) {
+    if (appEnv !== 'development') {
+      throw new ConfigError('SESSION_SECRET', `must be set when APP_ENV is ${appEnv}`);
+    }
+    // Development sessions last as long as the process; nothing to configure.
+    return [randomBytes(32).toString('base64url')];
+  }
+  const secrets = value.split(',').map((secret) => secret.trim());
+  if (secrets.some((secret) => secret.length < SESSION_SECRET_MIN_LENGTH)) {
+    throw new ConfigError(
+      'SESSION_SECRET',
+      `must be one or more comma-separated secrets of at least ${SESSION_SECRET_MIN_LENGTH} characters each`,
+    );
+  }
+  return secrets;
+}
+
 /** Hides the password of a connection string before it is shown anywhere. */
 export function redactUrl(value: string): string {
   return value.replace(/\/\/([^:/@]*):[^@/]*@/, '//$1:***@');
@@ -162,9 +243,10 @@ export function loadConfig(env: Env = process.env): Config {
   for (const [name, value] of required[appEnv]) {
     if (value === undefined) throw new ConfigError(name, `must be set when APP_ENV is ${appEnv}`);
   }
+  const host = read(env, 'HOST') ?? '127.0.0.1';
   return {
     env: appEnv,
-    host: read(env, 'HOST') ?? '127.0.0.1',
+    host,
     port: integer(env, 'PORT', 8080, 0, 65535),
     databaseUrl: databaseUrl(env),
     logLevel: oneOf(
@@ -177,15 +259,26 @@ export function loadConfig(env: Env = process.env): Config {
     stagingBaseUrl,
     messagesBaseUrl,
     ownBaseUrl: appEnv === 'staging' ? stagingBaseUrl : publicBaseUrl,
-    trustProxy: boolean(env, 'TRUST_PROXY', false),
+    trustProxy: trustProxy(env),
     demoAccount,
     bodyLimit: integer(env, 'BODY_LIMIT', 128 * 1024, 1024, 16 * 1024 * 1024),
     databasePoolSize: integer(env, 'DATABASE_POOL_SIZE', 10, 1, 1000),
+    databaseStatementTimeoutMs: integer(
+      env,
+      'DATABASE_STATEMENT_TIMEOUT_MS',
+      10_000,
+      100,
+      3_600_000,
+    ),
+    migrateOnStart: boolean(env, 'MIGRATE_ON_START', true),
+    shutdownTimeoutMs: integer(env, 'SHUTDOWN_TIMEOUT_SECONDS', 25, 1, 3_600) * 1000,
+    metrics: metrics(env, appEnv, host),
     redisUrl: redisUrl(env),
     redisKeyPrefix: read(env, 'REDIS_KEY_PREFIX') ?? 'as:',
+    sessionSecrets: sessionSecrets(env, appEnv),
     worker: oneOf(env, 'WORKER', ['on', 'off'] as const, 'on') === 'on',
     messages: {
-      concurrency: integer(env, 'WORKER_CONCURRENCY', 8, 1, 1000),
+      concurrency: integer(env, 'WORKER_CONCURRENCY', 32, 1, 1000),
       maxAttempts: integer(env, 'MESSAGE_MAX_ATTEMPTS', 5, 1, 100),
       retryBaseMs: integer(env, 'MESSAGE_RETRY_BASE_MS', 1_000, 1, 3_600_000),
       leaseMs: integer(env, 'MESSAGE_LEASE_SECONDS', 30, 1, 3_600) * 1000,

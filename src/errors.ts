@@ -32,6 +32,10 @@ export const ERRORS = {
     description: 'The API key is unknown, revoked, or belongs to another environment.',
   },
   invalid_credentials: { status: 401, description: 'The email or password is wrong.' },
+  csrf_failed: {
+    status: 403,
+    description: 'A portal form was sent without its valid CSRF token; reload the page and retry.',
+  },
   not_found: { status: 404, description: 'The resource does not exist in this account.' },
   route_not_found: { status: 404, description: 'No operation is served at this method and path.' },
   email_taken: { status: 409, description: 'An account with this email already exists.' },

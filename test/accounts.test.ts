@@ -174,6 +174,7 @@ describe('accounts and API keys', () => {
         APP_ENV: 'production',
         PUBLIC_BASE_URL: 'https://api.example.com/v1',
         MESSAGES_BASE_URL: 'https://messages.example.com',
+        SESSION_SECRET: 'a production session secret of 32+ chars',
       },
     });
     try {

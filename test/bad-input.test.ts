@@ -540,6 +540,28 @@ describe('path ids', () => {
   });
 });
 
+describe('Host header', () => {
+  it('a Host that is not host[:port] → 400 before anything is written', async () => {
+    const category = (await as(t.app, owner, { method: 'GET', url: '/v1/categories' })).json()[0];
+    for (const host of ['a^b', 'a b', 'x|y', '[::1', 'a%zz', 'a/b', 'h:99999x']) {
+      const res = await as(t.app, owner, {
+        method: 'POST',
+        url: '/v1/pets',
+        headers: { host },
+        payload: { name: 'Hosted', categoryId: category.id },
+      });
+      expectError(res, 400, 'bad_request', host);
+    }
+    const portal = await t.app.inject({ url: '/portal/sign-in', headers: { host: 'a^b' } });
+    assert.equal(portal.statusCode, 400);
+    await catalogueUnchanged();
+    for (const host of ['api.example.com', 'localhost:8080', '127.0.0.1:1', '[::1]:8080']) {
+      const res = await as(t.app, owner, { method: 'GET', url: '/v1/pets', headers: { host } });
+      assert.equal(res.statusCode, 200, host);
+    }
+  });
+});
+
 describe('query parameters', () => {
   for (const list of ['/v1/pets', '/v1/categories']) {
     it(`${list}: limit 0, 101, abc, -1, 1.5, empty or repeated → 400 validation_failed`, async () => {

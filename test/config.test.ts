@@ -18,6 +18,7 @@ describe('config', () => {
       APP_ENV: 'production',
       PUBLIC_BASE_URL: 'https://api.example.com/v1',
       MESSAGES_BASE_URL: 'https://messages.example.com',
+      SESSION_SECRET: 'a production session secret of 32+ chars',
     };
     assert.equal(loadConfig(prod).demoAccount, false);
     assert.throws(() => loadConfig({ ...prod, DEMO_ACCOUNT: 'true' }), /DEMO_ACCOUNT/);
@@ -30,9 +31,12 @@ describe('config', () => {
     ['LOG_LEVEL', 'loud'],
     ['DATABASE_URL', 'mysql://localhost/db'],
     ['TRUST_PROXY', 'maybe'],
+    ['TRUST_PROXY', 'proxy.internal'],
     ['PUBLIC_BASE_URL', 'not a url'],
     ['PUBLIC_BASE_URL', 'ftp://example.com'],
     ['BODY_LIMIT', '12'],
+    ['SESSION_SECRET', 'too short'],
+    ['SESSION_SECRET', `${'x'.repeat(32)},short`],
   ];
   for (const [name, value] of bad) {
     it(`stops on ${name}=${value}, naming the variable`, () => {
@@ -43,6 +47,30 @@ describe('config', () => {
       );
     });
   }
+
+  it('trusts no proxy, every hop, the last N hops, or listed proxies', () => {
+    assert.equal(loadConfig({ TRUST_PROXY: 'false' }).trustProxy, false);
+    assert.equal(loadConfig({ TRUST_PROXY: 'true' }).trustProxy, true);
+    assert.equal(loadConfig({ TRUST_PROXY: '1' }).trustProxy, 1);
+    assert.deepEqual(loadConfig({ TRUST_PROXY: '10.0.0.0/8, 127.0.0.1, ::1' }).trustProxy, [
+      '10.0.0.0/8',
+      '127.0.0.1',
+      '::1',
+    ]);
+  });
+
+  it('signs portal cookies with the first SESSION_SECRET and keeps the rest for rotation', () => {
+    const [first, second] = ['n'.repeat(32), 'o'.repeat(40)];
+    assert.deepEqual(loadConfig({ SESSION_SECRET: `${first}, ${second}` }).sessionSecrets, [
+      first,
+      second,
+    ]);
+    // Development needs none: each process makes its own.
+    const [a, b] = [loadConfig({}).sessionSecrets, loadConfig({}).sessionSecrets];
+    assert.equal(a.length, 1);
+    assert.ok((a[0] ?? '').length >= 32);
+    assert.notEqual(a[0], b[0]);
+  });
 
   it('never shows a database password', () => {
     assert.equal(redactUrl('postgres://app:s3cret@db:5432/x'), 'postgres://app:***@db:5432/x');

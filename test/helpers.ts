@@ -3,6 +3,7 @@ import { rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
+import { sql } from 'kysely';
 import { type AppOptions, buildApp } from '../src/app.js';
 import { systemClock } from '../src/clock.js';
 import { loadConfig } from '../src/config.js';
@@ -15,6 +16,11 @@ import { type Database, migrate, openDatabase } from '../src/store/database.js';
 export function testDatabaseUrl(): { url: string; cleanup: () => void } {
   const pg = process.env.TEST_DATABASE_URL;
   if (pg) return { url: pg, cleanup: () => {} };
+  return sqliteDatabaseUrl();
+}
+
+/** A fresh SQLite file, whatever TEST_DATABASE_URL says (for SQLite-only behaviour). */
+export function sqliteDatabaseUrl(): { url: string; cleanup: () => void } {
   const file = join(tmpdir(), `animal-store-test-${randomUUID()}.db`);
   return {
     url: `sqlite:${file}`,
@@ -205,4 +211,26 @@ export function nextLinkUrl(res: LightMyRequestResponse): URL | undefined {
 /** The path and query of a URL, for `app.inject`. */
 export function pathOf(url: URL): string {
   return url.pathname + url.search;
+}
+
+/**
+ * A new, empty PostgreSQL database beside the one `base` names (for tests, and the benchmark,
+ * that need a store of their own), and how to drop it.
+ */
+export async function freshPostgres(
+  base: string,
+  prefix = 'as_test',
+): Promise<{ url: string; drop: () => Promise<void> }> {
+  const name = `${prefix}_${randomUUID().replaceAll('-', '').slice(0, 16)}`;
+  const admin = openDatabase(base, { poolSize: 1 });
+  await sql.raw(`CREATE DATABASE ${name}`).execute(admin.db);
+  const url = new URL(base);
+  url.pathname = `/${name}`;
+  return {
+    url: url.href,
+    drop: async () => {
+      await sql.raw(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`).execute(admin.db);
+      await admin.close();
+    },
+  };
 }

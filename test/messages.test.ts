@@ -271,15 +271,22 @@ describe('two workers over one store', () => {
       assert.equal(res.statusCode, 202);
       ids.push(res.json().id);
     }
+    // Delivered first, then settled (committed with other settles): wait for both.
     const deadline = Date.now() + 60_000;
-    while (ids.some((id) => !sink.deliveries.has(id)) && Date.now() < deadline) {
+    const read = () =>
+      a.database.db
+        .selectFrom('messages')
+        .select(['id', 'status'])
+        .where('account_id', '=', tenant.accountId)
+        .execute();
+    let rows = await read();
+    while (
+      (ids.some((id) => !sink.deliveries.has(id)) || rows.some((r) => r.status !== 'sent')) &&
+      Date.now() < deadline
+    ) {
       await new Promise((r) => setTimeout(r, 50));
+      rows = await read();
     }
-    const rows = await a.database.db
-      .selectFrom('messages')
-      .select(['id', 'status'])
-      .where('account_id', '=', tenant.accountId)
-      .execute();
     assert.equal(rows.length, 500);
     assert.ok(
       rows.every((r) => r.status === 'sent'),

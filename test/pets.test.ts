@@ -69,6 +69,33 @@ describe('pets', () => {
     assert.deepEqual(list.json(), []);
   });
 
+  it('commits concurrent creations together, refusing only the bad ones among them', async () => {
+    const tenant = await newTenant(t.app);
+    const category = await createCategory(t.app, tenant);
+    // Sent at once, so on SQLite they share one group commit.
+    const answers = await Promise.all(
+      Array.from({ length: 20 }, (_, i) =>
+        as(t.app, tenant, {
+          method: 'POST',
+          url: '/v1/pets',
+          payload: { name: `Batch ${i}`, categoryId: i % 2 ? 424242 : category.id },
+        }),
+      ),
+    );
+    assert.deepEqual(
+      answers.map((a) => a.statusCode),
+      answers.map((_, i) => (i % 2 ? 400 : 201)),
+    );
+    const list = await as(t.app, tenant, { method: 'GET', url: '/v1/pets' });
+    assert.deepEqual(
+      list
+        .json()
+        .map((p: { name: string }) => p.name)
+        .sort(),
+      answers.flatMap((a) => (a.statusCode === 201 ? [a.json().name] : [])).sort(),
+    );
+  });
+
   it("refuses another account's category as unknown", async () => {
     const other = await newTenant(t.app);
     const res = await as(t.app, other, {

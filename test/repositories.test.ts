@@ -6,22 +6,14 @@ import { createAccount } from '../src/domain/accounts.js';
 import { createCategory, removeCategory } from '../src/domain/categories.js';
 import { createPet, listPetPage, updatePet } from '../src/domain/pets.js';
 import { type Database, migrate, openDatabase } from '../src/store/database.js';
-import { testDatabaseUrl } from './helpers.js';
+import { sqliteDatabaseUrl, testDatabaseUrl } from './helpers.js';
 
 // Services and repositories straight on the database: SQLite always, PostgreSQL when
 // TEST_DATABASE_URL is set.
 const targets: Array<{ name: string; url: () => { url: string; cleanup: () => void } }> = [
   {
     name: 'sqlite',
-    url: () => {
-      const saved = process.env.TEST_DATABASE_URL;
-      delete process.env.TEST_DATABASE_URL;
-      try {
-        return testDatabaseUrl();
-      } finally {
-        if (saved !== undefined) process.env.TEST_DATABASE_URL = saved;
-      }
-    },
+    url: sqliteDatabaseUrl,
   },
 ];
 if (process.env.TEST_DATABASE_URL) targets.push({ name: 'postgres', url: testDatabaseUrl });

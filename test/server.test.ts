@@ -1,8 +1,11 @@
 import assert from 'node:assert/strict';
-import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { type ChildProcess, execFileSync, spawn, spawnSync } from 'node:child_process';
 import { once } from 'node:events';
+import { connect, type Socket } from 'node:net';
 import { after, describe, it } from 'node:test';
-import { testDatabaseUrl } from './helpers.js';
+import { sql } from 'kysely';
+import { migrate, openDatabase } from '../src/store/database.js';
+import { sqliteDatabaseUrl } from './helpers.js';
 
 function hasCurl(): boolean {
   try {
@@ -13,27 +16,21 @@ function hasCurl(): boolean {
   }
 }
 
-/** Reads the child's stdout until `pattern` shows up. */
-async function waitFor(child: ChildProcess, pattern: RegExp, timeoutMs = 30_000): Promise<string> {
+/**
+ * Everything the child writes to stdout, as it arrives. A listener, not an async iterator:
+ * leaving an iterator destroys the stream, and the child's next write would find it closed.
+ */
+function follow(child: ChildProcess): () => string {
   let out = '';
-  const deadline = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
-  try {
-    for await (const chunk of child.stdout ?? []) {
-      out += String(chunk);
-      if (pattern.test(out)) return out;
-    }
-    throw new Error(`server exited before printing ${pattern}:\n${out}`);
-  } finally {
-    clearTimeout(deadline);
-  }
+  child.stdout?.on('data', (chunk) => {
+    out += String(chunk);
+  });
+  return () => out;
 }
 
 describe('server process (real port)', () => {
   // A fresh SQLite store: the demo account is made on the first start of an empty store.
-  const saved = process.env.TEST_DATABASE_URL;
-  delete process.env.TEST_DATABASE_URL;
-  const { url, cleanup } = testDatabaseUrl();
-  if (saved !== undefined) process.env.TEST_DATABASE_URL = saved;
+  const { url, cleanup } = sqliteDatabaseUrl();
   let child: ChildProcess | undefined;
   after(() => {
     child?.kill('SIGKILL');
@@ -46,7 +43,9 @@ describe('server process (real port)', () => {
       env: { ...process.env, PORT: '0', HOST: '127.0.0.1', DATABASE_URL: url, LOG_LEVEL: 'warn' },
       stdio: ['ignore', 'pipe', 'inherit'],
     });
-    const out = await waitFor(child, /API docs: \S+\n/);
+    const log = follow(child);
+    await waitForLog(log, /API docs: \S+\n/);
+    const out = log();
     const curl = /^\s*(curl .+)$/m.exec(out)?.[1];
     assert.ok(curl, out);
     const [, key, address] =
@@ -68,3 +67,131 @@ describe('server process (real port)', () => {
     assert.equal(code, 0);
   });
 });
+
+describe('server process: start and shutdown', () => {
+  const children: ChildProcess[] = [];
+  const cleanups: Array<() => void> = [];
+  after(() => {
+    for (const child of children) child.kill('SIGKILL');
+    for (const cleanup of cleanups) cleanup();
+  });
+
+  /** The server on a fresh SQLite store, with its base URL once it listens. */
+  async function start(env: Record<string, string> = {}) {
+    const { url, cleanup } = sqliteDatabaseUrl();
+    cleanups.push(cleanup);
+    const child = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], {
+      env: {
+        ...process.env,
+        PORT: '0',
+        HOST: '127.0.0.1',
+        DATABASE_URL: url,
+        DEMO_ACCOUNT: 'false',
+        LOG_LEVEL: 'info',
+        ...env,
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    children.push(child);
+    const log = follow(child);
+    await waitForLog(log, /Server listening at http:\/\/127\.0\.0\.1:\d+/);
+    const base = /Server listening at (http:\/\/127\.0\.0\.1:\d+)/.exec(log())?.[1] ?? '';
+    return { child, base, url, log };
+  }
+
+  /**
+   * A request whose body never finishes arriving: it stays in flight until the socket ends.
+   * Returns once the server has logged it, so a signal cannot beat it to the server.
+   */
+  async function holdRequestOpen(base: string, log: () => string): Promise<Socket> {
+    const { hostname, port } = new URL(base);
+    const socket = connect(Number(port), hostname);
+    await once(socket, 'connect');
+    socket.write(
+      'POST /v1/accounts HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n' +
+        'Content-Length: 100\r\n\r\n{"email":',
+    );
+    socket.on('error', () => {});
+    await waitForLog(log, /"url":"\/v1\/accounts"/);
+    return socket;
+  }
+
+  it('answers a request in flight at SIGTERM, then exits 0', async () => {
+    const { child, base, log } = await start();
+    const email = `inflight-${Date.now()}@example.com`;
+    const pending = fetch(`${base}/v1/accounts`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ email, password: 'long enough password' }),
+    });
+    // Once the server has logged the request, scrypt keeps it busy for tens of milliseconds:
+    // the signal lands mid-request.
+    await waitForLog(log, /"url":"\/v1\/accounts"/);
+    child.kill('SIGTERM');
+    const res = await pending;
+    assert.equal(res.status, 201);
+    const [code] = await once(child, 'exit');
+    assert.equal(code, 0);
+    assert.match(log(), /shutting down/);
+    await assert.rejects(fetch(`${base}/healthz`), 'no longer listening');
+  });
+
+  it('exits 1 when the shutdown outlasts SHUTDOWN_TIMEOUT_SECONDS', async () => {
+    const { child, base, log } = await start({ SHUTDOWN_TIMEOUT_SECONDS: '1' });
+    const socket = await holdRequestOpen(base, log);
+    const startedAt = Date.now();
+    child.kill('SIGTERM');
+    const [code] = await once(child, 'exit');
+    socket.destroy();
+    assert.equal(code, 1);
+    const took = Date.now() - startedAt;
+    assert.ok(took >= 900 && took < 10_000, `${took} ms`);
+    assert.match(log(), /shutdown deadline passed/);
+  });
+
+  it('exits at once on a second signal', async () => {
+    const { child, base, log } = await start({ SHUTDOWN_TIMEOUT_SECONDS: '60' });
+    const socket = await holdRequestOpen(base, log);
+    child.kill('SIGTERM');
+    await waitForLog(log, /shutting down/);
+    const startedAt = Date.now();
+    child.kill('SIGINT');
+    const [code] = await once(child, 'exit');
+    socket.destroy();
+    assert.equal(code, 1);
+    assert.ok(Date.now() - startedAt < 5_000);
+    assert.match(log(), /second signal/);
+  });
+
+  it('refuses to start on a schema newer than the code, or one it may not migrate', async () => {
+    const { url, cleanup } = sqliteDatabaseUrl();
+    cleanups.push(cleanup);
+    const run = (env: Record<string, string>) =>
+      spawnSync(process.execPath, ['--import', 'tsx', 'src/server.ts'], {
+        env: { ...process.env, PORT: '0', DATABASE_URL: url, DEMO_ACCOUNT: 'false', ...env },
+        encoding: 'utf8',
+        timeout: 30_000,
+      });
+    const unmigrated = run({ MIGRATE_ON_START: 'false' });
+    assert.equal(unmigrated.status, 1);
+    assert.match(unmigrated.stderr, /animal-store migrate/);
+
+    const database = openDatabase(url);
+    await migrate(database);
+    await sql`insert into kysely_migration (name, timestamp) values ('9999_future', '2030-01-01')`.execute(
+      database.db,
+    );
+    await database.close();
+    const newer = run({});
+    assert.equal(newer.status, 1);
+    assert.match(newer.stderr, /newer than this version of the code.*9999_future/s);
+  });
+});
+
+/** Waits (up to 30 s: a start compiles TypeScript) until the log shows `pattern`. */
+async function waitForLog(log: () => string, pattern: RegExp): Promise<void> {
+  for (let i = 0; i < 1_200 && !pattern.test(log()); i++) {
+    await new Promise((r) => setTimeout(r, 25));
+  }
+  assert.match(log(), pattern);
+}

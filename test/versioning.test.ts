@@ -21,6 +21,7 @@ const PRODUCTION = {
   PUBLIC_BASE_URL: 'https://api.animal.example/v1',
   STAGING_BASE_URL: 'https://staging.animal.example/v1',
   MESSAGES_BASE_URL: 'https://messages.animal.example',
+  SESSION_SECRET: 'a production session secret of 32+ chars',
 };
 
 describe('GET /v1/pets/{petId} deprecation and sunset', () => {
@@ -88,6 +89,8 @@ describe('environments', () => {
       [{ ...PRODUCTION, MESSAGES_BASE_URL: '' }, 'MESSAGES_BASE_URL'],
       [{ ...PRODUCTION, DEMO_ACCOUNT: 'true' }, 'DEMO_ACCOUNT'],
       [{ ...PRODUCTION, APP_ENV: 'staging', STAGING_BASE_URL: '' }, 'STAGING_BASE_URL'],
+      [{ ...PRODUCTION, SESSION_SECRET: '' }, 'SESSION_SECRET'],
+      [{ ...PRODUCTION, APP_ENV: 'staging', SESSION_SECRET: '' }, 'SESSION_SECRET'],
     ];
     for (const [env, variable] of cases) {
       assert.throws(

@@ -10,7 +10,7 @@ import { isPlan } from '../domain/plans.js';
 import type { Result } from '../domain/result.js';
 import { createMessageQueue } from '../queue/create.js';
 import { LogSink } from '../queue/sink.js';
-import { type Database, migrate, openDatabase } from '../store/database.js';
+import { assertSchemaCurrent, type Database, migrate, openDatabase } from '../store/database.js';
 
 const USAGE = `Usage: animal-store <command> [options]
 
@@ -56,7 +56,10 @@ function required(options: Options, name: 'email' | 'password' | 'plan' | 'key-i
 
 function positiveInteger(value: string | undefined, flag: string): number | undefined {
   if (value === undefined) return undefined;
-  if (!/^[1-9][0-9]{0,9}$/.test(value)) throw new UsageError(`${flag} must be a positive integer`);
+  // The limits are 32-bit integer columns (PostgreSQL `integer`).
+  if (!/^[1-9][0-9]{0,9}$/.test(value) || Number(value) > 2_147_483_647) {
+    throw new UsageError(`${flag} must be a positive integer up to 2147483647`);
+  }
   return Number(value);
 }
 
@@ -166,7 +169,10 @@ export async function run(
   }
   const database = openDatabase(config.databaseUrl, { poolSize: 2 });
   try {
-    if (name !== 'migrate') await migrate(database);
+    // Like a start: migrate, unless the deploy does it (then the schema must be current).
+    if (name !== 'migrate') {
+      await (config.migrateOnStart ? migrate(database) : assertSchemaCurrent(database));
+    }
     return { code: 0, out: await command(database, parsed.values, config) };
   } catch (err) {
     if (err instanceof UsageError) return { code: 2, out: `${err.message}\n\n${USAGE}` };

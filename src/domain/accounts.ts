@@ -21,6 +21,19 @@ export interface Account {
 }
 
 export const PASSWORD_MIN_LENGTH = 12;
+export const PASSWORD_MAX_LENGTH = 1024;
+
+/** What is wrong with a new password, in the words both the API and the portal use. */
+export function passwordProblem(password: string): string | undefined {
+  const length = [...password].length;
+  if (length < PASSWORD_MIN_LENGTH) {
+    return `The password must be at least ${PASSWORD_MIN_LENGTH} characters long.`;
+  }
+  if (length > PASSWORD_MAX_LENGTH) {
+    return `The password must be at most ${PASSWORD_MAX_LENGTH} characters long.`;
+  }
+  return undefined;
+}
 
 export function toAccount(row: AccountRow): Account {
   const plan: Plan = isPlan(row.plan) ? row.plan : 'free';
@@ -46,12 +59,8 @@ export async function createAccount(
   clock: Clock,
   input: { email: string; password: string },
 ): Promise<Result<Account, 'email_taken' | 'validation_failed'>> {
-  if ([...input.password].length < PASSWORD_MIN_LENGTH) {
-    return fail(
-      'validation_failed',
-      `The password must be at least ${PASSWORD_MIN_LENGTH} characters long.`,
-    );
-  }
+  const problem = passwordProblem(input.password);
+  if (problem) return fail('validation_failed', problem);
   const email = normalizeEmail(input.email);
   const row = {
     id: `acct_${randomBase62(16)}`,

@@ -100,15 +100,24 @@ export async function revokeKeyById(
   return revokeKey(db, clock, accountId, keyId);
 }
 
-/** Resolves a bearer secret to its account. Reads the store on every call, so a revoked key is
- * refused from the next request on, on every instance. */
+/** Verified keys kept at most; past it the cache starts again. */
+const VERIFIED_CACHE_SIZE = 10_000;
+
+/**
+ * Resolves a bearer secret to its account. A revoked key is refused from the next request on,
+ * on every instance: the store is read on every call, except where the store can say that
+ * nothing at all was written since a key was verified (the embedded SQLite store; see
+ * `Database.generation`), in which case that verification still stands.
+ */
 export class KeyAuthenticator {
   private readonly touched = new Map<string, number>();
+  private readonly verified = new Map<string, { principal: Principal; generation: number }>();
 
   constructor(
     private readonly db: Db,
     private readonly clock: Clock,
     private readonly env: AppEnv,
+    private readonly generation: () => number | undefined = () => undefined,
   ) {}
 
   async authenticate(secret: string): Promise<Result<Principal, 'invalid_api_key'>> {
@@ -122,10 +131,23 @@ export class KeyAuthenticator {
         `This API key belongs to the ${other} environment; this is ${this.env}, which takes ${expected}… keys.`,
       );
     }
-    const found = await findLiveKeyByHash(this.db, hashApiKey(secret));
+    const hash = hashApiKey(secret);
+    // Taken before the read: a write during it makes the entry stale, never the reverse.
+    const generation = this.generation();
+    const known = this.verified.get(hash);
+    if (known && generation !== undefined && known.generation === generation) {
+      this.touch(known.principal.keyId);
+      return ok(known.principal);
+    }
+    const found = await findLiveKeyByHash(this.db, hash);
     if (!found) return fail('invalid_api_key', 'The API key is not valid or has been revoked.');
+    const principal = { account: toAccount(found.account), keyId: found.keyId };
+    if (generation !== undefined) {
+      if (this.verified.size >= VERIFIED_CACHE_SIZE) this.verified.clear();
+      this.verified.set(hash, { principal, generation });
+    }
     this.touch(found.keyId);
-    return ok({ account: toAccount(found.account), keyId: found.keyId });
+    return ok(principal);
   }
 
   private touch(keyId: string): void {

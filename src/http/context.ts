@@ -2,6 +2,7 @@ import type { Clock } from '../clock.js';
 import type { Config } from '../config.js';
 import type { KeyAuthenticator } from '../domain/api-keys.js';
 import type { RateLimiter } from '../limits/rate-limiter.js';
+import type { Metrics } from '../ops/metrics.js';
 import type { MessageQueue } from '../queue/queue.js';
 import type { Database } from '../store/database.js';
 
@@ -13,6 +14,9 @@ export interface AppContext {
   keys: KeyAuthenticator;
   limiter: RateLimiter;
   queue: MessageQueue;
+  metrics: Metrics;
+  /** Set when the process is shutting down: /readyz answers 503 so balancers move away. */
+  lifecycle: { draining: boolean };
 }
 
 declare module 'fastify' {

@@ -46,6 +46,7 @@ export function deprecated(ctx: AppContext, deprecation: Deprecation) {
       sunset: deprecation.sunsetAt.toUTCString(),
       link: `${successor}, <${notice}>; rel="deprecation"; type="text/html"`,
     });
+    ctx.metrics.deprecatedCall(deprecation.operationId);
     await recordDeprecatedCall(ctx.database.db, callerOf(request).account.id, deprecation, now);
   };
 }

@@ -13,6 +13,14 @@ const FRAMEWORK_CODES: Record<string, { code: ErrorCode; message?: string }> = {
     message: 'The body is empty but the content type says JSON.',
   },
   FST_ERR_CTP_INVALID_JSON_BODY: { code: 'invalid_json', message: 'The body is not valid JSON.' },
+  FST_CSRF_MISSING_SECRET: {
+    code: 'csrf_failed',
+    message: 'This form has expired or was not sent from our page; reload the page and try again.',
+  },
+  FST_CSRF_INVALID_TOKEN: {
+    code: 'csrf_failed',
+    message: 'This form has expired or was not sent from our page; reload the page and try again.',
+  },
   FST_ERR_CTP_BODY_TOO_LARGE: {
     code: 'payload_too_large',
     message: 'The body is larger than the service accepts.',

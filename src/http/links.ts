@@ -25,12 +25,15 @@ export function nextLink(
   query: Record<string, string | number | undefined>,
   cursor: string,
 ): string {
-  const url = v1Url(config, request, path);
+  // Built as text (on every page of every list): the URL class costs more than the query.
+  const base = config.ownBaseUrl ?? `${request.protocol}://${request.host}/v1`;
+  let search = '';
   for (const [name, value] of Object.entries(query)) {
-    if (value !== undefined && name !== 'cursor') url.searchParams.set(name, String(value));
+    if (value !== undefined && name !== 'cursor') {
+      search += `${encodeURIComponent(name)}=${encodeURIComponent(value)}&`;
+    }
   }
-  url.searchParams.set('cursor', cursor);
-  return `<${url.href}>; rel="next"`;
+  return `<${base}${path}?${search}cursor=${encodeURIComponent(cursor)}>; rel="next"`;
 }
 
 /** The docs page (served at the root, beside /v1), with an optional section anchor. */

@@ -10,9 +10,9 @@ const ERROR_TABLE = Object.entries(ERRORS)
 
 const DESCRIPTION = `A pet-store API: animals, their categories, and accounts with API keys.
 
-Every catalogue operation needs an API key: \`Authorization: Bearer <API_KEY>\`. Create an
-account with \`POST /v1/accounts\`, then a key with \`POST /v1/keys\` (HTTP Basic with your
-email and password).
+Every catalogue operation needs an API key: \`Authorization: Bearer <API_KEY>\`. Get one in
+the developer portal at \`/portal\`, or create an account with \`POST /v1/accounts\`, then a
+key with \`POST /v1/keys\` (HTTP Basic with your email and password).
 
 Lists are paginated by cursor: the body is a bare JSON array and the next page, if any, is in
 the \`Link: <…>; rel="next"\` header (RFC 8288).

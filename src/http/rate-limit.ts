@@ -2,6 +2,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Limits } from '../domain/plans.js';
 import { ApiError } from '../errors.js';
 import type { Decision, RateLimiter, Subject } from '../limits/rate-limiter.js';
+import type { Metrics } from '../ops/metrics.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -56,6 +57,7 @@ export class RateLimitGuard {
   constructor(
     private readonly limiter: RateLimiter,
     private readonly onStoreError: 'closed' | 'open',
+    private readonly metrics?: Metrics,
   ) {}
 
   async charge(
@@ -83,6 +85,9 @@ export class RateLimitGuard {
     }
     request.rateLimit = decision;
     reply.headers(rateLimitHeaders(decision));
-    if (!decision.allowed) throw refusal(decision, subject.id.startsWith('ip:'));
+    if (!decision.allowed) {
+      this.metrics?.rejected(decision.refusal ?? 'rate_limited');
+      throw refusal(decision, subject.id.startsWith('ip:'));
+    }
   }
 }

@@ -56,6 +56,16 @@ export const validatorCompiler: FastifySchemaCompiler<object> = ({ schema, httpP
   return validateText;
 };
 
+/**
+ * A value checked against a schema under the body rules (no coercion), with the problems in
+ * the words the API uses: for values that arrive outside a route's own body schema, such as
+ * the portal's form fields. Empty when the value is valid.
+ */
+export function checkBody(schema: object, value: unknown): ErrorDetail[] {
+  const validate = ajv.compile(schema);
+  return validate(value) ? [] : describeValidation(validate.errors ?? [], 'body');
+}
+
 const PART: Record<string, string> = { querystring: 'query', params: 'path', body: 'body' };
 
 /** Ajv's findings as client-facing details: where, and what is wrong in plain words. */
@@ -79,6 +89,15 @@ export function describeValidation(
         location: join(part, field),
         message: 'must not be blank or contain control characters',
       };
+    }
+    if (e.keyword === 'minLength' || e.keyword === 'maxLength') {
+      const limit = Number(e.params.limit);
+      const bound = e.keyword === 'minLength' ? 'at least' : 'at most';
+      const unit = limit === 1 ? 'character' : 'characters';
+      return { location: join(part, field), message: `must be ${bound} ${limit} ${unit} long` };
+    }
+    if (e.keyword === 'format' && e.params.format === 'email') {
+      return { location: join(part, field), message: 'must be an email address' };
     }
     if (e.keyword === 'type' && field === '' && part === 'body') {
       return { location: part, message: 'must be a JSON object' };

@@ -17,7 +17,7 @@ export class MemoryCounterStore implements CounterStore {
   async hit(input: HitInput): Promise<HitResult> {
     const now = input.nowMs;
     this.sweep(now);
-    const counts = input.counters.map((c) => this.read(c.key, now));
+    const counts = input.counters.map((c) => this.read1(c.key, now));
     const ban = this.entries.get(input.banKey);
     if (ban && ban.expiresAt > now) {
       return { outcome: 'banned', counts, banMsLeft: ban.expiresAt - now };
@@ -38,11 +38,17 @@ export class MemoryCounterStore implements CounterStore {
     };
   }
 
+  async read(keys: string[], nowMs: number): Promise<number[]> {
+    return keys.map((key) => this.read1(key, nowMs));
+  }
+
+  async ping(): Promise<void> {}
+
   async close(): Promise<void> {
     this.entries.clear();
   }
 
-  private read(key: string, now: number): number {
+  private read1(key: string, now: number): number {
     const entry = this.entries.get(key);
     return entry && entry.expiresAt > now ? entry.value : 0;
   }

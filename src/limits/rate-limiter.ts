@@ -66,12 +66,8 @@ export class RateLimiter {
 
   async check(subject: Subject, limits: Limits): Promise<Decision> {
     const nowMs = this.clock.now().getTime();
-    const specs = [
-      this.window('minute', limits.perMinute, nowMs),
-      this.window('day', limits.perDay, nowMs),
-    ];
-    // The {…} hash tag keeps one subject's keys in one Redis Cluster slot, as scripts need.
-    const base = `${this.prefix}{${subject.id}}`;
+    const specs = this.windows(limits, nowMs);
+    const base = this.keyBase(subject.id);
     const result = await this.store.hit({
       nowMs,
       counters: specs.map((w) => ({
@@ -85,17 +81,7 @@ export class RateLimiter {
       banMs: this.options.banSeconds * 1000,
     });
 
-    const windows: WindowState[] = specs.map((w, i) => {
-      const used = result.counts[i] ?? 0;
-      return {
-        name: w.name,
-        seconds: w.seconds,
-        limit: w.limit,
-        used,
-        remaining: Math.max(0, w.limit - used),
-        resetAt: w.endMs / 1000,
-      };
-    });
+    const windows = specs.map((w, i) => this.state(w, result.counts[i] ?? 0));
     const tightest = windows.reduce((a, b) =>
       b.remaining < a.remaining || (b.remaining === a.remaining && b.resetAt > a.resetAt) ? b : a,
     );
@@ -123,8 +109,43 @@ export class RateLimiter {
     };
   }
 
+  /** The windows as they stand for a subject, counting nothing (the portal's usage bars). */
+  async usage(subjectId: string, limits: Limits): Promise<WindowState[]> {
+    const nowMs = this.clock.now().getTime();
+    const specs = this.windows(limits, nowMs);
+    const base = this.keyBase(subjectId);
+    const counts = await this.store.read(
+      specs.map((w) => `${base}:${w.key}`),
+      nowMs,
+    );
+    return specs.map((w, i) => this.state(w, counts[i] ?? 0));
+  }
+
   close(): Promise<void> {
     return this.store.close();
+  }
+
+  // The {…} hash tag keeps one subject's keys in one Redis Cluster slot, as scripts need.
+  private keyBase(subjectId: string): string {
+    return `${this.prefix}{${subjectId}}`;
+  }
+
+  private windows(limits: Limits, nowMs: number) {
+    return [
+      this.window('minute', limits.perMinute, nowMs),
+      this.window('day', limits.perDay, nowMs),
+    ];
+  }
+
+  private state(w: ReturnType<RateLimiter['window']>, used: number): WindowState {
+    return {
+      name: w.name,
+      seconds: w.seconds,
+      limit: w.limit,
+      used,
+      remaining: Math.max(0, w.limit - used),
+      resetAt: w.endMs / 1000,
+    };
   }
 
   private window(name: WindowName, limit: number, nowMs: number) {

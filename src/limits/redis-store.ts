@@ -90,6 +90,15 @@ export class RedisCounterStore implements CounterStore {
     return { outcome: 'banned', counts, banMsLeft: Number(extra) };
   }
 
+  async read(keys: string[]): Promise<number[]> {
+    const values = await this.redis.mget(...keys);
+    return values.map((value) => Number(value ?? 0));
+  }
+
+  async ping(): Promise<void> {
+    await this.redis.ping();
+  }
+
   close(): Promise<void> {
     this.closing ??= this.redis.quit().then(
       () => undefined,

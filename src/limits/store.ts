@@ -29,6 +29,10 @@ export type HitResult =
 export interface CounterStore {
   readonly kind: 'memory' | 'redis';
   hit(input: HitInput): Promise<HitResult>;
+  /** The current values of counters (0 for one never counted or expired), counting nothing. */
+  read(keys: string[], nowMs: number): Promise<number[]>;
+  /** Resolves when the store answers (readiness); rejects at once when it cannot. */
+  ping(): Promise<void>;
   /** Safe to call more than once. */
   close(): Promise<void>;
 }

@@ -2,8 +2,7 @@ import type { FastifyBaseLogger } from 'fastify';
 import type { Clock } from '../clock.js';
 import type { Config } from '../config.js';
 import type { Database } from '../store/database.js';
-import { BullMqQueue } from './bullmq-queue.js';
-import { MessageProcessor } from './processor.js';
+import { MessageProcessor, type Outcome } from './processor.js';
 import type { MessageQueue } from './queue.js';
 import type { MessageSink } from './sink.js';
 import { TableQueue } from './table-queue.js';
@@ -15,10 +14,13 @@ export async function createMessageQueue(
   clock: Clock,
   sink: MessageSink,
   log: FastifyBaseLogger,
+  observe?: (outcome: Outcome) => void,
 ): Promise<MessageQueue> {
-  const processor = new MessageProcessor(database, clock, sink, config.messages, log);
+  const processor = new MessageProcessor(database, clock, sink, config.messages, log, observe);
   const { concurrency } = config.messages;
   if (!config.redisUrl) return new TableQueue(processor, concurrency, log);
+  // Loaded only when used: BullMQ adds ~20 MB to a process that does not need it.
+  const { BullMqQueue } = await import('./bullmq-queue.js');
   return BullMqQueue.create({
     redisUrl: config.redisUrl,
     prefix: `${config.redisKeyPrefix}bull`,

@@ -31,6 +31,8 @@ export class MessageProcessor {
     private readonly sink: MessageSink,
     private readonly options: ProcessorOptions,
     private readonly log: FastifyBaseLogger,
+    /** Told every outcome (the metrics). */
+    private readonly observe: (outcome: Outcome) => void = () => {},
   ) {}
 
   private lease(): Lease {
@@ -51,6 +53,12 @@ export class MessageProcessor {
   }
 
   async process(row: MessageRow): Promise<Outcome> {
+    const outcome = await this.deliver(row);
+    this.observe(outcome);
+    return outcome;
+  }
+
+  private async deliver(row: MessageRow): Promise<Outcome> {
     const token = row.lease_token ?? '';
     const message = { ...toMessage(row), status: 'processing' as const };
     let error: unknown;
@@ -60,9 +68,8 @@ export class MessageProcessor {
       error = err;
     }
     const now = this.clock.now();
-    const db = this.database.db;
     if (error === undefined) {
-      const settled = await settle(db, row.id, token, {
+      const settled = await this.settle(row.id, token, {
         status: 'sent',
         updated_at: now.toISOString(),
       });
@@ -71,7 +78,7 @@ export class MessageProcessor {
     const reason = error instanceof Error ? error.message : String(error);
     if (row.attempts >= this.options.maxAttempts) {
       this.log.warn({ messageId: row.id, attempts: row.attempts, reason }, 'message failed');
-      const settled = await settle(db, row.id, token, {
+      const settled = await this.settle(row.id, token, {
         status: 'failed',
         updated_at: now.toISOString(),
         failure_reason: `Delivery failed after ${row.attempts} attempts: ${reason}`.slice(0, 1000),
@@ -80,12 +87,17 @@ export class MessageProcessor {
     }
     const availableAt = new Date(now.getTime() + retryDelayMs(this.options, row.attempts));
     this.log.info({ messageId: row.id, attempt: row.attempts, reason }, 'message delivery retry');
-    const settled = await settle(db, row.id, token, {
+    const settled = await this.settle(row.id, token, {
       status: 'queued',
       updated_at: now.toISOString(),
       available_at: availableAt.toISOString(),
     });
     return settled ? { status: 'retry', availableAt, attempt: row.attempts } : this.lost(row);
+  }
+
+  /** Settles go through group commit: on SQLite a worker's messages share one transaction. */
+  private settle(id: string, token: string, changes: Parameters<typeof settle>[3]) {
+    return this.database.write((db) => settle(db, id, token, changes));
   }
 
   private lost(row: MessageRow): Outcome {

@@ -1,5 +1,6 @@
 import type { Insertable } from 'kysely';
 import type { Db } from './database.js';
+import { preparedQuery } from './prepared.js';
 import type { AccountRow, ApiKeyRow, ApiKeysTable } from './tables.js';
 
 export async function insertApiKey(db: Db, row: Insertable<ApiKeysTable>): Promise<void> {
@@ -11,9 +12,9 @@ export interface KeyWithAccount {
   account: AccountRow;
 }
 
-/** The live (not revoked) key with this hash, and its account, in one query. */
-export async function findLiveKeyByHash(db: Db, hash: string): Promise<KeyWithAccount | undefined> {
-  const row = await db
+// Parameters: [hash].
+const liveKeyByHash = preparedQuery((db) =>
+  db
     .selectFrom('api_keys as k')
     .innerJoin('accounts as a', 'a.id', 'k.account_id')
     .select([
@@ -26,9 +27,13 @@ export async function findLiveKeyByHash(db: Db, hash: string): Promise<KeyWithAc
       'a.per_day',
       'a.created_at',
     ])
-    .where('k.hash', '=', hash)
-    .where('k.revoked_at', 'is', null)
-    .executeTakeFirst();
+    .where('k.hash', '=', '')
+    .where('k.revoked_at', 'is', null),
+);
+
+/** The live (not revoked) key with this hash, and its account, in one query. */
+export async function findLiveKeyByHash(db: Db, hash: string): Promise<KeyWithAccount | undefined> {
+  const [row] = await liveKeyByHash(db, [hash]);
   if (!row) return undefined;
   const { key_id, ...account } = row;
   return { keyId: key_id, account };

@@ -1,26 +1,54 @@
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import SqliteDatabase from 'better-sqlite3';
-import { Kysely, type Migration, Migrator, PostgresDialect, SqliteDialect } from 'kysely';
+import { Kysely, type Migration, Migrator, PostgresDialect, SqliteDialect, sql } from 'kysely';
 import pg from 'pg';
+import { withTimeout } from '../clock.js';
+import { GroupCommit } from './group-commit.js';
 import * as initial from './migrations/0001_initial.js';
 import * as messages from './migrations/0002_messages.js';
 import * as deprecatedCalls from './migrations/0003_deprecated_calls.js';
 import * as orders from './migrations/0004_orders.js';
+import * as portalSessions from './migrations/0005_portal_sessions.js';
+import { cachedSqlite } from './sqlite-cache.js';
 import type { Tables } from './tables.js';
 
 export type Dialect = 'sqlite' | 'postgres';
 export type Db = Kysely<Tables>;
 
+export interface PoolStats {
+  /** Connections open, busy or idle. */
+  total: number;
+  idle: number;
+  /** Queries waiting for a connection. */
+  waiting: number;
+}
+
 export interface Database {
   readonly db: Db;
   readonly dialect: Dialect;
+  /** The PostgreSQL pool's state; undefined on SQLite (one connection, no pool). */
+  poolStats(): PoolStats | undefined;
+  /**
+   * Runs a write that will be acknowledged to a client. On SQLite, concurrent ones share one
+   * transaction and one fsync (group commit); on PostgreSQL, whose server batches commits by
+   * itself, it runs as it is. Resolves after the write is committed.
+   */
+  write<T>(work: (db: Db) => Promise<T>): Promise<T>;
+  /**
+   * Names the data as this process last saw it, changing on every write (here at once, by other
+   * processes within 10 ms): something read under one value may be reused while it stands.
+   * Undefined on PostgreSQL, where other instances write unseen.
+   */
+  generation(): number | undefined;
   /** Safe to call more than once. */
   close(): Promise<void>;
 }
 
 export interface DatabaseOptions {
   poolSize?: number;
+  /** PostgreSQL cancels a statement running longer than this. */
+  statementTimeoutMs?: number;
 }
 
 // PostgreSQL sends int8 (bigint ids, count(*)) as text; our ids stay far below 2^53.
@@ -35,30 +63,49 @@ const pgTypes = {
 export function openDatabase(url: string, options: DatabaseOptions = {}): Database {
   const dialect: Dialect = url.startsWith('sqlite:') ? 'sqlite' : 'postgres';
   let db: Db;
+  let pool: pg.Pool | undefined;
+  let generation = (): number | undefined => undefined;
+  let sqliteHandle: SqliteDatabase.Database | undefined;
   if (dialect === 'sqlite') {
     const path = url.slice('sqlite:'.length);
     if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
     const sqlite = new SqliteDatabase(path);
+    sqliteHandle = sqlite;
     sqlite.pragma('journal_mode = WAL');
     // FULL: a commit we acknowledged survives a power cut, not just a process crash.
     sqlite.pragma('synchronous = FULL');
     sqlite.pragma('foreign_keys = ON');
     sqlite.pragma('busy_timeout = 5000');
-    db = new Kysely<Tables>({ dialect: new SqliteDialect({ database: sqlite }) });
+    const cached = cachedSqlite(sqlite);
+    generation = () => cached.generation();
+    db = new Kysely<Tables>({ dialect: new SqliteDialect({ database: cached }) });
   } else {
-    const pool = new pg.Pool({
+    pool = new pg.Pool({
       connectionString: url,
       max: options.poolSize ?? 10,
       types: pgTypes,
+      // Waiting longer than this for a connection fails the request (503) instead of piling up.
       connectionTimeoutMillis: 5_000,
-      statement_timeout: 10_000,
+      idleTimeoutMillis: 30_000,
+      statement_timeout: options.statementTimeoutMs ?? 10_000,
     });
+    // A server restart or a dropped connection is reported here for idle clients; the pool
+    // discards them and connects afresh, so the process only has to stay alive.
+    pool.on('error', () => {});
     db = new Kysely<Tables>({ dialect: new PostgresDialect({ pool }) });
   }
   let closing: Promise<void> | undefined;
+  const group =
+    dialect === 'sqlite'
+      ? new GroupCommit(db, async (_db, text) => sqliteHandle?.exec(text))
+      : undefined;
   return {
     db,
     dialect,
+    write: (work) => (group ? group.run(work) : work(db)),
+    generation,
+    poolStats: () =>
+      pool && { total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount },
     close: () => {
       closing ??= db.destroy();
       return closing;
@@ -72,16 +119,91 @@ function migrations(dialect: Dialect): Record<string, Migration> {
     '0002_messages': { up: (db) => messages.up(db, dialect) },
     '0003_deprecated_calls': { up: (db) => deprecatedCalls.up(db, dialect) },
     '0004_orders': { up: (db) => orders.up(db, dialect) },
+    '0005_portal_sessions': { up: (db) => portalSessions.up(db, dialect) },
   };
 }
 
-/** Brings the schema up to date; safe to run from several processes at once. */
-export async function migrate(database: Database): Promise<string[]> {
+/** The schema is of another version of the code; the message says what to do. */
+export class SchemaMismatchError extends Error {
+  override name = 'SchemaMismatchError';
+}
+
+export interface SchemaStatus {
+  /** Migrations of this code not yet applied. */
+  pending: string[];
+  /** Migrations applied by a newer version of the code, unknown to this one. */
+  unknown: string[];
+}
+
+/** Compares the migrations this code has with those the database has run. */
+export async function schemaStatus(database: Database): Promise<SchemaStatus> {
+  const known = Object.keys(migrations(database.dialect));
+  let applied: string[] = [];
+  try {
+    const rows = await sql<{ name: string }>`select name from kysely_migration`.execute(
+      database.db,
+    );
+    applied = rows.rows.map((row) => row.name);
+  } catch {
+    // No migration table yet: a new, empty database.
+  }
+  return {
+    pending: known.filter((name) => !applied.includes(name)),
+    unknown: applied.filter((name) => !known.includes(name)),
+  };
+}
+
+function refuseNewerSchema(status: SchemaStatus): void {
+  if (status.unknown.length === 0) return;
+  throw new SchemaMismatchError(
+    `The database schema is newer than this version of the code: it has migration(s) ` +
+      `${status.unknown.join(', ')}, which this version does not know. Run the version that ` +
+      'migrated it (or a newer one); never an older one.',
+  );
+}
+
+/** For starts that do not migrate (MIGRATE_ON_START=false): the schema must be exactly ours. */
+export async function assertSchemaCurrent(database: Database): Promise<void> {
+  const status = await schemaStatus(database);
+  refuseNewerSchema(status);
+  if (status.pending.length > 0) {
+    throw new SchemaMismatchError(
+      `The database schema is behind this version of the code (missing ${status.pending.join(', ')}). ` +
+        'Run `animal-store migrate` first, or start with MIGRATE_ON_START=true.',
+    );
+  }
+}
+
+/**
+ * Brings the schema up to date. Safe to run from several processes at once: Kysely's migrator
+ * holds a lock while it works (an advisory lock on PostgreSQL), so one instance migrates and the
+ * others find the work done. A database migrated by newer code is refused, not touched.
+ */
+export async function migrate(database: Database, attempt = 1): Promise<string[]> {
+  refuseNewerSchema(await schemaStatus(database));
   const migrator = new Migrator({
     db: database.db,
     provider: { getMigrations: async () => migrations(database.dialect) },
   });
   const { error, results } = await migrator.migrateToLatest();
+  // Kysely takes no lock on SQLite (it expects one connection): a second process that started
+  // migrating at the same moment fails on the tables the first has just made. By then the
+  // first has committed, so looking again finds the work done.
+  if (
+    error &&
+    database.dialect === 'sqlite' &&
+    attempt < 3 &&
+    /already exists/.test(String(error))
+  ) {
+    return migrate(database, attempt + 1);
+  }
   if (error) throw error;
   return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
+}
+
+/** The database answers a trivial query within the time given, or this rejects. */
+export async function ping(database: Database, timeoutMs: number): Promise<void> {
+  // Not a select on SQLite, so the select cache cannot answer for the database.
+  const query = database.dialect === 'sqlite' ? sql`pragma user_version` : sql`select 1`;
+  await withTimeout(query.execute(database.db), timeoutMs);
 }

@@ -1,9 +1,40 @@
 import type { ExpressionBuilder, Insertable } from 'kysely';
 import type { Database, Db } from './database.js';
+import { preparedQuery } from './prepared.js';
 import type { MessageRow, MessagesTable, Tables } from './tables.js';
 
+// Parameters: the columns in the order written here.
+const insertMessageQuery = preparedQuery((db) =>
+  db.insertInto('messages').values({
+    id: '',
+    account_id: '',
+    message: '',
+    status: '',
+    attempts: 0,
+    available_at: '',
+    lease_token: null,
+    lease_until: null,
+    failure_reason: null,
+    created_at: '',
+    updated_at: '',
+  }),
+);
+
+/** A new message row (the hot path of POST /messages, so a prepared query). */
 export async function insertMessage(db: Db, row: Insertable<MessagesTable>): Promise<void> {
-  await db.insertInto('messages').values(row).execute();
+  await insertMessageQuery(db, [
+    row.id,
+    row.account_id,
+    row.message,
+    row.status,
+    row.attempts,
+    row.available_at,
+    row.lease_token ?? null,
+    row.lease_until ?? null,
+    row.failure_reason ?? null,
+    row.created_at,
+    row.updated_at,
+  ]);
 }
 
 export function findMessage(
@@ -109,4 +140,14 @@ export function findStranded(db: Db, before: string, limit: number): Promise<Mes
     .orderBy('available_at')
     .limit(limit)
     .execute();
+}
+
+/** Messages accepted and not yet settled: the queue's depth, on the status index. */
+export async function countUnsettled(db: Db): Promise<number> {
+  const row = await db
+    .selectFrom('messages')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .where('status', 'in', ['queued', 'processing'])
+    .executeTakeFirst();
+  return Number(row?.n ?? 0);
 }

@@ -1,9 +1,35 @@
 import type { Updateable } from 'kysely';
 import type { Db } from './database.js';
+import { preparedQuery } from './prepared.js';
 import type { NewPetRow, PetRow, PetsTable } from './tables.js';
 
-export function insertPet(db: Db, row: NewPetRow): Promise<PetRow> {
-  return db.insertInto('pets').values(row).returningAll().executeTakeFirstOrThrow();
+// Parameters: [account_id, name, category_id, status, created_at, updated_at].
+const insertPetQuery = preparedQuery((db) =>
+  db
+    .insertInto('pets')
+    .values({
+      account_id: '',
+      name: '',
+      category_id: 0,
+      status: '',
+      created_at: '',
+      updated_at: '',
+    })
+    .returningAll(),
+);
+
+/** A new pet, returned as stored (the create path is hot, so a prepared query). */
+export async function insertPet(db: Db, row: NewPetRow): Promise<PetRow> {
+  const [created] = await insertPetQuery(db, [
+    row.account_id,
+    row.name,
+    row.category_id,
+    row.status,
+    row.created_at,
+    row.updated_at,
+  ]);
+  if (!created) throw new Error('insert returned no row');
+  return created;
 }
 
 export function findPet(db: Db, accountId: string, id: number): Promise<PetRow | undefined> {
@@ -15,20 +41,37 @@ export function findPet(db: Db, accountId: string, id: number): Promise<PetRow |
     .executeTakeFirst();
 }
 
+// Parameters: [accountId, afterId, take].
+const petsPage = preparedQuery((db) =>
+  db
+    .selectFrom('pets')
+    .selectAll()
+    .where('account_id', '=', '')
+    .where('id', '>', 0)
+    .orderBy('id')
+    .limit(0),
+);
+// Parameters: [accountId, status, afterId, take].
+const petsPageByStatus = preparedQuery((db) =>
+  db
+    .selectFrom('pets')
+    .selectAll()
+    .where('account_id', '=', '')
+    .where('status', '=', '')
+    .where('id', '>', 0)
+    .orderBy('id')
+    .limit(0),
+);
+
+/** A keyset page of an account's pets (the list's hot path, so a prepared query). */
 export function listPets(
   db: Db,
   accountId: string,
   filter: { status?: string | undefined; afterId: number; take: number },
 ): Promise<PetRow[]> {
-  return db
-    .selectFrom('pets')
-    .selectAll()
-    .where('account_id', '=', accountId)
-    .$if(filter.status !== undefined, (q) => q.where('status', '=', filter.status as string))
-    .where('id', '>', filter.afterId)
-    .orderBy('id')
-    .limit(filter.take)
-    .execute();
+  return filter.status === undefined
+    ? petsPage(db, [accountId, filter.afterId, filter.take])
+    : petsPageByStatus(db, [accountId, filter.status, filter.afterId, filter.take]);
 }
 
 /**

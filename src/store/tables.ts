@@ -75,6 +75,14 @@ export interface OrdersTable {
   updated_at: Timestamp;
 }
 
+export interface PortalSessionsTable {
+  /** Hex SHA-256 of the cookie's token; the token itself is never stored. */
+  id_hash: string;
+  account_id: string;
+  created_at: Timestamp;
+  expires_at: Timestamp;
+}
+
 export interface Tables {
   accounts: AccountsTable;
   api_keys: ApiKeysTable;
@@ -83,6 +91,7 @@ export interface Tables {
   messages: MessagesTable;
   deprecated_calls: DeprecatedCallsTable;
   orders: OrdersTable;
+  portal_sessions: PortalSessionsTable;
 }
 
 export type AccountRow = Selectable<AccountsTable>;
@@ -93,6 +102,10 @@ export type NewPetRow = Insertable<PetsTable>;
 export type MessageRow = Selectable<MessagesTable>;
 export type OrderRow = Selectable<OrdersTable>;
 
+// What toISOString() writes, and what we store in SQLite: already canonical, nothing to do.
+const CANONICAL_ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
+
 export function toIso(value: Date | string): string {
+  if (typeof value === 'string' && CANONICAL_ISO.test(value)) return value;
   return (value instanceof Date ? value : new Date(value)).toISOString();
 }

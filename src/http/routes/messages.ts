@@ -39,7 +39,9 @@ export const messageRoutes: FastifyPluginAsyncTypebox = async (app) => {
     },
     async (request, reply) => {
       const { account } = callerOf(request);
-      const message = await acceptMessage(database.db, clock, account.id, request.body.message);
+      const message = await database.write((db) =>
+        acceptMessage(db, clock, account.id, request.body.message),
+      );
       await queue.enqueued(message.id);
       const { id, status, createdAt } = message;
       return reply

@@ -70,7 +70,9 @@ export const petRoutes: FastifyPluginAsyncTypebox = async (app) => {
     },
     async (request, reply) => {
       const { account } = callerOf(request);
-      const pet = unwrap(await createPet(db, clock, account.id, request.body));
+      const pet = unwrap(
+        await database.write((db) => createPet(db, clock, account.id, request.body)),
+      );
       const location = v1Url(config, request, `/pets/${pet.id}`).href;
       return reply.code(201).header('location', location).send(pet);
     },

@@ -1,5 +1,5 @@
 import { Type } from 'typebox';
-import { PASSWORD_MIN_LENGTH } from '../../domain/accounts.js';
+import { PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH } from '../../domain/accounts.js';
 import { PLANS } from '../../domain/plans.js';
 import { Text } from './common.js';
 
@@ -19,7 +19,7 @@ export const NewAccount = Type.Object(
     email: Email,
     password: Type.String({
       minLength: PASSWORD_MIN_LENGTH,
-      maxLength: 1024,
+      maxLength: PASSWORD_MAX_LENGTH,
       // A lone surrogate has no UTF-8 form: the hash would be of a different password.
       pattern: '^[^\\p{Cs}]*$',
       description: `At least ${PASSWORD_MIN_LENGTH} characters.`,

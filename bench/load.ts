@@ -1,0 +1,134 @@
+/**
+ * One load run: wrk when it is installed (a C client leaves the CPU to the server), otherwise
+ * autocannon in a child process. 50 connections, a warm-up, then a measured stretch.
+ */
+import { execFileSync, spawn } from 'node:child_process';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+export interface LoadSpec {
+  url: string;
+  method?: 'GET' | 'POST';
+  headers?: Record<string, string>;
+  body?: string;
+  connections: number;
+  seconds: number;
+}
+
+export interface LoadResult {
+  requestsPerSecond: number;
+  p50Ms: number;
+  p99Ms: number;
+  /** Answers other than 2xx (a benchmark with errors is not a benchmark). */
+  errors: number;
+  tool: 'wrk' | 'autocannon';
+}
+
+function hasWrk(): boolean {
+  try {
+    execFileSync('wrk', ['--version'], { stdio: 'ignore' });
+    return true;
+  } catch (err) {
+    // wrk --version exits 1 after printing its version.
+    return (err as { status?: number }).status === 1;
+  }
+}
+
+export const tool: LoadResult['tool'] = hasWrk() ? 'wrk' : 'autocannon';
+
+function run(command: string, args: string[]): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(command, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    child.stdout.on('data', (chunk) => {
+      out += String(chunk);
+    });
+    child.stderr.on('data', (chunk) => {
+      out += String(chunk);
+    });
+    child.on('error', reject);
+    child.on('exit', (code) =>
+      code === 0 ? resolve(out) : reject(new Error(`${command}: ${out}`)),
+    );
+  });
+}
+
+const luaDir = mkdtempSync(join(tmpdir(), 'animal-store-bench-'));
+let luaCount = 0;
+
+/** wrk's Lua: method, headers, body, and a count of non-2xx answers printed at the end. */
+function wrkScript(spec: LoadSpec): string {
+  const file = join(luaDir, `load-${luaCount++}.lua`);
+  const headers = Object.entries(spec.headers ?? {})
+    .map(([name, value]) => `wrk.headers[${JSON.stringify(name)}] = ${JSON.stringify(value)}`)
+    .join('\n');
+  writeFileSync(
+    file,
+    `wrk.method = ${JSON.stringify(spec.method ?? 'GET')}
+${headers}
+${spec.body !== undefined ? `wrk.body = ${JSON.stringify(spec.body)}` : ''}
+local threads = {}
+function setup(thread) table.insert(threads, thread) end
+function init(args) bad = 0 end
+function response(status, headers, body) if status >= 300 then bad = bad + 1 end end
+function done(summary, latency, requests)
+  local total = 0
+  for _, t in ipairs(threads) do total = total + t:get("bad") end
+  io.write(string.format("bad %d\\n", total))
+  io.write(string.format("p50 %f\\np99 %f\\n", latency:percentile(50) / 1000, latency:percentile(99) / 1000))
+  io.write(string.format("rps %f\\n", summary.requests / (summary.duration / 1e6)))
+end
+`,
+  );
+  return file;
+}
+
+async function wrk(spec: LoadSpec): Promise<LoadResult> {
+  const out = await run('wrk', [
+    '-t1',
+    `-c${spec.connections}`,
+    `-d${spec.seconds}s`,
+    '-s',
+    wrkScript(spec),
+    spec.url,
+  ]);
+  const read = (name: string) =>
+    Number(new RegExp(`^${name} ([\\d.]+)$`, 'm').exec(out)?.[1] ?? NaN);
+  return {
+    requestsPerSecond: read('rps'),
+    p50Ms: read('p50'),
+    p99Ms: read('p99'),
+    errors: read('bad') + Number(/Socket errors: .*?(\d+)/.exec(out)?.[1] ?? 0),
+    tool: 'wrk',
+  };
+}
+
+async function autocannon(spec: LoadSpec): Promise<LoadResult> {
+  // In a child, so the client does not share the measuring process's event loop.
+  const script = `
+    const autocannon = (await import('autocannon')).default;
+    const spec = JSON.parse(process.argv[1]);
+    const r = await autocannon({ url: spec.url, method: spec.method ?? 'GET', headers: spec.headers,
+      body: spec.body, connections: spec.connections, duration: spec.seconds });
+    process.stdout.write(JSON.stringify({ rps: r.requests.average, p50: r.latency.p50,
+      p99: r.latency.p99, bad: r.non2xx + r.errors }));`;
+  const out = await run(process.execPath, [
+    '--input-type=module',
+    '-e',
+    script,
+    JSON.stringify(spec),
+  ]);
+  const r = JSON.parse(out.slice(out.indexOf('{'))) as Record<string, number>;
+  return {
+    requestsPerSecond: r.rps ?? NaN,
+    p50Ms: r.p50 ?? NaN,
+    p99Ms: r.p99 ?? NaN,
+    errors: r.bad ?? 0,
+    tool: 'autocannon',
+  };
+}
+
+export function load(spec: LoadSpec): Promise<LoadResult> {
+  return tool === 'wrk' ? wrk(spec) : autocannon(spec);
+}

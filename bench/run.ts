@@ -1,0 +1,292 @@
+/**
+ * The whole request path against a raw node:http ceiling, measured in one run
+ * (`npm run bench`). Embedded mode always; PostgreSQL + Redis too when DATABASE_URL and
+ * REDIS_URL are set. Prints one table and writes it to bench/results/latest.json.
+ *
+ * BENCH_PETS (100000), BENCH_SECONDS (8), BENCH_WARMUP (2), BENCH_CONNECTIONS (50);
+ * BENCH_MEMORY=1 adds three one-minute GET runs and the service's RSS after each.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { once } from 'node:events';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpus, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { freePort } from '../test/cluster/harness.js';
+import { freshPostgres } from '../test/helpers.js';
+import { type LoadResult, type LoadSpec, load, tool } from './load.js';
+import { seed } from './seed.js';
+
+const dist = (path: string) => new URL(`../dist/${path}`, import.meta.url).href;
+const { openDatabase } = (await import(
+  dist('store/database.js')
+)) as typeof import('../src/store/database.js');
+const { countUnsettled } = (await import(
+  dist('store/messages-repository.js')
+)) as typeof import('../src/store/messages-repository.js');
+
+const PETS = Number(process.env.BENCH_PETS ?? 100_000);
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 8);
+const WARMUP = Number(process.env.BENCH_WARMUP ?? 2);
+const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);
+const ROOT = new URL('../', import.meta.url).pathname;
+
+interface Row extends LoadResult {
+  mode: string;
+  scenario: string;
+  ratio: number | null;
+}
+
+function startChild(args: string[], env: Record<string, string>, ready: RegExp) {
+  const child = spawn(process.execPath, args, {
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  const append = (chunk: unknown) => {
+    out += String(chunk);
+  };
+  child.stdout?.on('data', append);
+  child.stderr?.on('data', append);
+  return new Promise<{ child: ChildProcess; match: RegExpExecArray; out: () => string }>(
+    (resolve, reject) => {
+      const timer = setInterval(() => {
+        const match = ready.exec(out);
+        if (match) {
+          clearInterval(timer);
+          resolve({ child, match, out: () => out });
+        } else if (child.exitCode !== null) {
+          clearInterval(timer);
+          reject(new Error(`${args.join(' ')} exited:\n${out}`));
+        }
+      }, 50);
+    },
+  );
+}
+
+async function stop(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null) return;
+  child.kill('SIGTERM');
+  await once(child, 'exit');
+}
+
+function rssMb(pid: number | undefined): number {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  return Math.round(Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0) / 1024);
+}
+
+async function measure(spec: Omit<LoadSpec, 'connections' | 'seconds'>): Promise<LoadResult> {
+  await load({ ...spec, connections: CONNECTIONS, seconds: WARMUP });
+  return load({ ...spec, connections: CONNECTIONS, seconds: SECONDS });
+}
+
+async function runMode(
+  mode: string,
+  store: { url: string; drop: () => Promise<void> },
+  redisUrl?: string,
+) {
+  const rows: Row[] = [];
+  process.stdout.write(`\n[${mode}] seeding ${PETS.toLocaleString('en')} pets… `);
+  const started = Date.now();
+  const seeded = await seed(store.url, PETS);
+  process.stdout.write(`${((Date.now() - started) / 1000).toFixed(1)} s\n`);
+
+  const port = await freePort();
+  const base = `http://127.0.0.1:${port}`;
+  const service = spawn(process.execPath, [join(ROOT, 'dist/server.js')], {
+    env: {
+      ...process.env,
+      APP_ENV: 'production',
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      DATABASE_URL: store.url,
+      // Embedded means no Redis, whatever the shell running the benchmark has set.
+      REDIS_URL: redisUrl ?? '',
+      REDIS_KEY_PREFIX: `bench-${randomUUID()}:`,
+      PUBLIC_BASE_URL: `${base}/v1`,
+      MESSAGES_BASE_URL: base,
+      SESSION_SECRET: 'a benchmark session secret of 32+ characters',
+      LOG_LEVEL: 'warn',
+      METRICS: 'off',
+    },
+    stdio: ['ignore', 'inherit', 'inherit'],
+  });
+  for (let i = 0; ; i++) {
+    if (service.exitCode !== null) throw new Error('the service exited at start');
+    if (
+      await fetch(`${base}/healthz`).then(
+        (r) => r.ok,
+        () => false,
+      )
+    )
+      break;
+    if (i > 600) throw new Error('the service did not start');
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  const auth = { authorization: `Bearer ${seeded.key}` };
+  const firstPage = await fetch(`${base}/v1/pets?limit=20`, { headers: auth });
+  const bodyFile = join(mkdtempSync(join(tmpdir(), 'animal-store-bench-')), 'page.json');
+  writeFileSync(bodyFile, Buffer.from(await firstPage.arrayBuffer()));
+  const ceiling = await startChild(
+    [join(ROOT, 'bench/ceiling.mjs'), bodyFile],
+    {},
+    /listening (\d+)/,
+  );
+  const ceilingUrl = `http://127.0.0.1:${ceiling.match[1]}/`;
+  const framework = await startChild(
+    [join(ROOT, 'bench/framework.mjs'), bodyFile],
+    {},
+    /listening (\d+)/,
+  );
+
+  const json = { ...auth, 'content-type': 'application/json' };
+  const scenarios: Array<[string, Omit<LoadSpec, 'connections' | 'seconds'>]> = [
+    ['ceiling: node:http, same bytes', { url: ceilingUrl }],
+    ['reference: Fastify alone, same pets', { url: `http://127.0.0.1:${framework.match[1]}/` }],
+    ['GET /v1/pets?limit=20', { url: `${base}/v1/pets?limit=20`, headers: auth }],
+    [
+      'GET /v1/pets?limit=20 (deep page)',
+      { url: `${base}/v1/pets?limit=20&cursor=${seeded.deepCursor}`, headers: auth },
+    ],
+    [
+      'GET /v1/pets?status=sold&limit=20',
+      { url: `${base}/v1/pets?status=sold&limit=20`, headers: auth },
+    ],
+    [
+      'POST /v1/pets',
+      {
+        url: `${base}/v1/pets`,
+        method: 'POST',
+        headers: json,
+        body: JSON.stringify({ name: 'Bench', categoryId: seeded.categoryId }),
+      },
+    ],
+    [
+      'POST /messages',
+      { url: `${base}/messages`, method: 'POST', headers: json, body: '{"message":"bench"}' },
+    ],
+  ];
+  let ceilingRps = 0;
+  let drainMs: number | null = null;
+  const probe = openDatabase(store.url, { poolSize: 1 });
+  try {
+    for (const [scenario, spec] of scenarios) {
+      const result = await measure(spec);
+      if (scenario.startsWith('ceiling')) ceilingRps = result.requestsPerSecond;
+      const ratio = ceilingRps ? result.requestsPerSecond / ceilingRps : null;
+      rows.push({ mode, scenario, ratio, ...result });
+      process.stdout.write(`  ${scenario}: ${Math.round(result.requestsPerSecond)} req/s\n`);
+      if (spec.url.endsWith('/messages')) {
+        const stoppedAt = Date.now();
+        while ((await countUnsettled(probe.db)) > 0 && Date.now() - stoppedAt < 60_000) {
+          await new Promise((r) => setTimeout(r, 50));
+        }
+        drainMs = Date.now() - stoppedAt;
+      }
+    }
+  } finally {
+    await probe.close();
+  }
+  const rss = rssMb(service.pid);
+  // BENCH_MEMORY=1: three one-minute GET runs, the service's RSS after each.
+  const memory: number[] = [];
+  if (process.env.BENCH_MEMORY === '1') {
+    for (let run = 0; run < 3; run++) {
+      await load({
+        url: `${base}/v1/pets?limit=20`,
+        headers: auth,
+        connections: CONNECTIONS,
+        seconds: 60,
+      });
+      memory.push(rssMb(service.pid));
+      process.stdout.write(`  memory run ${run + 1}: RSS ${memory.at(-1)} MB\n`);
+    }
+  }
+  await stop(ceiling.child);
+  await stop(framework.child);
+  await stop(service);
+  await store.drop();
+  return { rows, drainMs, rssMb: rss, memoryRunsMb: memory };
+}
+
+const modes: Array<Awaited<ReturnType<typeof runMode>> & { mode: string }> = [];
+const sqliteDir = mkdtempSync(join(tmpdir(), 'animal-store-bench-db-'));
+modes.push({
+  mode: 'embedded',
+  ...(await runMode('embedded', {
+    url: `sqlite:${join(sqliteDir, 'bench.db')}`,
+    drop: async () => rmSync(sqliteDir, { recursive: true, force: true }),
+  })),
+});
+if (process.env.DATABASE_URL?.startsWith('postgres') && process.env.REDIS_URL) {
+  const pg = await freshPostgres(process.env.DATABASE_URL, 'animal_store_bench');
+  modes.push({
+    mode: 'postgres+redis',
+    ...(await runMode('postgres+redis', pg, process.env.REDIS_URL)),
+  });
+}
+
+const fmt = (n: number, digits = 0) =>
+  n.toLocaleString('en', { maximumFractionDigits: digits, minimumFractionDigits: digits });
+const lines = [
+  '',
+  `| mode | scenario | req/s | p50 ms | p99 ms | × ceiling | non-2xx |`,
+  '|---|---|---:|---:|---:|---:|---:|',
+];
+for (const { rows } of modes) {
+  for (const r of rows) {
+    lines.push(
+      `| ${r.mode} | ${r.scenario} | ${fmt(r.requestsPerSecond)} | ${fmt(r.p50Ms, 2)} | ${fmt(r.p99Ms, 2)} | ${r.ratio === null ? '' : fmt(r.ratio, 2)} | ${r.errors} |`,
+    );
+  }
+}
+console.log(lines.join('\n'));
+
+// The targets of issue 9, as ratios measured in this run.
+const rowOf = (mode: string, prefix: string) =>
+  modes.find((m) => m.mode === mode)?.rows.find((r) => r.scenario.startsWith(prefix));
+const checks: Array<[string, boolean | undefined]> = [];
+const embedded = modes[0];
+const first = rowOf('embedded', 'GET /v1/pets?limit=20');
+const deep = rowOf('embedded', 'GET /v1/pets?limit=20 (deep');
+const pets = rowOf('embedded', 'POST /v1/pets');
+const messages = rowOf('embedded', 'POST /messages');
+checks.push(['GET /v1/pets ≥ 0.50 × ceiling', first && (first.ratio ?? 0) >= 0.5]);
+checks.push(['GET /v1/pets p99 ≤ 10 ms', first && first.p99Ms <= 10]);
+checks.push([
+  'deep page ≥ 0.95 × first page',
+  first && deep && deep.requestsPerSecond >= 0.95 * first.requestsPerSecond,
+]);
+checks.push(['POST /v1/pets ≥ 0.25 × ceiling', pets && (pets.ratio ?? 0) >= 0.25]);
+checks.push(['POST /messages ≥ 0.25 × ceiling', messages && (messages.ratio ?? 0) >= 0.25]);
+checks.push([
+  'queue drained ≤ 5 s after the load',
+  embedded && embedded.drainMs !== null && embedded.drainMs <= 5_000,
+]);
+checks.push(['no non-2xx answers', modes.every((m) => m.rows.every((r) => r.errors === 0))]);
+const pgGet = rowOf('postgres+redis', 'GET /v1/pets?limit=20');
+if (pgGet) checks.push(['PostgreSQL + Redis GET ≥ 0.25 × ceiling', (pgGet.ratio ?? 0) >= 0.25]);
+console.log('');
+for (const { mode, drainMs, rssMb, memoryRunsMb } of modes) {
+  if (memoryRunsMb.length > 0) {
+    console.log(`${mode}: RSS after three one-minute GET runs: ${memoryRunsMb.join(', ')} MB`);
+  }
+  console.log(
+    `${mode}: queue drained ${drainMs === null ? '?' : fmt(drainMs / 1000, 1)} s after the messages load; service RSS ${rssMb} MB at the end`,
+  );
+}
+for (const [label, ok] of checks) console.log(`${ok ? 'PASS' : 'MISS'} ${label}`);
+
+const results = {
+  date: new Date().toISOString(),
+  machine: { cpus: cpus().length, model: cpus()[0]?.model, node: process.version },
+  tool,
+  connections: CONNECTIONS,
+  seconds: SECONDS,
+  pets: PETS,
+  modes,
+  targets: Object.fromEntries(checks.map(([label, ok]) => [label, Boolean(ok)])),
+};
+mkdirSync(join(ROOT, 'bench/results'), { recursive: true });
+writeFileSync(join(ROOT, 'bench/results/latest.json'), `${JSON.stringify(results, null, 2)}\n`);
+console.log('\nWritten to bench/results/latest.json');

@@ -1,0 +1,82 @@
+/**
+ * The benchmark's data, written straight into the store through the compiled code: one account
+ * with N pets, ten more with 1,000 each (so the indexes hold other tenants' rows too), and an
+ * enterprise key whose limits never bind.
+ */
+import { randomUUID } from 'node:crypto';
+
+const dist = (path: string) => new URL(`../dist/${path}`, import.meta.url).href;
+const { systemClock } = (await import(dist('clock.js'))) as typeof import('../src/clock.js');
+const { createAccount, setPlan } = (await import(
+  dist('domain/accounts.js')
+)) as typeof import('../src/domain/accounts.js');
+const { createApiKey } = (await import(
+  dist('domain/api-keys.js')
+)) as typeof import('../src/domain/api-keys.js');
+const { encodeCursor } = (await import(
+  dist('domain/pagination.js')
+)) as typeof import('../src/domain/pagination.js');
+const { migrate, openDatabase } = (await import(
+  dist('store/database.js')
+)) as typeof import('../src/store/database.js');
+
+export interface Seeded {
+  key: string;
+  categoryId: number;
+  /** A cursor nine tenths of the way through the big account's pets. */
+  deepCursor: string;
+}
+
+const STATUSES = ['available', 'pending', 'sold'] as const;
+const BATCH = 500;
+
+type Db = ReturnType<typeof openDatabase>['db'];
+
+async function tenant(db: Db, pets: number, env: 'production') {
+  const account = await createAccount(db, systemClock, {
+    email: `bench-${randomUUID()}@example.com`,
+    password: 'a benchmark password',
+  });
+  if (!account.ok) throw new Error(account.message);
+  await setPlan(db, account.value.id, 'enterprise', { perMinute: 1e9, perDay: 2e9 });
+  const { secret } = await createApiKey(db, systemClock, env, account.value.id, 'bench');
+  const now = new Date().toISOString();
+  const category = await db
+    .insertInto('categories')
+    .values({ account_id: account.value.id, name: 'Bench', created_at: now })
+    .returning('id')
+    .executeTakeFirstOrThrow();
+  let first = 0;
+  let last = 0;
+  await db.transaction().execute(async (trx) => {
+    for (let done = 0; done < pets; done += BATCH) {
+      const rows = Array.from({ length: Math.min(BATCH, pets - done) }, (_, i) => ({
+        account_id: account.value.id,
+        name: `Pet ${done + i}`,
+        category_id: category.id,
+        status: STATUSES[(done + i) % 3] as string,
+        created_at: now,
+        updated_at: now,
+      }));
+      const ids = await trx.insertInto('pets').values(rows).returning('id').execute();
+      if (done === 0) first = ids[0]?.id ?? 0;
+      last = ids.at(-1)?.id ?? last;
+    }
+  });
+  return { key: secret, categoryId: category.id, first, last };
+}
+
+export async function seed(databaseUrl: string, pets: number): Promise<Seeded> {
+  const database = openDatabase(databaseUrl, { poolSize: 2 });
+  try {
+    await migrate(database);
+    // Other tenants first and last, so the big account's rows sit between theirs.
+    for (let i = 0; i < 5; i++) await tenant(database.db, 1_000, 'production');
+    const big = await tenant(database.db, pets, 'production');
+    for (let i = 0; i < 5; i++) await tenant(database.db, 1_000, 'production');
+    const deepId = big.first + Math.floor((big.last - big.first) * 0.9);
+    return { key: big.key, categoryId: big.categoryId, deepCursor: encodeCursor(deepId) };
+  } finally {
+    await database.close();
+  }
+}

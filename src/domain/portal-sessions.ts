@@ -1,0 +1,55 @@
+import { createHash, randomBytes } from 'node:crypto';
+import type { Clock } from '../clock.js';
+import type { Db } from '../store/database.js';
+import {
+  deleteExpiredSessions,
+  deleteSession,
+  findSessionAccount,
+  insertSession,
+} from '../store/portal-sessions-repository.js';
+import { type Account, toAccount } from './accounts.js';
+
+/** A portal session lasts a week from sign-in, however it is used; then the person signs in
+ * again. */
+export const SESSION_TTL_MS = 7 * 24 * 3_600_000;
+
+export interface OpenedSession {
+  /** The cookie's value (before signing): 256 random bits. */
+  token: string;
+  expiresAt: Date;
+}
+
+function hashToken(token: string): string {
+  return createHash('sha256').update(token).digest('hex');
+}
+
+/** Starts a session for an account that has just proved who it is. */
+export async function openSession(db: Db, clock: Clock, accountId: string): Promise<OpenedSession> {
+  const now = clock.now();
+  const token = randomBytes(32).toString('base64url');
+  const expiresAt = new Date(now.getTime() + SESSION_TTL_MS);
+  // Sign-ins are rare, so each one also clears the sessions that have run out.
+  await deleteExpiredSessions(db, now.toISOString());
+  await insertSession(db, {
+    id_hash: hashToken(token),
+    account_id: accountId,
+    created_at: now.toISOString(),
+    expires_at: expiresAt.toISOString(),
+  });
+  return { token, expiresAt };
+}
+
+/** The account signed in with this token, if the session is still open. */
+export async function sessionAccount(
+  db: Db,
+  clock: Clock,
+  token: string,
+): Promise<Account | undefined> {
+  const row = await findSessionAccount(db, hashToken(token), clock.now().toISOString());
+  return row && toAccount(row);
+}
+
+/** Ends a session on every instance at once: the row is gone. */
+export function closeSession(db: Db, token: string): Promise<void> {
+  return deleteSession(db, hashToken(token));
+}

@@ -1,0 +1,119 @@
+import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
+import type { Outcome } from '../queue/processor.js';
+import type { PoolStats } from '../store/database.js';
+
+export interface MetricSources {
+  /** Messages not yet settled (queued or processing), read from the store at scrape time. */
+  queueDepth: () => Promise<number>;
+  /** The PostgreSQL pool (undefined on SQLite). */
+  pool: () => PoolStats | undefined;
+}
+
+/**
+ * The Prometheus metrics of one app instance, in a registry of its own (tests build many apps in
+ * one process). Request metrics are labelled by route pattern, never by raw URL, so the series
+ * count stays bounded whatever clients send.
+ */
+export class Metrics {
+  readonly registry = new Registry();
+  private readonly requests: Counter<'method' | 'route' | 'status'>;
+  private readonly duration: Histogram<'method' | 'route' | 'status'>;
+  private readonly rejections: Counter<'reason'>;
+  private readonly outcomes: Counter<'outcome'>;
+  private readonly deprecated: Counter<'operation'>;
+  // One child per label set, so a request costs no label hashing after the first of its kind.
+  private readonly children = new Map<string, { count: Counter; seconds: Histogram }>();
+
+  constructor(sources: MetricSources) {
+    const registers = [this.registry];
+    collectDefaultMetrics({ register: this.registry });
+    this.requests = new Counter({
+      name: 'http_requests_total',
+      help: 'HTTP requests answered, by method, route pattern and status.',
+      labelNames: ['method', 'route', 'status'],
+      registers,
+    });
+    this.duration = new Histogram({
+      name: 'http_request_duration_seconds',
+      help: 'Time from request received to response sent, by method, route pattern and status.',
+      labelNames: ['method', 'route', 'status'],
+      buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
+      registers,
+    });
+    this.rejections = new Counter({
+      name: 'rate_limit_rejections_total',
+      help: 'Requests refused by the rate limiter: rate_limited (window full) or key_banned.',
+      labelNames: ['reason'],
+      registers,
+    });
+    this.outcomes = new Counter({
+      name: 'messages_processed_total',
+      help: 'Message deliveries by outcome: sent, retry (will be tried again), failed, lost (lease expired first).',
+      labelNames: ['outcome'],
+      registers,
+    });
+    this.deprecated = new Counter({
+      name: 'deprecated_calls_total',
+      help: 'Calls to deprecated operations, by operation id.',
+      labelNames: ['operation'],
+      registers,
+    });
+    new Gauge({
+      name: 'messages_queue_depth',
+      help: 'Messages accepted and not yet settled (queued or processing).',
+      registers,
+      async collect() {
+        // During a database outage the scrape still answers, with the last depth read.
+        const depth = await sources.queueDepth().catch(() => undefined);
+        if (depth !== undefined) this.set(depth);
+      },
+    });
+    const pool = sources.pool;
+    if (pool()) {
+      new Gauge({
+        name: 'db_pool_connections',
+        help: 'PostgreSQL pool connections by state: busy, idle, and queries waiting for one.',
+        labelNames: ['state'],
+        registers,
+        collect() {
+          const stats = pool() ?? { total: 0, idle: 0, waiting: 0 };
+          this.set({ state: 'busy' }, stats.total - stats.idle);
+          this.set({ state: 'idle' }, stats.idle);
+          this.set({ state: 'waiting' }, stats.waiting);
+        },
+      });
+    }
+  }
+
+  request(method: string, route: string, status: number, seconds: number): void {
+    const key = `${method} ${route} ${status}`;
+    let child = this.children.get(key);
+    if (!child) {
+      const labels = { method, route, status: String(status) };
+      child = {
+        count: this.requests.labels(labels) as unknown as Counter,
+        seconds: this.duration.labels(labels) as unknown as Histogram,
+      };
+      this.children.set(key, child);
+    }
+    child.count.inc();
+    child.seconds.observe(seconds);
+  }
+
+  rejected(reason: 'rate_limited' | 'key_banned'): void {
+    this.rejections.inc({ reason });
+  }
+
+  processed(outcome: Outcome['status']): void {
+    this.outcomes.inc({ outcome });
+  }
+
+  deprecatedCall(operation: string): void {
+    this.deprecated.inc({ operation });
+  }
+
+  /** The exposition text and its content type. */
+  async scrape(): Promise<{ body: string; contentType: string }> {
+    return { body: await this.registry.metrics(), contentType: this.registry.contentType };
+  }
+}

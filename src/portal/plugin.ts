@@ -1,0 +1,100 @@
+import { fileURLToPath } from 'node:url';
+import cookie from '@fastify/cookie';
+import csrf from '@fastify/csrf-protection';
+import formBody from '@fastify/formbody';
+import helmet from '@fastify/helmet';
+import assets from '@fastify/static';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { ApiError } from '../errors.js';
+import { toApiError } from '../http/error-handler.js';
+import { pageContext, sendHtml } from './render.js';
+import { accountPages } from './routes/account.js';
+import { authPages } from './routes/auth.js';
+import { keyPages } from './routes/keys.js';
+import { PortalSessions, portalCookie } from './session.js';
+import { PortalThrottle } from './throttle.js';
+import { errorPage } from './views/error.js';
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    portal: { sessions: PortalSessions; throttle: PortalThrottle };
+  }
+}
+
+// public/portal, from src/portal (tsx) and from dist/portal (the build) alike.
+const ASSETS = fileURLToPath(new URL('../../public/portal/', import.meta.url));
+
+/**
+ * The developer portal, registered under /portal: server-rendered pages to sign up, sign in,
+ * manage API keys and see the account's usage. Cookies, forms, CSRF and the security headers
+ * are scoped to it; the API never reads a cookie.
+ */
+export async function portalPlugin(app: FastifyInstance): Promise<void> {
+  const { config, database, clock, limiter } = app.ctx;
+  const development = config.env === 'development';
+  const sessions = new PortalSessions(database.db, clock, config);
+  app.decorate('portal', {
+    sessions,
+    throttle: new PortalThrottle(limiter, clock, config.rateLimit.onStoreError),
+  });
+  app.decorateRequest('portalAccount', null);
+  // Pages, not API operations: none of them belongs in the OpenAPI document.
+  app.addHook('onRoute', (route) => {
+    route.schema = { ...route.schema, hide: true };
+  });
+
+  await app.register(cookie, { secret: config.sessionSecrets });
+  await app.register(formBody, { bodyLimit: 16 * 1024 });
+  await app.register(csrf, {
+    cookieKey: 'as_csrf',
+    cookieOpts: portalCookie(config),
+    getUserInfo: (request) => sessions.csrfBinding(request),
+    csrfOpts: { hmacKey: config.sessionSecrets[0] ?? '' },
+  });
+  await app.register(helmet, {
+    contentSecurityPolicy: {
+      useDefaults: false,
+      directives: {
+        defaultSrc: ["'self'"],
+        baseUri: ["'none'"],
+        connectSrc: ["'self'"],
+        fontSrc: ["'self'"],
+        formAction: ["'self'"],
+        frameAncestors: ["'none'"],
+        imgSrc: ["'self'", 'data:'],
+        objectSrc: ["'none'"],
+        scriptSrc: ["'self'"],
+        styleSrc: ["'self'"],
+        // Development runs on plain http://localhost, which an upgrade would break.
+        ...(development ? {} : { upgradeInsecureRequests: [] }),
+      },
+    },
+    // No HSTS pin on a developer's localhost; everywhere else the portal is HTTPS-only.
+    strictTransportSecurity: development ? false : { maxAge: 31_536_000 },
+    referrerPolicy: { policy: 'same-origin' },
+    frameguard: { action: 'deny' },
+  });
+  await app.register(assets, { root: ASSETS, prefix: '/assets/', index: false });
+
+  const renderError = async (request: FastifyRequest, reply: FastifyReply, error: ApiError) => {
+    // The navigation shows who is signed in; a failed lookup must not hide the error itself.
+    request.portalAccount ??= (await sessions.account(request).catch(() => undefined)) ?? null;
+    return sendHtml(reply, errorPage(pageContext(request, reply), error), error.status);
+  };
+  app.setErrorHandler(async (err, request, reply) => {
+    const error = toApiError(err);
+    if (error.status >= 500) request.log.error({ err }, 'portal request failed');
+    if (error.headers) reply.headers(error.headers);
+    return renderError(request, reply, error);
+  });
+  app.setNotFoundHandler((request, reply) =>
+    renderError(request, reply, new ApiError('not_found', 'There is no portal page here.')),
+  );
+
+  app.get('/', async (request, reply) =>
+    reply.redirect((await sessions.account(request)) ? '/portal/account' : '/portal/sign-in'),
+  );
+  await app.register(authPages);
+  await app.register(keyPages);
+  await app.register(accountPages);
+}

@@ -1,0 +1,81 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { createApiKey, listApiKeys, revokeKey } from '../../domain/api-keys.js';
+import { ApiError } from '../../errors.js';
+import { v1Url } from '../../http/links.js';
+import { NewApiKey } from '../../http/schemas/accounts.js';
+import { checkBody } from '../../http/validation.js';
+import { formText, requireAccount, signedInAccount } from '../forms.js';
+import { pageContext, seeOther, sendHtml } from '../render.js';
+import { type KeysView, keysPage, revokePage } from '../views/keys.js';
+
+interface KeyParams {
+  keyId: string;
+}
+
+/** Create, list and revoke the account's API keys. */
+export async function keyPages(app: FastifyInstance): Promise<void> {
+  const { database, clock, config } = app.ctx;
+  const { db } = database;
+  const signedIn = { preHandler: requireAccount };
+  const form = { preValidation: app.csrfProtection, preHandler: requireAccount };
+
+  const show = async (
+    request: FastifyRequest,
+    reply: FastifyReply,
+    view: Omit<KeysView, 'keys' | 'apiBase'>,
+    status = 200,
+  ) => {
+    const keys = await listApiKeys(db, signedInAccount(request).id);
+    const apiBase = v1Url(config, request, '').href;
+    return sendHtml(
+      reply,
+      keysPage(pageContext(request, reply), { ...view, keys, apiBase }),
+      status,
+    );
+  };
+
+  const findKey = async (request: FastifyRequest<{ Params: KeyParams }>) => {
+    const keys = await listApiKeys(db, signedInAccount(request).id);
+    const key = keys.find((k) => k.id === request.params.keyId);
+    if (!key) throw new ApiError('not_found', 'No live API key with this id in your account.');
+    return key;
+  };
+
+  app.get('/keys', signedIn, (request, reply) => {
+    const query = request.query as Record<string, unknown>;
+    const notice =
+      query.welcome !== undefined
+        ? { kind: 'success' as const, text: 'Your account is ready. Create your first API key.' }
+        : query.revoked !== undefined
+          ? { kind: 'success' as const, text: 'The key is revoked.' }
+          : undefined;
+    return show(request, reply, { notice });
+  });
+
+  app.post('/keys', form, async (request, reply) => {
+    const name = formText(request.body, 'name').trim();
+    const problem = name === '' ? undefined : checkBody(NewApiKey.properties.name, name)[0];
+    if (problem)
+      return show(request, reply, { name, nameError: `The name ${problem.message}.` }, 400);
+    const { secret } = await createApiKey(
+      db,
+      clock,
+      config.env,
+      signedInAccount(request).id,
+      name || null,
+    );
+    // The secret goes straight into this answer and nowhere else: no redirect, no storage.
+    return show(request, reply, { created: { name: name || null, secret } }, 201);
+  });
+
+  app.get<{ Params: KeyParams }>('/keys/:keyId/revoke', signedIn, async (request, reply) =>
+    sendHtml(reply, revokePage(pageContext(request, reply), await findKey(request))),
+  );
+
+  app.post<{ Params: KeyParams }>('/keys/:keyId/revoke', form, async (request, reply) => {
+    const revoked = await revokeKey(db, clock, signedInAccount(request).id, request.params.keyId);
+    if (!revoked.ok)
+      throw new ApiError('not_found', 'No live API key with this id in your account.');
+    return seeOther(reply, '/portal/keys?revoked=1');
+  });
+}

@@ -1,0 +1,74 @@
+import { createHash } from 'node:crypto';
+import type { CookieSerializeOptions } from '@fastify/cookie';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { Clock } from '../clock.js';
+import type { Config } from '../config.js';
+import type { Account } from '../domain/accounts.js';
+import { closeSession, openSession, sessionAccount } from '../domain/portal-sessions.js';
+import type { Db } from '../store/database.js';
+
+export const PORTAL_PATH = '/portal';
+const SESSION_COOKIE = 'as_session';
+
+/** The cookie options every portal cookie shares: only our pages, never scripts, never sent
+ * on cross-site subrequests or posts, HTTPS-only outside development. */
+export function portalCookie(config: Config): CookieSerializeOptions {
+  return {
+    path: PORTAL_PATH,
+    httpOnly: true,
+    sameSite: 'lax',
+    secure: config.env !== 'development',
+    signed: true,
+  };
+}
+
+/**
+ * Portal sign-in state: a signed cookie holding a random token, whose hash names a row in
+ * `portal_sessions`. Signing out deletes the row, so the cookie is dead on every instance.
+ */
+export class PortalSessions {
+  constructor(
+    private readonly db: Db,
+    private readonly clock: Clock,
+    private readonly config: Config,
+  ) {}
+
+  /** Signs the browser in as the account, ending any session it held before. */
+  async start(request: FastifyRequest, reply: FastifyReply, accountId: string): Promise<void> {
+    const previous = this.token(request);
+    if (previous) await closeSession(this.db, previous);
+    const session = await openSession(this.db, this.clock, accountId);
+    reply.setCookie(SESSION_COOKIE, session.token, {
+      ...portalCookie(this.config),
+      expires: session.expiresAt,
+    });
+  }
+
+  /** The signed-in account, or undefined without a live session. */
+  async account(request: FastifyRequest): Promise<Account | undefined> {
+    const token = this.token(request);
+    return token ? sessionAccount(this.db, this.clock, token) : undefined;
+  }
+
+  async end(request: FastifyRequest, reply: FastifyReply): Promise<void> {
+    const token = this.token(request);
+    if (token) await closeSession(this.db, token);
+    reply.clearCookie(SESSION_COOKIE, portalCookie(this.config));
+  }
+
+  /**
+   * What ties a CSRF token to this browser's session (a constant when signed out): a token
+   * made for one session is refused with another, so a planted CSRF cookie forges nothing.
+   */
+  csrfBinding(request: FastifyRequest): string {
+    const token = this.token(request);
+    return token ? createHash('sha256').update(`csrf:${token}`).digest('base64url') : 'signed-out';
+  }
+
+  private token(request: FastifyRequest): string | undefined {
+    const raw = request.cookies?.[SESSION_COOKIE];
+    if (!raw) return undefined;
+    const unsigned = request.unsignCookie(raw);
+    return unsigned.valid && unsigned.value ? unsigned.value : undefined;
+  }
+}

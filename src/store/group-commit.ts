@@ -1,0 +1,108 @@
+import { sql } from 'kysely';
+import type { Db } from './database.js';
+
+interface Pending {
+  work: (db: Db) => Promise<unknown>;
+  resolve: (value: unknown) => void;
+  reject: (error: unknown) => void;
+}
+
+/** Writes per transaction at most, so one batch never holds the database for long. */
+const MAX_BATCH = 256;
+
+/**
+ * Group commit for SQLite. Each durable commit costs an fsync (synchronous=FULL, ~0.2 ms here),
+ * during which the one connection, and the event loop with it, waits. Writes that arrive while
+ * the event loop turns are gathered and committed together, one fsync for them all; each caller
+ * is answered only after that commit, so nothing is acknowledged before it is on disk.
+ *
+ * Every write runs in a savepoint of its own: one that fails is rolled back alone and its
+ * caller gets its error, while the others commit.
+ */
+export class GroupCommit {
+  private readonly queue: Pending[] = [];
+  private flushing = false;
+
+  /**
+   * @param savepoint Runs `savepoint`/`release` text on the connection directly, where the
+   *   database can (SQLite: microseconds instead of a trip through the query builder). Neither
+   *   changes data, so the select cache need not hear of them; `rollback to` does, and goes
+   *   through Kysely.
+   */
+  constructor(
+    private readonly db: Db,
+    private readonly savepoint: (
+      db: Db,
+      text: 'savepoint write' | 'release write',
+    ) => Promise<unknown> = (db, text) => sql.raw(text).execute(db),
+  ) {}
+
+  /**
+   * Queues a write. `work` must use only the `db` it is given and must not start a
+   * transaction or call `Database.write` itself: the batch holds the one connection until
+   * every write in it is done.
+   */
+  run<T>(work: (db: Db) => Promise<T>): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      this.queue.push({ work, resolve: resolve as (value: unknown) => void, reject });
+      if (!this.flushing) {
+        this.flushing = true;
+        setImmediate(() => void this.flush());
+      }
+    });
+  }
+
+  /** One write in its savepoint; a failure that took the whole transaction fails the batch. */
+  private async attempt(
+    connection: Db,
+    item: Pending,
+  ): Promise<{ ok: true; value: unknown } | { ok: false; error: unknown }> {
+    await this.savepoint(connection, 'savepoint write');
+    try {
+      const value = await item.work(connection);
+      await this.savepoint(connection, 'release write');
+      return { ok: true, value };
+    } catch (error) {
+      try {
+        await sql`rollback to write`.execute(connection);
+        await sql`release write`.execute(connection);
+      } catch {
+        // No savepoint left to return to (SQLite rolled the transaction back): the writes
+        // before this one are gone too, so the batch fails, with this write's error.
+        throw error;
+      }
+      return { ok: false, error };
+    }
+  }
+
+  private async flush(): Promise<void> {
+    while (this.queue.length > 0) {
+      const batch = this.queue.splice(0, MAX_BATCH);
+      const outcomes: Array<{ ok: true; value: unknown } | { ok: false; error: unknown }> = [];
+      try {
+        await this.db.connection().execute(async (connection) => {
+          // IMMEDIATE: the write lock is taken once, up front, so a lock held by another
+          // process is waited for (busy_timeout) once per batch, not once per write.
+          await sql`begin immediate`.execute(connection);
+          try {
+            for (const item of batch) outcomes.push(await this.attempt(connection, item));
+            await sql`commit`.execute(connection);
+          } catch (error) {
+            await sql`rollback`.execute(connection).catch(() => {});
+            throw error;
+          }
+        });
+      } catch (error) {
+        // The transaction failed as a whole: nothing of the batch is stored, every caller is told.
+        for (const item of batch) item.reject(error);
+        continue;
+      }
+      batch.forEach((item, i) => {
+        const outcome = outcomes[i];
+        if (outcome?.ok) item.resolve(outcome.value);
+        else item.reject(outcome?.error);
+      });
+    }
+    this.flushing = false;
+  }
+}

@@ -1,0 +1,273 @@
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { after, before, describe, it } from 'node:test';
+import { loadConfig } from '../src/config.js';
+import { startMetricsServer } from '../src/ops/metrics-server.js';
+import {
+  assertSchemaCurrent,
+  migrate,
+  openDatabase,
+  SchemaMismatchError,
+} from '../src/store/database.js';
+import {
+  as,
+  createCategory,
+  createPet,
+  errorCode,
+  freshPostgres,
+  newTenant,
+  startApp,
+  type TestApp,
+  testDatabaseUrl,
+} from './helpers.js';
+
+/** A sample's value in Prometheus text, or undefined when the series is absent. */
+function sample(
+  text: string,
+  name: string,
+  labels: Record<string, string> = {},
+): number | undefined {
+  for (const line of text.split('\n')) {
+    if (!line.startsWith(name)) continue;
+    const match = /^([a-z_]+)(?:\{([^}]*)\})? (\S+)$/.exec(line);
+    if (!match || match[1] !== name) continue;
+    const found = Object.fromEntries(
+      [...(match[2] ?? '').matchAll(/(\w+)="([^"]*)"/g)].map((m) => [m[1], m[2]]),
+    );
+    if (Object.entries(labels).every(([k, v]) => found[k] === v)) return Number(match[3]);
+  }
+  return undefined;
+}
+
+describe('health and readiness', () => {
+  let t: TestApp;
+  before(async () => {
+    t = await startApp();
+  });
+  after(() => t.close());
+
+  it('answers /healthz and /readyz without a key, uncounted', async () => {
+    const health = await t.app.inject({ url: '/healthz' });
+    assert.equal(health.statusCode, 200);
+    assert.deepEqual(health.json(), { status: 'ok' });
+    assert.equal(health.headers['x-ratelimit-limit'], undefined);
+    const ready = await t.app.inject({ url: '/readyz' });
+    assert.equal(ready.statusCode, 200);
+    const expected: Record<string, string> = { database: 'ok' };
+    if (process.env.TEST_REDIS_URL) expected.redis = 'ok';
+    assert.deepEqual(ready.json(), { status: 'ready', checks: expected });
+    // A hundred probes, past the anonymous per-IP limit of 60, cost the client nothing.
+    for (let i = 0; i < 100; i++) await t.app.inject({ url: '/readyz' });
+    const signUp = await t.app.inject({
+      method: 'POST',
+      url: '/v1/accounts',
+      payload: { email: `probe-${randomUUID()}@example.com`, password: 'long enough password' },
+    });
+    assert.equal(signUp.statusCode, 201);
+  });
+
+  it('turns /readyz to 503 while shutting down, /healthz staying 200', async () => {
+    t.app.ctx.lifecycle.draining = true;
+    try {
+      const ready = await t.app.inject({ url: '/readyz' });
+      assert.equal(ready.statusCode, 503);
+      assert.equal(errorCode(ready), 'service_unavailable');
+      assert.deepEqual(ready.json().details[0], { location: 'process', message: 'shutting down' });
+      assert.equal((await t.app.inject({ url: '/healthz' })).statusCode, 200);
+    } finally {
+      t.app.ctx.lifecycle.draining = false;
+    }
+  });
+
+  it('names the database when it does not answer, while /healthz stays 200', async () => {
+    const broken = await startApp();
+    try {
+      await broken.database.close();
+      const ready = await broken.app.inject({ url: '/readyz' });
+      assert.equal(ready.statusCode, 503);
+      assert.equal(errorCode(ready), 'service_unavailable');
+      assert.match(ready.json().message, /database/);
+      assert.equal(ready.json().details[0].location, 'database');
+      assert.equal((await broken.app.inject({ url: '/healthz' })).statusCode, 200);
+    } finally {
+      await broken.app.close();
+    }
+  });
+});
+
+describe('metrics', () => {
+  let t: TestApp;
+  before(async () => {
+    t = await startApp();
+  });
+  after(() => t.close());
+
+  it('counts requests by route pattern and status, with latency', async () => {
+    const tenant = await newTenant(t.app);
+    await as(t.app, tenant, { url: '/v1/pets' });
+    await as(t.app, tenant, { url: '/v1/pets/424242' });
+    await t.app.inject({ url: `/nowhere/${randomUUID()}` });
+    const res = await t.app.inject({ url: '/metrics' });
+    assert.equal(res.statusCode, 200);
+    assert.match(String(res.headers['content-type']), /^text\/plain; version=0\.0\.4/);
+    const text = res.body;
+    const route = { method: 'GET', route: '/v1/pets', status: '200' };
+    assert.ok((sample(text, 'http_requests_total', route) ?? 0) >= 1);
+    assert.ok((sample(text, 'http_request_duration_seconds_count', route) ?? 0) >= 1);
+    const notFound = { method: 'GET', route: '/v1/pets/:petId', status: '404' };
+    assert.equal(sample(text, 'http_requests_total', notFound), 1);
+    // Unknown URLs share one series: clients cannot mint new ones.
+    assert.equal(sample(text, 'http_requests_total', { route: 'unmatched', status: '404' }), 1);
+    assert.doesNotMatch(text, /nowhere/);
+    assert.ok(sample(text, 'process_resident_memory_bytes') !== undefined);
+  });
+
+  it('counts rate-limit refusals, deprecated calls, message outcomes and the queue depth', async () => {
+    const free = await newTenant(t.app, { plan: 'free' });
+    for (let i = 0; i < 62; i++) await as(t.app, free, { url: '/v1/categories' });
+    const before = (await t.app.inject({ url: '/metrics' })).body;
+    const deprecatedBefore = sample(before, 'deprecated_calls_total', { operation: 'getPet' }) ?? 0;
+    const tenant = await newTenant(t.app);
+    const category = await createCategory(t.app, tenant);
+    const pet = await createPet(t.app, tenant, { categoryId: category.id });
+    await as(t.app, tenant, { url: `/v1/pets/${pet.id}` });
+    const posted = await as(t.app, tenant, {
+      method: 'POST',
+      url: '/messages',
+      payload: { message: 'metrics' },
+    });
+    assert.equal(posted.statusCode, 202);
+    let text = '';
+    for (let i = 0; i < 100; i++) {
+      text = (await t.app.inject({ url: '/metrics' })).body;
+      if ((sample(text, 'messages_processed_total', { outcome: 'sent' }) ?? 0) >= 1) break;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    assert.ok((sample(text, 'rate_limit_rejections_total', { reason: 'rate_limited' }) ?? 0) >= 2);
+    assert.equal(
+      sample(text, 'deprecated_calls_total', { operation: 'getPet' }),
+      deprecatedBefore + 1,
+    );
+    assert.equal(sample(text, 'messages_processed_total', { outcome: 'sent' }), 1);
+    assert.equal(sample(text, 'messages_queue_depth'), 0);
+    const pool = sample(text, 'db_pool_connections', { state: 'idle' });
+    assert.equal(pool !== undefined, t.database.dialect === 'postgres');
+  });
+});
+
+describe('metrics exposure', () => {
+  it('is off by default in production, and in any mode off the public port', async () => {
+    const production = {
+      APP_ENV: 'production',
+      PUBLIC_BASE_URL: 'https://api.example.com/v1',
+      MESSAGES_BASE_URL: 'https://messages.example.com',
+      SESSION_SECRET: 'a production session secret of 32+ chars',
+    };
+    const envs: Array<Record<string, string>> = [
+      production,
+      { METRICS: 'off' },
+      { METRICS: 'port', METRICS_PORT: '0' },
+    ];
+    for (const env of envs) {
+      const t = await startApp({ env });
+      try {
+        const res = await t.app.inject({ url: '/metrics' });
+        assert.equal(res.statusCode, 404, JSON.stringify(env));
+        assert.equal(errorCode(res), 'route_not_found');
+      } finally {
+        await t.close();
+      }
+    }
+  });
+
+  it('asks for the token when METRICS=token', async () => {
+    const token = 'a-metrics-token-of-some-length';
+    const t = await startApp({ env: { METRICS: 'token', METRICS_TOKEN: token } });
+    try {
+      const none = await t.app.inject({ url: '/metrics' });
+      assert.equal(none.statusCode, 401);
+      assert.equal(errorCode(none), 'missing_credentials');
+      const wrong = await t.app.inject({
+        url: '/metrics',
+        headers: { authorization: `Bearer ${token}x` },
+      });
+      assert.equal(wrong.statusCode, 401);
+      const right = await t.app.inject({
+        url: '/metrics',
+        headers: { authorization: `Bearer ${token}` },
+      });
+      assert.equal(right.statusCode, 200);
+      assert.match(right.body, /http_requests_total/);
+    } finally {
+      await t.close();
+    }
+  });
+
+  it('serves them on a port of its own when METRICS=port', async () => {
+    const t = await startApp({ env: { METRICS: 'port', METRICS_PORT: '0' } });
+    const served = await startMetricsServer(t.app.ctx.metrics, '127.0.0.1', 0);
+    try {
+      await t.app.inject({ url: '/healthz' });
+      const res = await fetch(served.url);
+      assert.equal(res.status, 200);
+      assert.match(await res.text(), /route="\/healthz"/);
+      const other = await fetch(served.url.replace('/metrics', '/v1/pets'));
+      assert.equal(other.status, 404);
+    } finally {
+      await served.close();
+      await t.close();
+    }
+  });
+
+  it('refuses METRICS=token without a token and METRICS=port without a port', () => {
+    assert.throws(() => loadConfig({ METRICS: 'token' }), /METRICS_TOKEN/);
+    assert.throws(() => loadConfig({ METRICS: 'token', METRICS_TOKEN: 'short' }), /METRICS_TOKEN/);
+    assert.throws(() => loadConfig({ METRICS: 'port' }), /METRICS_PORT/);
+    assert.throws(() => loadConfig({ METRICS: 'everywhere' }), /METRICS/);
+  });
+});
+
+describe('migrations', () => {
+  it('run from several processes at once, each finding the schema current afterwards', async () => {
+    const { url, cleanup } = testDatabaseUrl();
+    // A database of its own, so that "fresh" means fresh on PostgreSQL too.
+    const fresh = process.env.TEST_DATABASE_URL ? await freshPostgres(url) : { url, drop: cleanup };
+    const handles = [1, 2, 3].map(() => openDatabase(fresh.url, { poolSize: 2 }));
+    try {
+      const applied = await Promise.all(handles.map((database) => migrate(database)));
+      assert.equal(applied.flat().length, applied.find((a) => a.length > 0)?.length);
+      for (const database of handles) await assertSchemaCurrent(database);
+    } finally {
+      for (const database of handles) await database.close();
+      await fresh.drop();
+    }
+  });
+
+  it('refuses a database migrated by newer code, and a start that would need a migration', async () => {
+    const { url, cleanup } = testDatabaseUrl();
+    const fresh = process.env.TEST_DATABASE_URL ? await freshPostgres(url) : { url, drop: cleanup };
+    const database = openDatabase(fresh.url, { poolSize: 2 });
+    try {
+      await assert.rejects(assertSchemaCurrent(database), (err: Error) => {
+        assert.ok(err instanceof SchemaMismatchError);
+        assert.match(err.message, /animal-store migrate/);
+        return true;
+      });
+      await migrate(database);
+      await database.db
+        .insertInto('kysely_migration' as never)
+        .values({ name: '9999_from_the_future', timestamp: new Date().toISOString() } as never)
+        .execute();
+      for (const attempt of [migrate(database), assertSchemaCurrent(database)]) {
+        await assert.rejects(attempt, (err: Error) => {
+          assert.ok(err instanceof SchemaMismatchError);
+          assert.match(err.message, /newer than this version.*9999_from_the_future/s);
+          return true;
+        });
+      }
+    } finally {
+      await database.close();
+      await fresh.drop();
+    }
+  });
+});

@@ -1,0 +1,196 @@
+/**
+ * The developer portal driven end to end by a real browser: Debian's Chromium through
+ * playwright-core (never a downloaded browser). Screenshots of every page land in
+ * test-output/portal/ for a person to look at.
+ */
+import assert from 'node:assert/strict';
+import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { type BrowserContext, chromium, type Page } from 'playwright-core';
+import { startApp, type TestApp } from './helpers.js';
+
+const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+const SHOTS = join(import.meta.dirname, '..', 'test-output', 'portal');
+// CI installs Chromium and must run this; a laptop without it is told what to install.
+const skip =
+  existsSync(CHROMIUM) || process.env.CI
+    ? false
+    : `no Chromium at ${CHROMIUM}: apt-get install chromium (or set CHROMIUM_PATH)`;
+
+describe('developer portal in Chromium', { skip }, () => {
+  let t: TestApp;
+  let base: string;
+  let profile: string;
+  let context: BrowserContext;
+  let page: Page;
+  let shot = 0;
+  const email = `browser-${Date.now()}@example.com`;
+  const password = 'a long browser password';
+
+  const screenshot = async (name: string) => {
+    shot++;
+    await page.screenshot({
+      path: join(SHOTS, `${String(shot).padStart(2, '0')}-${name}.png`),
+      fullPage: true,
+    });
+  };
+  const callApi = (key: string) =>
+    fetch(`${base}/v1/pets`, { headers: { authorization: `Bearer ${key}` } });
+
+  before(async () => {
+    rmSync(SHOTS, { recursive: true, force: true });
+    mkdirSync(SHOTS, { recursive: true });
+    t = await startApp();
+    base = await t.app.listen({ host: '127.0.0.1', port: 0 });
+    profile = mkdtempSync(join(tmpdir(), 'animal-store-chromium-'));
+    context = await chromium.launchPersistentContext(profile, {
+      executablePath: CHROMIUM,
+      headless: true,
+      args: [
+        '--no-sandbox',
+        '--disable-gpu',
+        '--disable-quic',
+        '--no-first-run',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--disable-sync',
+      ],
+      viewport: { width: 1024, height: 768 },
+    });
+    await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: base });
+    page = context.pages()[0] ?? (await context.newPage());
+  });
+
+  after(async () => {
+    await context?.close();
+    await t?.close();
+    if (profile) rmSync(profile, { recursive: true, force: true });
+  });
+
+  it('lands on sign-in from the root and signs up', async () => {
+    await page.goto(`${base}/`);
+    assert.equal(new URL(page.url()).pathname, '/portal/sign-in');
+    await screenshot('sign-in');
+
+    await page.getByRole('link', { name: 'Create account' }).click();
+    await page.getByLabel('Email').fill(email);
+    await page.getByLabel('Password').fill('too short');
+    await page.getByRole('button', { name: 'Create account' }).click();
+    await page.getByText('Password must be at least 12 characters long.').waitFor();
+    await screenshot('sign-up-error');
+
+    await page.getByLabel('Password').fill(password);
+    await page.getByRole('button', { name: 'Create account' }).click();
+    await page.getByText('Your account is ready').waitFor();
+    assert.equal(new URL(page.url()).pathname, '/portal/keys');
+  });
+
+  it('signs out, refuses a wrong password, and signs in with the keyboard alone', async () => {
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await page.getByText('You are signed out.').waitFor();
+
+    await page.getByLabel('Email').fill(email);
+    await page.getByLabel('Password').fill('not the password at all');
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByText('The email or password is wrong.').waitFor();
+    await screenshot('sign-in-refused');
+
+    await page.goto(`${base}/portal/sign-in`);
+    await page.getByLabel('Email').focus();
+    await page.keyboard.type(email);
+    await page.keyboard.press('Tab');
+    await page.keyboard.type(password);
+    await page.keyboard.press('Enter');
+    await page.getByRole('heading', { name: 'Your account' }).waitFor();
+    await screenshot('account');
+  });
+
+  let secret = '';
+
+  it('creates a key, shows it once with a copy button, and the key calls the API', async () => {
+    await page.getByRole('link', { name: 'API keys' }).click();
+    await page.getByLabel('Name (optional)').fill('browser test');
+    await page.getByRole('button', { name: 'Create key' }).click();
+    const input = page.getByLabel('Secret key');
+    secret = await input.inputValue();
+    assert.match(secret, /^as_test_[0-9A-Za-z]{40}$/);
+    await page.getByRole('button', { name: 'Copy' }).click();
+    await page.getByText('Copied to the clipboard.').waitFor();
+    assert.equal(await page.evaluate('navigator.clipboard.readText()'), secret);
+    await screenshot('key-created');
+
+    assert.equal((await callApi(secret)).status, 200);
+
+    // Shown once: the list shows the prefix only, and the secret is on no later page.
+    await page.goto(`${base}/portal/keys`);
+    const listed = await page.content();
+    assert.ok(!listed.includes(secret), 'the secret is shown again');
+    assert.ok(listed.includes(`${secret.slice(0, 12)}…`));
+    await screenshot('keys');
+  });
+
+  it('shows the call on the account page as usage, in a bar per window', async () => {
+    await page.getByRole('link', { name: 'Account' }).click();
+    // The minute may turn between the call and the page; the UTC day almost never does.
+    const day = page.getByRole('meter', { name: 'Today (UTC)' });
+    assert.equal(await day.getAttribute('value'), '1');
+    const minute = page.getByRole('meter', { name: 'This minute' });
+    assert.equal(await minute.getAttribute('max'), '60');
+    assert.equal(
+      await page.getByRole('meter', { name: 'Today (UTC)' }).getAttribute('max'),
+      '1000',
+    );
+    await page.getByText('Free', { exact: true }).waitFor();
+  });
+
+  it('refuses a form posted without its CSRF token, changing nothing', async () => {
+    await page.goto(`${base}/portal/keys`);
+    await page.evaluate(
+      `document.querySelector('form[action="/portal/keys"] [name=_csrf]').remove()`,
+    );
+    await page.getByLabel('Name (optional)').fill('forged');
+    const [response] = await Promise.all([
+      page.waitForResponse((r) => r.request().method() === 'POST'),
+      page.getByRole('button', { name: 'Create key' }).click(),
+    ]);
+    assert.equal(response.status(), 403);
+    await page.getByRole('heading', { name: 'Form expired' }).waitFor();
+    await screenshot('csrf-refused');
+    await page.goto(`${base}/portal/keys`);
+    assert.equal(await page.getByRole('row').count(), 2, 'only the header and the one real key');
+  });
+
+  it('revokes the key after a confirmation, and the API refuses it from then on', async () => {
+    await page.getByRole('link', { name: 'Revoke key browser test' }).click();
+    await page.getByText('This cannot be undone.').waitFor();
+    await screenshot('revoke-confirm');
+    await page.getByRole('button', { name: 'Revoke key' }).click();
+    await page.getByText('The key is revoked.').waitFor();
+    await page.getByText('No live keys.').waitFor();
+    await screenshot('revoked');
+
+    const refused = await callApi(secret);
+    assert.equal(refused.status, 401);
+    assert.equal(((await refused.json()) as { code: string }).code, 'invalid_api_key');
+  });
+
+  it('reads at 375 px wide without sideways scrolling', async () => {
+    await page.setViewportSize({ width: 375, height: 740 });
+    // A key in the list, so the widest page has its table.
+    await page.goto(`${base}/portal/keys`);
+    await page.getByLabel('Name (optional)').fill('narrow screen');
+    await page.getByRole('button', { name: 'Create key' }).click();
+    await page.getByLabel('Secret key').waitFor();
+    const width = Number(await page.evaluate('document.documentElement.scrollWidth'));
+    assert.ok(width <= 375, `the new key's page is ${width} px wide`);
+    await screenshot('narrow-key-created');
+    for (const path of ['/portal/account', '/portal/keys']) {
+      await page.goto(`${base}${path}`);
+      const width = Number(await page.evaluate('document.documentElement.scrollWidth'));
+      assert.ok(width <= 375, `${path} is ${width} px wide`);
+      await screenshot(`narrow-${path.split('/').pop()}`);
+    }
+  });
+});
