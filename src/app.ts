@@ -9,6 +9,7 @@ import { anonymous, basicAuth, bearerAuth } from './http/auth.js';
 import type { AppContext } from './http/context.js';
 import { registerErrorHandling, sendError, toApiError } from './http/error-handler.js';
 import { registerOpenApi } from './http/openapi.js';
+import { PageCache } from './http/page-cache.js';
 import { RateLimitGuard } from './http/rate-limit.js';
 import { accountRoutes, signUpRoutes } from './http/routes/accounts.js';
 import { categoryRoutes } from './http/routes/categories.js';
@@ -115,6 +116,7 @@ export async function buildApp({
     limiter,
     queue,
     metrics,
+    pages: new PageCache(() => database.generation()),
     lifecycle: { draining: false },
   };
   app.decorate('ctx', context);
@@ -137,12 +139,15 @@ export async function buildApp({
     if (context.lifecycle.draining) reply.header('connection', 'close');
     done(null, payload);
   });
-  // By route pattern, never the raw URL, so clients cannot multiply the series.
-  app.addHook('onResponse', (request, reply, done) => {
-    const route = request.routeOptions.url ?? 'unmatched';
-    metrics.request(request.method, route, reply.statusCode, reply.elapsedTime / 1000);
-    done();
-  });
+  // By route pattern, never the raw URL, so clients cannot multiply the series. Not counted
+  // at all when nobody can read them (METRICS=off).
+  if (config.metrics.mode !== 'off') {
+    app.addHook('onResponse', (request, reply, done) => {
+      const route = request.routeOptions.url ?? 'unmatched';
+      metrics.request(request.method, route, reply.statusCode, reply.elapsedTime / 1000);
+      done();
+    });
+  }
   // Links and Location headers are built on the Host in development: a Host that is not a
   // host name is refused before anything is done, not met as a broken URL after a write.
   app.addHook('onRequest', (request, _reply, done) => {

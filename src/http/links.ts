@@ -1,6 +1,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Config } from '../config.js';
 import type { Page } from '../domain/pagination.js';
+import type { PageCache } from './page-cache.js';
 
 /**
  * Absolute URL of a path served under `/v1`: on this deployment's configured address (the one
@@ -44,17 +45,31 @@ export function docsUrl(config: Config, request: FastifyRequest, anchor = ''): U
   return new URL(`/docs${anchor}`, origin);
 }
 
-/** A page as the API answers it: the bare array, and the next page in the `Link` header. */
-export function sendPage<T>(
-  config: Config,
+/**
+ * A page as the API answers it: the bare array, and the next page in the `Link` header. Pages
+ * go through the page cache, by account and URL (and, where links are built on the request's
+ * address, that address too).
+ */
+export async function sendPage<T>(
+  { config, pages }: { config: Config; pages: PageCache },
   request: FastifyRequest,
   reply: FastifyReply,
+  accountId: string,
   path: string,
-  page: Page<T>,
-): T[] {
-  if (page.nextCursor) {
+  load: () => Promise<Page<T>>,
+): Promise<FastifyReply> {
+  const origin = config.ownBaseUrl ? '' : `${request.protocol}://${request.host}`;
+  const page = await pages.through(`${accountId} ${origin}${request.url}`, async () => {
+    const { items, nextCursor } = await load();
     const query = request.query as Record<string, string | number | undefined>;
-    reply.header('link', nextLink(config, request, path, query, page.nextCursor));
-  }
-  return page.items;
+    return {
+      // The route's response serializer (fast-json-stringify) makes a string.
+      body: reply.serialize(items) as string,
+      link: nextCursor ? nextLink(config, request, path, query, nextCursor) : undefined,
+    };
+  });
+  if (page.link) reply.header('link', page.link);
+  // A string with a JSON type is sent as it is: the serializer already ran, once.
+  reply.header('content-type', 'application/json; charset=utf-8');
+  return reply.send(page.body);
 }

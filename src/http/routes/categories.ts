@@ -55,8 +55,9 @@ export const categoryRoutes: FastifyPluginAsyncTypebox = async (app) => {
     },
     async (request, reply) => {
       const { account } = callerOf(request);
-      const page = unwrap(await listCategoryPage(db, account.id, request.query));
-      return sendPage(config, request, reply, '/categories', page);
+      return sendPage(app.ctx, request, reply, account.id, '/categories', async () =>
+        unwrap(await listCategoryPage(db, account.id, request.query)),
+      );
     },
   );
 

@@ -47,8 +47,9 @@ export const petRoutes: FastifyPluginAsyncTypebox = async (app) => {
     },
     async (request, reply) => {
       const { account } = callerOf(request);
-      const page = unwrap(await listPetPage(db, account.id, request.query));
-      return sendPage(config, request, reply, '/pets', page);
+      return sendPage(app.ctx, request, reply, account.id, '/pets', async () =>
+        unwrap(await listPetPage(db, account.id, request.query)),
+      );
     },
   );
 

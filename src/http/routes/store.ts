@@ -78,8 +78,9 @@ export const storeRoutes: FastifyPluginAsyncTypebox = async (app) => {
     },
     async (request, reply) => {
       const { account } = callerOf(request);
-      const page = unwrap(await listOrderPage(db, account.id, request.query));
-      return sendPage(config, request, reply, '/store/orders', page);
+      return sendPage(app.ctx, request, reply, account.id, '/store/orders', async () =>
+        unwrap(await listOrderPage(db, account.id, request.query)),
+      );
     },
   );
 

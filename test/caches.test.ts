@@ -1,0 +1,132 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { systemClock } from '../src/clock.js';
+import { revokeKeyById } from '../src/domain/api-keys.js';
+import { createPet as storePet } from '../src/domain/pets.js';
+import { type Database, openDatabase } from '../src/store/database.js';
+import {
+  as,
+  createCategory,
+  createPet,
+  newTenant,
+  sqliteDatabaseUrl,
+  startApp,
+  type Tenant,
+  type TestApp,
+} from './helpers.js';
+
+// The embedded mode keeps verified keys, select results and answered list pages while the
+// database stands unchanged. These tests hold it to "never staler than a read": every write
+// shows on the next request, and another process's commit (the CLI's) within 10 ms.
+
+const ids = (res: { json(): unknown }) => (res.json() as Array<{ id: number }>).map((p) => p.id);
+
+describe('caches: a write through the API shows on the next request', () => {
+  let t: TestApp;
+  let owner: Tenant;
+  let categoryId: number;
+  before(async () => {
+    t = await startApp();
+    owner = await newTenant(t.app);
+    categoryId = (await createCategory(t.app, owner)).id;
+  });
+  after(() => t.close());
+
+  it('lists a created pet, a changed status and a deleted pet at once', async () => {
+    const list = (url: string) => as(t.app, owner, { url });
+    const first = await createPet(t.app, owner, { categoryId });
+    assert.deepEqual(ids(await list('/v1/pets?limit=50')), [first.id]);
+    assert.deepEqual(ids(await list('/v1/pets?status=sold&limit=50')), []);
+
+    const second = await createPet(t.app, owner, { categoryId });
+    assert.deepEqual(ids(await list('/v1/pets?limit=50')), [first.id, second.id]);
+
+    const sold = await as(t.app, owner, {
+      method: 'PATCH',
+      url: `/v1/pets/${first.id}`,
+      payload: { status: 'sold' },
+    });
+    assert.equal(sold.statusCode, 200);
+    assert.deepEqual(ids(await list('/v1/pets?status=sold&limit=50')), [first.id]);
+
+    const gone = await as(t.app, owner, { method: 'DELETE', url: `/v1/pets/${second.id}` });
+    assert.equal(gone.statusCode, 204);
+    assert.deepEqual(ids(await list('/v1/pets?limit=50')), [first.id]);
+  });
+
+  it('gives each account its own page for the same URL', async () => {
+    const other = await newTenant(t.app);
+    const otherCategory = (await createCategory(t.app, other)).id;
+    const mine = await createPet(t.app, owner, { categoryId });
+    const theirs = await createPet(t.app, other, { categoryId: otherCategory });
+    const url = '/v1/pets?limit=100';
+    assert.ok(ids(await as(t.app, owner, { url })).includes(mine.id));
+    assert.deepEqual(ids(await as(t.app, other, { url })), [theirs.id]);
+    assert.ok(!ids(await as(t.app, owner, { url })).includes(theirs.id));
+  });
+
+  it('builds each page link on the address the request came in on (development)', async () => {
+    for (let i = 0; i < 3; i++) await createPet(t.app, owner, { categoryId });
+    const url = '/v1/pets?limit=1';
+    for (const host of ['a.example', 'b.example:8080', 'a.example']) {
+      const res = await as(t.app, owner, { url, headers: { host } });
+      assert.match(String(res.headers.link), new RegExp(`^<http://${host}/v1/pets\\?limit=1&`));
+    }
+  });
+
+  it('refuses a key revoked through the API from the next request', async () => {
+    const tenant = await newTenant(t.app);
+    assert.equal((await as(t.app, tenant, { url: '/v1/pets' })).statusCode, 200);
+    const revoked = await t.app.inject({
+      method: 'DELETE',
+      url: `/v1/keys/${tenant.keyId}`,
+      headers: {
+        authorization: `Basic ${Buffer.from(`${tenant.email}:${tenant.password}`).toString('base64')}`,
+      },
+    });
+    assert.equal(revoked.statusCode, 204);
+    assert.equal((await as(t.app, tenant, { url: '/v1/pets' })).statusCode, 401);
+  });
+});
+
+describe('caches: another process writing the same SQLite file', () => {
+  const file = sqliteDatabaseUrl();
+  let t: TestApp;
+  let cli: Database;
+  let owner: Tenant;
+  let categoryId: number;
+  before(async () => {
+    // SQLite whatever the run's database: the caches exist only there.
+    t = await startApp({ env: { DATABASE_URL: file.url } });
+    // A connection of its own, as the CLI would open.
+    cli = openDatabase(file.url);
+    owner = await newTenant(t.app);
+    categoryId = (await createCategory(t.app, owner)).id;
+  });
+  after(async () => {
+    await cli.close();
+    await t.close();
+    file.cleanup();
+  });
+
+  it('sees a key revoked by the CLI within 10 ms', async () => {
+    const tenant = await newTenant(t.app);
+    assert.equal((await as(t.app, tenant, { url: '/v1/pets' })).statusCode, 200);
+    assert.equal((await as(t.app, tenant, { url: '/v1/pets' })).statusCode, 200);
+    const revoked = await revokeKeyById(cli.db, systemClock, tenant.keyId);
+    assert.ok(revoked.ok);
+    await sleep(25);
+    assert.equal((await as(t.app, tenant, { url: '/v1/pets' })).statusCode, 401);
+  });
+
+  it('lists a pet another process added within 10 ms', async () => {
+    const url = '/v1/pets?limit=100';
+    const before = ids(await as(t.app, owner, { url }));
+    assert.deepEqual(ids(await as(t.app, owner, { url })), before);
+    const added = await storePet(cli.db, systemClock, owner.accountId, { name: 'Cli', categoryId });
+    assert.ok(added.ok);
+    await sleep(25);
+    assert.deepEqual(ids(await as(t.app, owner, { url })), [...before, added.value.id]);
+  });
+});
