@@ -1,6 +1,7 @@
 import { hash } from 'node:crypto';
 import type { Clock } from '../clock.js';
 import type { AppEnv } from '../config.js';
+import type { MaybePromise } from '../maybe.js';
 import {
   findKeyAccountId,
   findLiveKeyByHash,
@@ -112,7 +113,10 @@ const VERIFIED_CACHE_SIZE = 10_000;
  */
 export class KeyAuthenticator {
   private readonly touched = new Map<string, number>();
-  private readonly verified = new Map<string, { principal: Principal; generation: number }>();
+  private readonly verified = new Map<
+    string,
+    { found: Result<Principal, never>; keyId: string; generation: number }
+  >();
 
   constructor(
     private readonly db: Db,
@@ -121,7 +125,8 @@ export class KeyAuthenticator {
     private readonly generation: () => number | undefined = () => undefined,
   ) {}
 
-  async authenticate(secret: string): Promise<Result<Principal, 'invalid_api_key'>> {
+  /** At once when the key was verified since the last write (embedded mode); else a read. */
+  authenticate(secret: string): MaybePromise<Result<Principal, 'invalid_api_key'>> {
     const shape = KEY_SHAPE.exec(secret);
     if (!shape) return fail('invalid_api_key', 'The API key is not valid.');
     const expected = keyPrefixFor(this.env);
@@ -137,15 +142,22 @@ export class KeyAuthenticator {
     const generation = this.generation();
     const known = this.verified.get(keyHash);
     if (known && generation !== undefined && known.generation === generation) {
-      this.touch(known.principal.keyId);
-      return ok(known.principal);
+      this.touch(known.keyId);
+      return known.found;
     }
+    return this.lookUp(keyHash, generation);
+  }
+
+  private async lookUp(
+    keyHash: string,
+    generation: number | undefined,
+  ): Promise<Result<Principal, 'invalid_api_key'>> {
     const found = await findLiveKeyByHash(this.db, keyHash);
     if (!found) return fail('invalid_api_key', 'The API key is not valid or has been revoked.');
     const principal = { account: toAccount(found.account), keyId: found.keyId };
     if (generation !== undefined) {
       if (this.verified.size >= VERIFIED_CACHE_SIZE) this.verified.clear();
-      this.verified.set(keyHash, { principal, generation });
+      this.verified.set(keyHash, { found: ok(principal), keyId: found.keyId, generation });
     }
     this.touch(found.keyId);
     return ok(principal);

@@ -1,10 +1,11 @@
-import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyReply, FastifyRequest, onRequestHookHandler } from 'fastify';
 import type { Account } from '../domain/accounts.js';
 import { authenticatePassword } from '../domain/accounts.js';
 import type { KeyAuthenticator } from '../domain/api-keys.js';
 import { limitsFor } from '../domain/plans.js';
 import type { Result } from '../domain/result.js';
 import { ApiError } from '../errors.js';
+import { andThen, type MaybePromise } from '../maybe.js';
 import type { Db } from '../store/database.js';
 import type { RateLimitGuard } from './rate-limit.js';
 
@@ -37,10 +38,10 @@ function clientSubject(request: FastifyRequest) {
 }
 
 /** `Authorization: Bearer <API_KEY>`; the scheme name is case-insensitive (RFC 9110 §11.1). */
-async function readBearer(
+function readBearer(
   keys: KeyAuthenticator,
   header: string | undefined,
-): Promise<Result<Caller, AuthFailure>> {
+): MaybePromise<Result<Caller, AuthFailure>> {
   if (header === undefined) {
     return {
       ok: false,
@@ -84,30 +85,43 @@ async function readBasic(db: Db, header: string | undefined): Promise<Result<Cal
 
 /**
  * An onRequest hook: authenticate, then count the request against the account (or, when the
- * credentials are not valid, against the client IP) before answering 401.
+ * credentials are not valid, against the client IP) before answering 401. Callback-style and
+ * synchronous when the key and the counters are in memory (the embedded mode's usual case).
  */
 function guard(
   limits: RateLimitGuard,
   challenge: string,
-  read: (request: FastifyRequest) => Promise<Result<Caller, AuthFailure>>,
-) {
-  return async (request: FastifyRequest, reply: FastifyReply): Promise<void> => {
-    const result = await read(request);
+  read: (request: FastifyRequest) => MaybePromise<Result<Caller, AuthFailure>>,
+): onRequestHookHandler {
+  const admit = (
+    request: FastifyRequest,
+    reply: FastifyReply,
+    result: Result<Caller, AuthFailure>,
+  ): MaybePromise<void> => {
     if (!result.ok) {
-      await limits.charge(request, reply, clientSubject(request), ANONYMOUS_LIMITS);
-      const error = result.code === 'invalid_api_key' ? ', error="invalid_token"' : '';
-      throw new ApiError(result.code, result.message, undefined, {
-        'www-authenticate': `${challenge}${error}`,
+      const charged = limits.charge(request, reply, clientSubject(request), ANONYMOUS_LIMITS);
+      return andThen(charged, () => {
+        const error = result.code === 'invalid_api_key' ? ', error="invalid_token"' : '';
+        throw new ApiError(result.code, result.message, undefined, {
+          'www-authenticate': `${challenge}${error}`,
+        });
       });
     }
     const { account, keyId } = result.value;
     request.caller = result.value;
-    await limits.charge(
-      request,
-      reply,
-      { id: account.id, banId: keyId ?? `password:${account.id}` },
-      account.limits,
-    );
+    const subject = { id: account.id, banId: keyId ?? `password:${account.id}` };
+    return limits.charge(request, reply, subject, account.limits);
+  };
+  return (request, reply, done) => {
+    let admitted: MaybePromise<void>;
+    try {
+      admitted = andThen(read(request), (result) => admit(request, reply, result));
+    } catch (err) {
+      done(err as Error);
+      return;
+    }
+    if (admitted instanceof Promise) admitted.then(() => done(), done);
+    else done();
   };
 }
 

@@ -2,6 +2,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Limits } from '../domain/plans.js';
 import { ApiError } from '../errors.js';
 import type { Decision, RateLimiter, Subject } from '../limits/rate-limiter.js';
+import type { MaybePromise } from '../maybe.js';
 import type { Metrics } from '../ops/metrics.js';
 
 declare module 'fastify' {
@@ -60,34 +61,57 @@ export class RateLimitGuard {
     private readonly metrics?: Metrics,
   ) {}
 
-  async charge(
+  /**
+   * Counts the request; at once with the memory store, so the embedded mode's hot path takes no
+   * promise here. Throws (or rejects with) the refusal when the caller is over a limit.
+   */
+  charge(
     request: FastifyRequest,
     reply: FastifyReply,
     subject: Subject,
     limits: Limits,
-  ): Promise<void> {
-    let decision: Decision;
+  ): MaybePromise<void> {
+    let decision: MaybePromise<Decision>;
     try {
-      decision = await this.limiter.check(subject, limits);
-      if (this.storeDown) request.log.info('rate-limit store reachable again');
-      this.storeDown = false;
+      decision = this.limiter.check(subject, limits);
     } catch (err) {
-      // Logged once per outage, not once per request.
-      if (!this.storeDown) request.log.error({ err }, 'rate-limit store unreachable');
-      this.storeDown = true;
-      if (this.onStoreError === 'open') return;
-      throw new ApiError(
-        'service_unavailable',
-        'Rate limiting is unavailable for a moment; retry shortly.',
-        undefined,
-        { 'retry-after': '1' },
-      );
+      return this.unavailable(request, err);
     }
+    return decision instanceof Promise
+      ? decision.then(
+          (d) => this.apply(request, reply, subject, d),
+          (err) => this.unavailable(request, err),
+        )
+      : this.apply(request, reply, subject, decision);
+  }
+
+  private apply(
+    request: FastifyRequest,
+    reply: FastifyReply,
+    subject: Subject,
+    decision: Decision,
+  ): void {
+    if (this.storeDown) request.log.info('rate-limit store reachable again');
+    this.storeDown = false;
     request.rateLimit = decision;
     reply.headers(rateLimitHeaders(decision));
     if (!decision.allowed) {
       this.metrics?.rejected(decision.refusal ?? 'rate_limited');
       throw refusal(decision, subject.id.startsWith('ip:'));
     }
+  }
+
+  /** The store did not answer: let the request through (open) or refuse it with 503 (closed). */
+  private unavailable(request: FastifyRequest, err: unknown): void {
+    // Logged once per outage, not once per request.
+    if (!this.storeDown) request.log.error({ err }, 'rate-limit store unreachable');
+    this.storeDown = true;
+    if (this.onStoreError === 'open') return;
+    throw new ApiError(
+      'service_unavailable',
+      'Rate limiting is unavailable for a moment; retry shortly.',
+      undefined,
+      { 'retry-after': '1' },
+    );
   }
 }

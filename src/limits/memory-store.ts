@@ -14,7 +14,7 @@ export class MemoryCounterStore implements CounterStore {
   private readonly entries = new Map<string, Entry>();
   private nextSweep = 0;
 
-  async hit(input: HitInput): Promise<HitResult> {
+  hit(input: HitInput): HitResult {
     const now = input.nowMs;
     this.sweep(now);
     const counts = input.counters.map((c) => this.read1(c.key, now));

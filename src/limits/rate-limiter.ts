@@ -1,6 +1,7 @@
 import type { Clock } from '../clock.js';
 import type { Limits } from '../domain/plans.js';
-import type { CounterStore } from './store.js';
+import { andThen, type MaybePromise } from '../maybe.js';
+import type { CounterStore, HitResult } from './store.js';
 
 export type WindowName = 'minute' | 'day';
 
@@ -27,6 +28,16 @@ export interface Decision {
   windows: WindowState[];
   /** The window with the fewest requests left: the one the X-RateLimit headers describe. */
   tightest: WindowState;
+}
+
+/** One window as it applies at the time of a request. */
+interface Window {
+  name: WindowName;
+  limit: number;
+  seconds: number;
+  /** The counter's key: the window's name and its number since the epoch. */
+  key: string;
+  endMs: number;
 }
 
 /** Who is counted (the account, or the client IP without a valid key) and who is banned. */
@@ -64,11 +75,12 @@ export class RateLimiter {
     this.prefix = options.keyPrefix ?? 'as:rl:';
   }
 
-  async check(subject: Subject, limits: Limits): Promise<Decision> {
+  /** Counts one request of the subject's: at once with the memory store. */
+  check(subject: Subject, limits: Limits): MaybePromise<Decision> {
     const nowMs = this.clock.now().getTime();
     const specs = this.windows(limits, nowMs);
     const base = this.keyBase(subject.id);
-    const result = await this.store.hit({
+    const hit = this.store.hit({
       nowMs,
       counters: specs.map((w) => ({
         key: `${base}:${w.key}`,
@@ -80,7 +92,26 @@ export class RateLimiter {
       banThreshold: this.options.banThreshold,
       banMs: this.options.banSeconds * 1000,
     });
+    return andThen(hit, (result) => this.decide(specs, nowMs, result));
+  }
 
+  /** The windows as they stand for a subject, counting nothing (the portal's usage bars). */
+  async usage(subjectId: string, limits: Limits): Promise<WindowState[]> {
+    const nowMs = this.clock.now().getTime();
+    const specs = this.windows(limits, nowMs);
+    const base = this.keyBase(subjectId);
+    const counts = await this.store.read(
+      specs.map((w) => `${base}:${w.key}`),
+      nowMs,
+    );
+    return specs.map((w, i) => this.state(w, counts[i] ?? 0));
+  }
+
+  close(): Promise<void> {
+    return this.store.close();
+  }
+
+  private decide(specs: Window[], nowMs: number, result: HitResult): Decision {
     const windows = specs.map((w, i) => this.state(w, result.counts[i] ?? 0));
     const tightest = windows.reduce((a, b) =>
       b.remaining < a.remaining || (b.remaining === a.remaining && b.resetAt > a.resetAt) ? b : a,
@@ -109,22 +140,6 @@ export class RateLimiter {
     };
   }
 
-  /** The windows as they stand for a subject, counting nothing (the portal's usage bars). */
-  async usage(subjectId: string, limits: Limits): Promise<WindowState[]> {
-    const nowMs = this.clock.now().getTime();
-    const specs = this.windows(limits, nowMs);
-    const base = this.keyBase(subjectId);
-    const counts = await this.store.read(
-      specs.map((w) => `${base}:${w.key}`),
-      nowMs,
-    );
-    return specs.map((w, i) => this.state(w, counts[i] ?? 0));
-  }
-
-  close(): Promise<void> {
-    return this.store.close();
-  }
-
   // The {…} hash tag keeps one subject's keys in one Redis Cluster slot, as scripts need.
   private keyBase(subjectId: string): string {
     return `${this.prefix}{${subjectId}}`;
@@ -137,7 +152,7 @@ export class RateLimiter {
     ];
   }
 
-  private state(w: ReturnType<RateLimiter['window']>, used: number): WindowState {
+  private state(w: Window, used: number): WindowState {
     return {
       name: w.name,
       seconds: w.seconds,
@@ -148,7 +163,7 @@ export class RateLimiter {
     };
   }
 
-  private window(name: WindowName, limit: number, nowMs: number) {
+  private window(name: WindowName, limit: number, nowMs: number): Window {
     const seconds = this.windowSeconds[name];
     const lengthMs = seconds * 1000;
     // Windows are named by their number since the epoch (a small integer: cheap to print).

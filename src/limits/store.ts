@@ -1,3 +1,5 @@
+import type { MaybePromise } from '../maybe.js';
+
 /**
  * Where rate-limit counters live. One call checks and counts every window of a subject in a
  * single atomic step, so concurrent requests can never be accepted past a limit, and a
@@ -28,7 +30,8 @@ export type HitResult =
 
 export interface CounterStore {
   readonly kind: 'memory' | 'redis';
-  hit(input: HitInput): Promise<HitResult>;
+  /** At once in memory; a round trip on Redis. */
+  hit(input: HitInput): MaybePromise<HitResult>;
   /** The current values of counters (0 for one never counted or expired), counting nothing. */
   read(keys: string[], nowMs: number): Promise<number[]>;
   /** Resolves when the store answers (readiness); rejects at once when it cannot. */
