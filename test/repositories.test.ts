@@ -6,6 +6,7 @@ import { createAccount } from '../src/domain/accounts.js';
 import { createCategory, removeCategory } from '../src/domain/categories.js';
 import { createPet, listPetPage, updatePet } from '../src/domain/pets.js';
 import { type Database, migrate, openDatabase } from '../src/store/database.js';
+import { claimDue, findMessage, insertMessage, settle } from '../src/store/messages-repository.js';
 import { sqliteDatabaseUrl, testDatabaseUrl } from './helpers.js';
 
 // Services and repositories straight on the database: SQLite always, PostgreSQL when
@@ -96,6 +97,59 @@ for (const target of targets) {
           JSON.stringify(outcomes) === JSON.stringify(['available', 'sold']),
         JSON.stringify(outcomes),
       );
+    });
+
+    it('claims run-out leases first, then due messages oldest first, up to the limit', async () => {
+      const at = (minute: number) => new Date(Date.UTC(2026, 0, 1, 0, minute)).toISOString();
+      const add = (id: string, status: string, availableMinute: number, leaseMinute?: number) =>
+        insertMessage(database.db, {
+          id,
+          account_id: accountId,
+          message: id,
+          status,
+          attempts: status === 'processing' ? 1 : 0,
+          available_at: at(availableMinute),
+          lease_token: leaseMinute === undefined ? null : 'old',
+          lease_until: leaseMinute === undefined ? null : at(leaseMinute),
+          created_at: at(0),
+          updated_at: at(0),
+        });
+      // A shared PostgreSQL database may hold this test's rows from a run that stopped halfway
+      // (no other test writes messages this old): they would be claimed here.
+      await database.db.deleteFrom('messages').where('created_at', '=', at(0)).execute();
+      const tag = randomUUID().slice(0, 8);
+      // Inserted out of order: the claim orders by available_at, not by insertion.
+      await add(`${tag}-q3`, 'queued', 3);
+      await add(`${tag}-q1`, 'queued', 1);
+      await add(`${tag}-q2`, 'queued', 2);
+      await add(`${tag}-later`, 'queued', 50);
+      await add(`${tag}-expired`, 'processing', 0, 5);
+      await add(`${tag}-held`, 'processing', 0, 40);
+      const lease = (token: string) => ({ token, now: at(10), until: at(11) });
+
+      // Which messages are taken is the contract; the order rows come back in is not.
+      const first = await claimDue(database, lease('a'), 3);
+      assert.deepEqual(first.map((m) => m.id).sort(), [`${tag}-expired`, `${tag}-q1`, `${tag}-q2`]);
+      assert.ok(first.every((m) => m.status === 'processing' && m.lease_token === 'a'));
+      assert.equal(first.find((m) => m.id === `${tag}-expired`)?.attempts, 2);
+      const rest = await claimDue(database, lease('b'), 10);
+      assert.deepEqual(
+        rest.map((m) => m.id),
+        [`${tag}-q3`],
+      );
+
+      assert.equal(
+        await settle(database.db, `${tag}-q1`, 'b', { status: 'sent', updated_at: at(10) }),
+        false,
+      );
+      assert.equal(
+        await settle(database.db, `${tag}-q1`, 'a', { status: 'sent', updated_at: at(10) }),
+        true,
+      );
+      const sent = await findMessage(database.db, accountId, `${tag}-q1`);
+      assert.equal(sent?.status, 'sent');
+      assert.equal(sent?.lease_token, null);
+      assert.equal(new Date(sent?.available_at ?? '').toISOString(), at(1), 'kept when not given');
     });
 
     it('keeps the category foreign key per account', async () => {

@@ -1,4 +1,4 @@
-import type { ExpressionBuilder, Insertable } from 'kysely';
+import { type ExpressionBuilder, type Insertable, type SelectQueryBuilder, sql } from 'kysely';
 import type { Database, Db } from './database.js';
 import { preparedQuery } from './prepared.js';
 import type { MessageRow, MessagesTable, Tables } from './tables.js';
@@ -77,26 +77,44 @@ function underLease(lease: Lease) {
 }
 
 /**
- * Takes up to `limit` claimable messages (due and queued, or processing with an expired lease)
- * in one statement, under a new lease. On PostgreSQL, `FOR UPDATE SKIP LOCKED` lets several
- * workers claim side by side without waiting or taking the same rows; SQLite runs one writer at
- * a time, so the statement is atomic there as it is.
+ * Takes up to `limit` claimable messages under a new lease: first processing ones whose lease
+ * ran out, then due queued ones, oldest first. Each is one statement whose inner select is a
+ * range of the (status, available_at) index that stops at the limit; a single `or` of both
+ * would read every due row to sort them, and a backlog would slow every claim. On PostgreSQL,
+ * `FOR UPDATE SKIP LOCKED` lets several workers claim side by side without waiting or taking
+ * the same rows; SQLite runs one writer at a time, so each statement is atomic there as it is.
  */
-export function claimDue(database: Database, lease: Lease, limit: number): Promise<MessageRow[]> {
+export async function claimDue(
+  database: Database,
+  lease: Lease,
+  limit: number,
+): Promise<MessageRow[]> {
   const { db, dialect } = database;
-  const due = db
-    .selectFrom('messages')
-    .select('id')
-    .where(claimableAt(lease.now))
-    .orderBy('available_at')
-    .limit(limit)
-    .$if(dialect === 'postgres', (q) => q.forUpdate().skipLocked());
-  return db
-    .updateTable('messages')
-    .set(underLease(lease))
-    .where('id', 'in', due)
-    .returningAll()
-    .execute();
+  const claim = (ids: SelectQueryBuilder<Tables, 'messages', { id: string }>, take: number) =>
+    db
+      .updateTable('messages')
+      .set(underLease(lease))
+      .where(
+        'id',
+        'in',
+        ids.limit(take).$if(dialect === 'postgres', (q) => q.forUpdate().skipLocked()),
+      )
+      .returningAll()
+      .execute();
+  const ids = db.selectFrom('messages').select('id');
+  const expired = await claim(
+    ids.where('status', '=', 'processing').where('lease_until', '<', lease.now),
+    limit,
+  );
+  if (expired.length >= limit) return expired;
+  const due = await claim(
+    ids
+      .where('status', '=', 'queued')
+      .where('available_at', '<=', lease.now)
+      .orderBy('available_at'),
+    limit - expired.length,
+  );
+  return [...expired, ...due];
 }
 
 /** Claims one message by id, if it is claimable (the BullMQ path). */
@@ -110,7 +128,27 @@ export function claimOne(db: Db, id: string, lease: Lease): Promise<MessageRow |
     .executeTakeFirst();
 }
 
-/** Ends a lease with a new status; false when the lease was lost (another worker took over). */
+// Parameters: [status, updated_at, available_at (null keeps it), failure_reason, id, token].
+const settleQuery = preparedQuery((db) =>
+  db
+    .updateTable('messages')
+    .set({
+      status: '',
+      updated_at: '',
+      available_at: sql<string>`coalesce(${''}, available_at)`,
+      failure_reason: '',
+      lease_token: sql<null>`null`,
+      lease_until: sql<null>`null`,
+    })
+    .where('id', '=', '')
+    .where('lease_token', '=', '')
+    .returning('id'),
+);
+
+/**
+ * Ends a lease with a new status; false when the lease was lost (another worker took over).
+ * Every delivery ends here, so a prepared query.
+ */
 export async function settle(
   db: Db,
   id: string,
@@ -122,13 +160,15 @@ export async function settle(
     failure_reason?: string | null;
   },
 ): Promise<boolean> {
-  const result = await db
-    .updateTable('messages')
-    .set({ ...changes, lease_token: null, lease_until: null })
-    .where('id', '=', id)
-    .where('lease_token', '=', token)
-    .executeTakeFirst();
-  return Number(result.numUpdatedRows) === 1;
+  const rows = await settleQuery(db, [
+    changes.status,
+    changes.updated_at,
+    changes.available_at ?? null,
+    changes.failure_reason ?? null,
+    id,
+    token,
+  ]);
+  return rows.length === 1;
 }
 
 /** Queued messages overdue by `before`, and expired leases: what a lost enqueue left behind. */
