@@ -1,3 +1,4 @@
+import { setImmediate } from 'node:timers/promises';
 import type { FastifyBaseLogger } from 'fastify';
 import type { MessageProcessor } from './processor.js';
 import type { MessageQueue } from './queue.js';
@@ -49,6 +50,9 @@ export class TableQueue implements MessageQueue {
         this.log.error({ err }, 'message worker: claim or settle failed');
       }
       if (claimed === 0 && this.running) await this.idle();
+      // A turn of the event loop between claims: with a backlog, claim and settle would
+      // otherwise follow each other in promise callbacks alone, and requests would wait.
+      else await setImmediate();
     }
   }
 

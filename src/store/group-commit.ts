@@ -75,34 +75,37 @@ export class GroupCommit {
     }
   }
 
+  /**
+   * Commits one batch, then leaves the rest to the next turn of the event loop: a write that
+   * resolves here can queue another at once (the worker settles and claims again), and
+   * without the turn, a busy queue would keep requests waiting on their sockets unread.
+   */
   private async flush(): Promise<void> {
-    while (this.queue.length > 0) {
-      const batch = this.queue.splice(0, MAX_BATCH);
-      const outcomes: Array<{ ok: true; value: unknown } | { ok: false; error: unknown }> = [];
-      try {
-        await this.db.connection().execute(async (connection) => {
-          // IMMEDIATE: the write lock is taken once, up front, so a lock held by another
-          // process is waited for (busy_timeout) once per batch, not once per write.
-          await sql`begin immediate`.execute(connection);
-          try {
-            for (const item of batch) outcomes.push(await this.attempt(connection, item));
-            await sql`commit`.execute(connection);
-          } catch (error) {
-            await sql`rollback`.execute(connection).catch(() => {});
-            throw error;
-          }
-        });
-      } catch (error) {
-        // The transaction failed as a whole: nothing of the batch is stored, every caller is told.
-        for (const item of batch) item.reject(error);
-        continue;
-      }
+    const batch = this.queue.splice(0, MAX_BATCH);
+    const outcomes: Array<{ ok: true; value: unknown } | { ok: false; error: unknown }> = [];
+    try {
+      await this.db.connection().execute(async (connection) => {
+        // IMMEDIATE: the write lock is taken once, up front, so a lock held by another
+        // process is waited for (busy_timeout) once per batch, not once per write.
+        await sql`begin immediate`.execute(connection);
+        try {
+          for (const item of batch) outcomes.push(await this.attempt(connection, item));
+          await sql`commit`.execute(connection);
+        } catch (error) {
+          await sql`rollback`.execute(connection).catch(() => {});
+          throw error;
+        }
+      });
       batch.forEach((item, i) => {
         const outcome = outcomes[i];
         if (outcome?.ok) item.resolve(outcome.value);
         else item.reject(outcome?.error);
       });
+    } catch (error) {
+      // The transaction failed as a whole: nothing of the batch is stored, every caller is told.
+      for (const item of batch) item.reject(error);
     }
-    this.flushing = false;
+    if (this.queue.length > 0) setImmediate(() => void this.flush());
+    else this.flushing = false;
   }
 }
