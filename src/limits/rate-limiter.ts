@@ -30,6 +30,18 @@ export interface Decision {
   tightest: WindowState;
 }
 
+/** Subjects whose keys are kept at most; past it the cache starts again. */
+const KEPT_SUBJECTS = 10_000;
+
+interface SubjectKeys {
+  /** The windows' keys, joined: what the keys below were built for. */
+  windows: string;
+  banId: string;
+  counters: string[];
+  strikes: string[];
+  ban: string;
+}
+
 /** One window as it applies at the time of a request. */
 interface Window {
   name: WindowName;
@@ -65,6 +77,7 @@ export interface RateLimiterOptions {
 export class RateLimiter {
   private readonly windowSeconds: Record<WindowName, number>;
   private readonly prefix: string;
+  private readonly keys = new Map<string, SubjectKeys>();
 
   constructor(
     readonly store: CounterStore,
@@ -79,16 +92,16 @@ export class RateLimiter {
   check(subject: Subject, limits: Limits): MaybePromise<Decision> {
     const nowMs = this.clock.now().getTime();
     const specs = this.windows(limits, nowMs);
-    const base = this.keyBase(subject.id);
+    const keys = this.keysOf(subject, specs);
     const hit = this.store.hit({
       nowMs,
-      counters: specs.map((w) => ({
-        key: `${base}:${w.key}`,
+      counters: specs.map((w, i) => ({
+        key: keys.counters[i] as string,
         limit: w.limit,
         ttlMs: w.endMs - nowMs + 1_000,
       })),
-      strikeKeys: specs.map((w) => `${base}:strikes:${subject.banId}:${w.key}`),
-      banKey: `${base}:ban:${subject.banId}`,
+      strikeKeys: keys.strikes,
+      banKey: keys.ban,
       banThreshold: this.options.banThreshold,
       banMs: this.options.banSeconds * 1000,
     });
@@ -138,6 +151,28 @@ export class RateLimiter {
       windows,
       tightest: windows[result.index] ?? tightest,
     };
+  }
+
+  /**
+   * The subject's keys in the current windows. Kept between requests: a string built anew has
+   * its hash computed again on every Map (or Redis client) use, which cost more than the whole
+   * count. Rebuilt when a window turns or the subject's ban owner changes.
+   */
+  private keysOf(subject: Subject, specs: Window[]): SubjectKeys {
+    const windows = specs.map((w) => w.key).join(' ');
+    const kept = this.keys.get(subject.id);
+    if (kept && kept.windows === windows && kept.banId === subject.banId) return kept;
+    const base = this.keyBase(subject.id);
+    const keys = {
+      windows,
+      banId: subject.banId,
+      counters: specs.map((w) => `${base}:${w.key}`),
+      strikes: specs.map((w) => `${base}:strikes:${subject.banId}:${w.key}`),
+      ban: `${base}:ban:${subject.banId}`,
+    };
+    if (this.keys.size >= KEPT_SUBJECTS) this.keys.clear();
+    this.keys.set(subject.id, keys);
+    return keys;
   }
 
   // The {…} hash tag keeps one subject's keys in one Redis Cluster slot, as scripts need.
