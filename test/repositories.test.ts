@@ -128,11 +128,11 @@ for (const target of targets) {
       const lease = (token: string) => ({ token, now: at(10), until: at(11) });
 
       // Which messages are taken is the contract; the order rows come back in is not.
-      const first = await claimDue(database, lease('a'), 3);
+      const first = await claimDue(database.db, database.dialect, lease('a'), 3);
       assert.deepEqual(first.map((m) => m.id).sort(), [`${tag}-expired`, `${tag}-q1`, `${tag}-q2`]);
       assert.ok(first.every((m) => m.status === 'processing' && m.lease_token === 'a'));
       assert.equal(first.find((m) => m.id === `${tag}-expired`)?.attempts, 2);
-      const rest = await claimDue(database, lease('b'), 10);
+      const rest = await claimDue(database.db, database.dialect, lease('b'), 10);
       assert.deepEqual(
         rest.map((m) => m.id),
         [`${tag}-q3`],

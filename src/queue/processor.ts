@@ -3,7 +3,13 @@ import type { FastifyBaseLogger } from 'fastify';
 import type { Clock } from '../clock.js';
 import { type RetryPolicy, retryDelayMs, toMessage } from '../domain/messages.js';
 import type { Database } from '../store/database.js';
-import { claimDue, claimOne, type Lease, settle } from '../store/messages-repository.js';
+import {
+  claimDue,
+  claimOne,
+  type Lease,
+  settle,
+  settleSent,
+} from '../store/messages-repository.js';
 import type { MessageRow } from '../store/tables.js';
 import type { MessageSink } from './sink.js';
 
@@ -44,8 +50,10 @@ export class MessageProcessor {
     };
   }
 
+  /** Through group commit: on SQLite the claim shares a commit (an fsync) with other writes. */
   claimDue(limit: number): Promise<MessageRow[]> {
-    return claimDue(this.database, this.lease(), limit);
+    const lease = this.lease();
+    return this.database.write((db) => claimDue(db, this.database.dialect, lease, limit));
   }
 
   claim(id: string): Promise<MessageRow | undefined> {
@@ -53,28 +61,57 @@ export class MessageProcessor {
   }
 
   async process(row: MessageRow): Promise<Outcome> {
-    const outcome = await this.deliver(row);
-    this.observe(outcome);
-    return outcome;
+    const [outcome] = await this.processBatch([row]);
+    return outcome ?? this.lost(row);
   }
 
-  private async deliver(row: MessageRow): Promise<Outcome> {
-    const token = row.lease_token ?? '';
-    const message = { ...toMessage(row), status: 'processing' as const };
-    let error: unknown;
-    try {
-      await this.sink.deliver(message);
-    } catch (err) {
-      error = err;
-    }
+  /**
+   * Delivers claimed messages side by side, then settles them: every delivery that succeeded
+   * in one statement per lease (a claim takes its whole batch under one), the others one by
+   * one, to retry later or as failed. Outcomes are in the order of `rows`.
+   */
+  async processBatch(rows: MessageRow[]): Promise<Outcome[]> {
+    const deliveries = await Promise.all(rows.map((row) => this.deliver(row)));
     const now = this.clock.now();
-    if (error === undefined) {
-      const settled = await this.settle(row.id, token, {
-        status: 'sent',
-        updated_at: now.toISOString(),
-      });
-      return settled ? { status: 'sent' } : this.lost(row);
+    const sentByLease = new Map<string, string[]>();
+    rows.forEach((row, i) => {
+      if (deliveries[i] !== undefined) return;
+      const token = row.lease_token ?? '';
+      const ids = sentByLease.get(token);
+      if (ids) ids.push(row.id);
+      else sentByLease.set(token, [row.id]);
+    });
+    const settled = new Set<string>();
+    for (const [token, ids] of sentByLease) {
+      const done = await this.database.write((db) => settleSent(db, ids, token, now.toISOString()));
+      for (const id of done) settled.add(id);
     }
+    const outcomes = await Promise.all(
+      rows.map((row, i) => {
+        const failure = deliveries[i];
+        if (failure === undefined) {
+          return settled.has(row.id) ? ({ status: 'sent' } as const) : this.lost(row);
+        }
+        return this.failed(row, failure.error, now);
+      }),
+    );
+    for (const outcome of outcomes) this.observe(outcome);
+    return outcomes;
+  }
+
+  /** Hands the message to the sink: undefined when it took it, else what went wrong. */
+  private async deliver(row: MessageRow): Promise<{ error: unknown } | undefined> {
+    try {
+      await this.sink.deliver({ ...toMessage(row), status: 'processing' });
+      return undefined;
+    } catch (error) {
+      return { error };
+    }
+  }
+
+  /** A delivery that failed: tried again later, or failed for good after the last attempt. */
+  private async failed(row: MessageRow, error: unknown, now: Date): Promise<Outcome> {
+    const token = row.lease_token ?? '';
     const reason = error instanceof Error ? error.message : String(error);
     if (row.attempts >= this.options.maxAttempts) {
       this.log.warn({ messageId: row.id, attempts: row.attempts, reason }, 'message failed');

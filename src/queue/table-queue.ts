@@ -44,7 +44,7 @@ export class TableQueue implements MessageQueue {
       try {
         const rows = await this.processor.claimDue(this.concurrency);
         claimed = rows.length;
-        await Promise.all(rows.map((row) => this.processor.process(row)));
+        if (rows.length > 0) await this.processor.processBatch(rows);
       } catch (err) {
         // The database may be away for a moment; the leases keep the claimed rows safe.
         this.log.error({ err }, 'message worker: claim or settle failed');

@@ -85,11 +85,11 @@ function underLease(lease: Lease) {
  * the same rows; SQLite runs one writer at a time, so each statement is atomic there as it is.
  */
 export async function claimDue(
-  database: Database,
+  db: Db,
+  dialect: Database['dialect'],
   lease: Lease,
   limit: number,
 ): Promise<MessageRow[]> {
-  const { db, dialect } = database;
   const claim = (ids: SelectQueryBuilder<Tables, 'messages', { id: string }>, take: number) =>
     db
       .updateTable('messages')
@@ -169,6 +169,27 @@ export async function settle(
     token,
   ]);
   return rows.length === 1;
+}
+
+/**
+ * Ends the leases of delivered messages as `sent`, in one statement (the worker settles its
+ * whole claim at once). Returns the ids it settled: a message whose lease another worker took
+ * over is not among them.
+ */
+export async function settleSent(
+  db: Db,
+  ids: string[],
+  token: string,
+  at: string,
+): Promise<Set<string>> {
+  const rows = await db
+    .updateTable('messages')
+    .set({ status: 'sent', updated_at: at, lease_token: null, lease_until: null })
+    .where('lease_token', '=', token)
+    .where('id', 'in', ids)
+    .returning('id')
+    .execute();
+  return new Set(rows.map((row) => row.id));
 }
 
 /** Queued messages overdue by `before`, and expired leases: what a lost enqueue left behind. */
