@@ -278,9 +278,16 @@ export function loadConfig(env: Env = process.env): Config {
     sessionSecrets: sessionSecrets(env, appEnv),
     worker: oneOf(env, 'WORKER', ['on', 'off'] as const, 'on') === 'on',
     messages: {
-      // The table worker claims and settles a whole batch in two statements, so a large claim
-      // is cheap and keeps it level with intake; a BullMQ job takes a pool connection each.
-      concurrency: integer(env, 'WORKER_CONCURRENCY', redisUrl(env) ? 32 : 128, 1, 1000),
+      // On SQLite the table worker claims and settles a whole batch in two statements that ride
+      // group commits, so a large claim is cheap and keeps it level with intake. On PostgreSQL
+      // a failed delivery's settle or a BullMQ job takes one of the pool's connections.
+      concurrency: integer(
+        env,
+        'WORKER_CONCURRENCY',
+        databaseUrl(env).startsWith('sqlite:') && !redisUrl(env) ? 128 : 32,
+        1,
+        1000,
+      ),
       maxAttempts: integer(env, 'MESSAGE_MAX_ATTEMPTS', 5, 1, 100),
       retryBaseMs: integer(env, 'MESSAGE_RETRY_BASE_MS', 1_000, 1, 3_600_000),
       leaseMs: integer(env, 'MESSAGE_LEASE_SECONDS', 30, 1, 3_600) * 1000,

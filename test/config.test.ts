@@ -13,6 +13,14 @@ describe('config', () => {
     assert.equal(config.trustProxy, false);
   });
 
+  it('claims 128 messages at a time embedded, 32 where each takes a pool connection', () => {
+    const concurrency = (env: Record<string, string>) => loadConfig(env).messages.concurrency;
+    assert.equal(concurrency({}), 128);
+    assert.equal(concurrency({ REDIS_URL: 'redis://127.0.0.1:6379' }), 32);
+    assert.equal(concurrency({ DATABASE_URL: 'postgres://127.0.0.1/db' }), 32);
+    assert.equal(concurrency({ WORKER_CONCURRENCY: '7' }), 7);
+  });
+
   it('turns the demo account off outside development and refuses it turned on', () => {
     const prod = {
       APP_ENV: 'production',

@@ -100,7 +100,7 @@ for (const target of targets) {
     });
 
     it('claims run-out leases first, then due messages oldest first, up to the limit', async () => {
-      const at = (minute: number) => new Date(Date.UTC(2026, 0, 1, 0, minute)).toISOString();
+      const at = (minute: number) => new Date(Date.UTC(2000, 0, 1, 0, minute)).toISOString();
       const add = (id: string, status: string, availableMinute: number, leaseMinute?: number) =>
         insertMessage(database.db, {
           id,

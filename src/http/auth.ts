@@ -117,12 +117,21 @@ function guard(
     try {
       admitted = andThen(read(request), (result) => admit(request, reply, result));
     } catch (err) {
-      done(err as Error);
+      done(asError(err));
       return;
     }
-    if (admitted instanceof Promise) admitted.then(() => done(), done);
+    if (admitted instanceof Promise)
+      admitted.then(
+        () => done(),
+        (err) => done(asError(err)),
+      );
     else done();
   };
+}
+
+/** What was thrown, as an Error: `done(undefined)` would let the request through. */
+function asError(thrown: unknown): Error {
+  return thrown instanceof Error ? thrown : new Error(`auth hook failed: ${String(thrown)}`);
 }
 
 export function bearerAuth(keys: KeyAuthenticator, limits: RateLimitGuard) {

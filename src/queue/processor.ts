@@ -83,8 +83,18 @@ export class MessageProcessor {
     });
     const settled = new Set<string>();
     for (const [token, ids] of sentByLease) {
-      const done = await this.database.write((db) => settleSent(db, ids, token, now.toISOString()));
-      for (const id of done) settled.add(id);
+      try {
+        const done = await this.database.write((db) =>
+          settleSent(db, ids, token, now.toISOString()),
+        );
+        for (const id of done) settled.add(id);
+      } catch (err) {
+        // The failed deliveries below still settle; these go out again when their lease ends.
+        this.log.error(
+          { err, messages: ids.length },
+          'message worker: settling sent messages failed',
+        );
+      }
     }
     const outcomes = await Promise.all(
       rows.map((row, i) => {

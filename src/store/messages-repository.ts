@@ -90,31 +90,36 @@ export async function claimDue(
   lease: Lease,
   limit: number,
 ): Promise<MessageRow[]> {
-  const claim = (ids: SelectQueryBuilder<Tables, 'messages', { id: string }>, take: number) =>
-    db
-      .updateTable('messages')
-      .set(underLease(lease))
-      .where(
-        'id',
-        'in',
-        ids.limit(take).$if(dialect === 'postgres', (q) => q.forUpdate().skipLocked()),
-      )
-      .returningAll()
-      .execute();
-  const ids = db.selectFrom('messages').select('id');
-  const expired = await claim(
-    ids.where('status', '=', 'processing').where('lease_until', '<', lease.now),
-    limit,
-  );
-  if (expired.length >= limit) return expired;
-  const due = await claim(
-    ids
-      .where('status', '=', 'queued')
-      .where('available_at', '<=', lease.now)
-      .orderBy('available_at'),
-    limit - expired.length,
-  );
-  return [...expired, ...due];
+  const both = async (tx: Db) => {
+    const ids = tx.selectFrom('messages').select('id');
+    const claim = (pick: SelectQueryBuilder<Tables, 'messages', { id: string }>, take: number) =>
+      tx
+        .updateTable('messages')
+        .set(underLease(lease))
+        .where(
+          'id',
+          'in',
+          pick.limit(take).$if(dialect === 'postgres', (q) => q.forUpdate().skipLocked()),
+        )
+        .returningAll()
+        .execute();
+    const expired = await claim(
+      ids.where('status', '=', 'processing').where('lease_until', '<', lease.now),
+      limit,
+    );
+    if (expired.length >= limit) return expired;
+    const due = await claim(
+      ids
+        .where('status', '=', 'queued')
+        .where('available_at', '<=', lease.now)
+        .orderBy('available_at'),
+      limit - expired.length,
+    );
+    return [...expired, ...due];
+  };
+  // One transaction for both, so a failure cannot leave rows leased to nobody: on SQLite the
+  // caller's (group commit), on PostgreSQL one of our own.
+  return dialect === 'postgres' ? db.transaction().execute(both) : both(db);
 }
 
 /** Claims one message by id, if it is claimable (the BullMQ path). */
