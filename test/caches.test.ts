@@ -4,6 +4,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { systemClock } from '../src/clock.js';
 import { revokeKeyById } from '../src/domain/api-keys.js';
 import { createPet as storePet } from '../src/domain/pets.js';
+import { PageCache } from '../src/http/page-cache.js';
 import { type Database, openDatabase } from '../src/store/database.js';
 import {
   as,
@@ -128,5 +129,39 @@ describe('caches: another process writing the same SQLite file', () => {
     assert.ok(added.ok);
     await sleep(25);
     assert.deepEqual(ids(await as(t.app, owner, { url })), [...before, added.value.id]);
+  });
+});
+
+describe('caches: the page cache itself', () => {
+  it('keeps a page while the generation stands, and nothing read across a write', async () => {
+    let generation = 1;
+    const pages = new PageCache(() => generation);
+    let reads = 0;
+    const read = async () => {
+      reads++;
+      return { body: `[${reads}]`, link: undefined };
+    };
+    assert.equal((await pages.through('a', read)).body, '[1]');
+    assert.equal((await pages.through('a', read)).body, '[1]', 'kept');
+    assert.equal((await pages.through('b', read)).body, '[2]', 'by key');
+    generation = 2;
+    assert.equal((await pages.through('a', read)).body, '[3]', 'a write empties it');
+    generation = 3;
+    const during = async () => {
+      generation = 4; // a write lands while the page is read
+      return read();
+    };
+    assert.equal((await pages.through('a', during)).body, '[4]');
+    assert.equal((await pages.through('a', read)).body, '[5]', 'not kept');
+    assert.equal((await pages.through('a', read)).body, '[5]');
+  });
+
+  it('keeps nothing where the store has no generation (PostgreSQL)', async () => {
+    const pages = new PageCache(() => undefined);
+    let reads = 0;
+    const read = async () => ({ body: String(++reads), link: undefined });
+    await pages.through('a', read);
+    await pages.through('a', read);
+    assert.equal(reads, 2);
   });
 });

@@ -1,5 +1,7 @@
-/** Pages kept at most; past it the cache starts again. A page is about 1-2 KB of JSON. */
+/** Pages kept at most, and their characters at most (a 20-pet page is ~1.2 K, a 100-pet one
+ * ~6 K): past either, the cache starts again. */
 const PAGES = 2_000;
+const CHARACTERS = 4_000_000;
 
 export interface AnsweredPage {
   /** The page's items, serialized by the route's response schema. */
@@ -10,27 +12,42 @@ export interface AnsweredPage {
 
 /**
  * List pages as answered (serialized body and `Link`), by account and URL: the embedded mode's
- * list path skips the query, the row mapping and the serialization. An entry stands only while
- * the database is exactly as it was when the page was read (`Database.generation`: any write in
- * this process ends every entry at once, a commit by another process within 10 ms), so a page
- * is never staler than a read would be. Where the store has no generation (PostgreSQL, which
- * other instances write unseen), nothing is kept.
+ * list path skips the query, the row mapping and the serialization. Pages stand only while the
+ * database is exactly as it was when they were read (`Database.generation`: any write in this
+ * process moves it at once, a commit by another process within 10 ms), and a new generation
+ * empties the cache, so a page is never staler than a read would be. Where the store has no
+ * generation (PostgreSQL, which other instances write unseen), nothing is kept.
  */
 export class PageCache {
-  private readonly pages = new Map<string, AnsweredPage & { generation: number }>();
+  private readonly pages = new Map<string, AnsweredPage>();
+  /** The generation every kept page was read under. */
+  private readAt: number | undefined;
+  private characters = 0;
 
   constructor(private readonly generation: () => number | undefined) {}
 
   /** The page under `key` as it stands, or `answer()`'s, kept for the next caller. */
   async through(key: string, answer: () => Promise<AnsweredPage>): Promise<AnsweredPage> {
-    // Taken before the read: a write during it makes the entry stale, never the reverse.
     const generation = this.generation();
     if (generation === undefined) return answer();
+    if (generation !== this.readAt) {
+      this.empty();
+      this.readAt = generation;
+    }
     const kept = this.pages.get(key);
-    if (kept?.generation === generation) return kept;
+    if (kept) return kept;
     const page = await answer();
-    if (this.pages.size >= PAGES) this.pages.clear();
-    this.pages.set(key, { ...page, generation });
+    // Kept only if nothing was written while it was read (nor seen by another request since).
+    if (this.readAt !== generation || this.generation() !== generation) return page;
+    const size = key.length + page.body.length + (page.link?.length ?? 0);
+    if (this.pages.size >= PAGES || this.characters + size > CHARACTERS) this.empty();
+    this.pages.set(key, page);
+    this.characters += size;
     return page;
+  }
+
+  private empty(): void {
+    this.pages.clear();
+    this.characters = 0;
   }
 }
