@@ -158,16 +158,30 @@ describe('three instances on PostgreSQL and Redis', () => {
       },
       60_000,
     );
-    const deliveries = new Map<string, number>();
-    for (const instance of instances) {
-      for (const line of instance.log.split('\n')) {
-        if (!line.includes('"message sent"')) continue;
-        const id = (JSON.parse(line) as { messageId: string }).messageId;
-        deliveries.set(id, (deliveries.get(id) ?? 0) + 1);
+    const deliveries = () => {
+      const counted = new Map<string, number>();
+      for (const instance of instances) {
+        for (const line of instance.log.split('\n')) {
+          if (!line.includes('"message sent"')) continue;
+          const id = (JSON.parse(line) as { messageId: string }).messageId;
+          counted.set(id, (counted.get(id) ?? 0) + 1);
+        }
       }
-    }
+      return counted;
+    };
+    // A log line reaches us through the instance's stdout pipe, possibly after the row says
+    // `sent`: wait for every line before counting.
+    await until(
+      '300 deliveries in the logs',
+      async () => {
+        const counted = deliveries();
+        return ids.every((id) => counted.has(id));
+      },
+      10_000,
+    );
+    const counted = deliveries();
     for (const id of ids)
-      assert.equal(deliveries.get(id), 1, `${id} delivered ${deliveries.get(id) ?? 0} times`);
+      assert.equal(counted.get(id), 1, `${id} delivered ${counted.get(id) ?? 0} times`);
   });
 
   it('gives one success to concurrent orders for one pet through different instances', async () => {
