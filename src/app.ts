@@ -91,10 +91,11 @@ export async function buildApp({
     { ...config.rateLimit, keyPrefix: `${config.redisKeyPrefix}rl:` },
   );
   app.addHook('onClose', () => limiter.close());
-  const metrics = new Metrics({
-    queueDepth: () => countUnsettled(database.db),
-    pool: () => database.poolStats(),
-  });
+  const exposed = config.metrics.mode !== 'off';
+  const metrics = new Metrics(
+    { queueDepth: () => countUnsettled(database.db), pool: () => database.poolStats() },
+    exposed,
+  );
   const limits = new RateLimitGuard(limiter, config.rateLimit.onStoreError, metrics);
   const queue = await createMessageQueue(
     config,
@@ -141,7 +142,7 @@ export async function buildApp({
   });
   // By route pattern, never the raw URL, so clients cannot multiply the series. Not counted
   // at all when nobody can read them (METRICS=off).
-  if (config.metrics.mode !== 'off') {
+  if (exposed) {
     app.addHook('onResponse', (request, reply, done) => {
       const route = request.routeOptions.url ?? 'unmatched';
       metrics.request(request.method, route, reply.statusCode, reply.elapsedTime / 1000);

@@ -8,6 +8,7 @@ import { PageCache } from '../src/http/page-cache.js';
 import { type Database, openDatabase } from '../src/store/database.js';
 import {
   as,
+  basic,
   createCategory,
   createPet,
   newTenant,
@@ -82,9 +83,7 @@ describe('caches: a write through the API shows on the next request', () => {
     const revoked = await t.app.inject({
       method: 'DELETE',
       url: `/v1/keys/${tenant.keyId}`,
-      headers: {
-        authorization: `Basic ${Buffer.from(`${tenant.email}:${tenant.password}`).toString('base64')}`,
-      },
+      headers: { authorization: basic(tenant.email, tenant.password) },
     });
     assert.equal(revoked.statusCode, 204);
     assert.equal((await as(t.app, tenant, { url: '/v1/pets' })).statusCode, 401);

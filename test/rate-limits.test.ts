@@ -322,9 +322,8 @@ if (redisUrl) {
     let a: TestApp;
     let b: TestApp;
     const prefix = `test-${randomUUID()}:`;
-    // One standing clock at the top of a minute for both, so the count never straddles a
-    // minute boundary (and Redis keeps the counters the window's whole length).
-    const now = new Date(Math.floor(Date.now() / MINUTE) * MINUTE);
+    // One standing clock for both, so the count never straddles a minute boundary.
+    const now = new Date();
     const clock = { now: () => now };
     before(async () => {
       a = await startApp({ clock, env: { REDIS_KEY_PREFIX: prefix } });

@@ -1,5 +1,6 @@
-import { createHash, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import type { Clock } from '../clock.js';
+import { sha256 } from '../digest.js';
 import type { Db } from '../store/database.js';
 import {
   deleteExpiredSessions,
@@ -20,7 +21,7 @@ export interface OpenedSession {
 }
 
 function hashToken(token: string): string {
-  return createHash('sha256').update(token).digest('hex');
+  return sha256(token);
 }
 
 /** Starts a session for an account that has just proved who it is. */

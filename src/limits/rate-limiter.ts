@@ -98,7 +98,9 @@ export class RateLimiter {
       counters: specs.map((w, i) => ({
         key: keys.counters[i] as string,
         limit: w.limit,
-        ttlMs: w.endMs - nowMs + 1_000,
+        // A whole window from now, not just to the window's end: a counter then outlives its
+        // window by every instance's clock (and by Redis's), even when they disagree a little.
+        ttlMs: (w.seconds + 1) * 1000,
       })),
       strikeKeys: keys.strikes,
       banKey: keys.ban,

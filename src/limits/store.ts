@@ -8,7 +8,7 @@ import type { MaybePromise } from '../maybe.js';
 export interface Counter {
   key: string;
   limit: number;
-  /** How long the counter must live: until its window ends. */
+  /** How long the counter lives: at least until its window ends, by any instance's clock. */
   ttlMs: number;
 }
 

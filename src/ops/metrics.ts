@@ -24,9 +24,13 @@ export class Metrics {
   // One child per label set, so a request costs no label hashing after the first of its kind.
   private readonly children = new Map<string, { count: Counter; seconds: Histogram }>();
 
-  constructor(sources: MetricSources) {
+  /**
+   * @param processMetrics Node's process metrics (event-loop lag, GC, heap…): they watch the process
+   *   all the time, so only where someone can read them.
+   */
+  constructor(sources: MetricSources, processMetrics = true) {
     const registers = [this.registry];
-    collectDefaultMetrics({ register: this.registry });
+    if (processMetrics) collectDefaultMetrics({ register: this.registry });
     this.requests = new Counter({
       name: 'http_requests_total',
       help: 'HTTP requests answered, by method, route pattern and status.',

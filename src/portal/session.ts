@@ -1,8 +1,8 @@
-import { createHash } from 'node:crypto';
 import type { CookieSerializeOptions } from '@fastify/cookie';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Clock } from '../clock.js';
 import type { Config } from '../config.js';
+import { sha256 } from '../digest.js';
 import type { Account } from '../domain/accounts.js';
 import { closeSession, openSession, sessionAccount } from '../domain/portal-sessions.js';
 import type { Db } from '../store/database.js';
@@ -62,7 +62,7 @@ export class PortalSessions {
    */
   csrfBinding(request: FastifyRequest): string {
     const token = this.token(request);
-    return token ? createHash('sha256').update(`csrf:${token}`).digest('base64url') : 'signed-out';
+    return token ? sha256(`csrf:${token}`, 'base64url') : 'signed-out';
   }
 
   private token(request: FastifyRequest): string | undefined {

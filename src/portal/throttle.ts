@@ -1,6 +1,6 @@
-import { createHash } from 'node:crypto';
 import type { FastifyRequest } from 'fastify';
 import type { Clock } from '../clock.js';
+import { sha256 } from '../digest.js';
 import type { Limits } from '../domain/plans.js';
 import { ApiError } from '../errors.js';
 import type { RateLimiter } from '../limits/rate-limiter.js';
@@ -74,7 +74,7 @@ export class PortalThrottle {
   }
 
   private emailSubjects(request: FastifyRequest, email: string): Array<[string, Limits]> {
-    const digest = createHash('sha256').update(email).digest('hex').slice(0, 32);
+    const digest = sha256(email).slice(0, 32);
     return [
       [`portal-email:${digest}:ip:${request.ip}`, EMAIL_IP_FAILURE_LIMITS],
       [`portal-email:${digest}`, EMAIL_FAILURE_LIMITS],
