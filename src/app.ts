@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import Fastify, { type FastifyInstance } from 'fastify';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import { type Clock, systemClock } from './clock.js';
 import type { Config } from './config.js';
 import { KeyAuthenticator } from './domain/api-keys.js';
@@ -8,6 +8,7 @@ import { ApiError } from './errors.js';
 import { anonymous, basicAuth, bearerAuth } from './http/auth.js';
 import type { AppContext } from './http/context.js';
 import { registerErrorHandling, sendError, toApiError } from './http/error-handler.js';
+import { localFreshness } from './http/freshness.js';
 import { registerOpenApi } from './http/openapi.js';
 import { PageCache } from './http/page-cache.js';
 import { RateLimitGuard } from './http/rate-limit.js';
@@ -22,6 +23,7 @@ import { validatorCompiler } from './http/validation.js';
 import { MemoryCounterStore } from './limits/memory-store.js';
 import { RateLimiter } from './limits/rate-limiter.js';
 import type { CounterStore } from './limits/store.js';
+import { createLog, requestLogger } from './log.js';
 import { Metrics } from './ops/metrics.js';
 import { portalPlugin } from './portal/plugin.js';
 import { createMessageQueue } from './queue/create.js';
@@ -63,16 +65,15 @@ export async function buildApp({
   logStream,
   sink,
 }: AppOptions): Promise<FastifyInstance> {
+  const log = createLog(config.logLevel, logStream);
   const app = Fastify({
-    logger: {
-      level: config.logLevel,
-      ...(logStream && { stream: logStream }),
-      // Credentials never reach the log, whatever a serializer or a plugin adds.
-      redact: {
-        paths: ['req.headers.authorization', 'req.headers.cookie', 'res.headers["set-cookie"]'],
-        censor: '[redacted]',
-      },
-    },
+    // At info and below, Fastify logs every request's arrival and end, with our logger. Above
+    // (the default), where no such line is written, its logger would still cost every request
+    // a child logger and two listeners on its response (src/log.ts): requests get ours instead,
+    // made when they first write a line.
+    ...(log.isLevelEnabled('info')
+      ? { loggerInstance: log as FastifyBaseLogger }
+      : { logger: false, childLoggerFactory: requestLogger(log) }),
     trustProxy: trustProxy(config.trustProxy),
     bodyLimit: config.bodyLimit,
     genReqId: (req) => {
@@ -82,7 +83,8 @@ export async function buildApp({
     requestIdHeader: false,
     routerOptions: { maxParamLength: 200 },
     // Errors Fastify meets before a route is chosen (bad URL encoding…) get our Error body too.
-    frameworkErrors: (err, _request, reply) => sendError(reply, toApiError(err)),
+    frameworkErrors: (err, request, reply) =>
+      sendError(reply.header('x-request-id', request.id), toApiError(err)),
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   const limiter = new RateLimiter(
@@ -101,8 +103,8 @@ export async function buildApp({
     config,
     database,
     clock,
-    sink ?? new LogSink(app.log),
-    app.log,
+    sink ?? new LogSink(log),
+    log,
     (outcome) => metrics.processed(outcome.status),
   );
   // Requests are finished before onClose hooks run; then the worker stops taking messages
@@ -111,16 +113,20 @@ export async function buildApp({
   if (config.worker) app.addHook('onReady', async () => queue.startWorker());
   const context: AppContext = {
     config,
+    log,
     database,
     clock,
     keys: new KeyAuthenticator(database.db, clock, config.env, () => database.generation()),
     limiter,
     queue,
     metrics,
-    pages: new PageCache(() => database.generation()),
+    pages: new PageCache(),
+    freshness: localFreshness(() => database.generation()),
     lifecycle: { draining: false },
   };
   app.decorate('ctx', context);
+  // Nearly every request names the same Host: the one last found valid is not checked again.
+  let lastGoodHost = '';
   app.decorateRequest('caller', null);
   app.decorateRequest('rateLimit', null);
   app.setValidatorCompiler(validatorCompiler);
@@ -131,15 +137,6 @@ export async function buildApp({
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) =>
     body.length === 0 ? done(null, undefined) : parseJson(request, String(body), done),
   );
-  // The three hooks every request meets take callbacks, not promises: each async hook costs a
-  // promise and a microtask per request.
-  app.addHook('onSend', (request, reply, payload, done) => {
-    reply.header('x-request-id', request.id);
-    // While shutting down, each answer ends its connection, so keep-alive clients reconnect to
-    // another instance instead of holding this one open.
-    if (context.lifecycle.draining) reply.header('connection', 'close');
-    done(null, payload);
-  });
   // By route pattern, never the raw URL, so clients cannot multiply the series. Not counted
   // at all when nobody can read them (METRICS=off).
   if (exposed) {
@@ -149,12 +146,24 @@ export async function buildApp({
       done();
     });
   }
-  // Links and Location headers are built on the Host in development: a Host that is not a
-  // host name is refused before anything is done, not met as a broken URL after a write.
-  app.addHook('onRequest', (request, _reply, done) => {
-    if (request.host && !VALID_HOST.test(request.host)) {
-      done(new ApiError('bad_request', 'The Host header is not a valid host[:port].'));
-      return;
+
+  // The hook every request meets takes a callback, not a promise (each async hook costs a
+  // promise and a microtask per request), and sets the answer's headers up front rather than
+  // in an onSend hook: headers set on the reply stay on whatever it answers, errors included.
+  app.addHook('onRequest', (request, reply, done) => {
+    reply.header('x-request-id', request.id);
+    // While shutting down, each answer ends its connection, so keep-alive clients reconnect to
+    // another instance instead of holding this one open.
+    if (context.lifecycle.draining) reply.header('connection', 'close');
+    // Links and Location headers are built on the Host in development: a Host that is not a
+    // host name is refused before anything is done, not met as a broken URL after a write.
+    const host = request.host;
+    if (host && host !== lastGoodHost) {
+      if (!VALID_HOST.test(host)) {
+        done(new ApiError('bad_request', 'The Host header is not a valid host[:port].'));
+        return;
+      }
+      lastGoodHost = host;
     }
     done();
   });

@@ -63,12 +63,13 @@ const demo = config.demoAccount
   ? await createDemoAccountIfEmpty(database.db, systemClock, config.env)
   : undefined;
 const app = await buildApp({ config, database });
-await app.listen({ host: config.host, port: config.port });
+const listening = await app.listen({ host: config.host, port: config.port });
+app.ctx.log.info(`Server listening at ${listening}`);
 const metricsServer =
   config.metrics.mode === 'port'
     ? await startMetricsServer(app.ctx.metrics, config.metrics.host, config.metrics.port)
     : undefined;
-if (metricsServer) app.log.info({ url: metricsServer.url }, 'metrics listening');
+if (metricsServer) app.ctx.log.info({ url: metricsServer.url }, 'metrics listening');
 const address = app.server.address();
 const port = typeof address === 'object' && address ? address.port : config.port;
 const host = config.host.includes(':') ? `[${config.host}]` : config.host;
@@ -82,17 +83,20 @@ let stopping = false;
  */
 async function stop(signal: string): Promise<void> {
   if (stopping) {
-    app.log.warn({ signal }, 'second signal, exiting at once');
+    app.ctx.log.warn({ signal }, 'second signal, exiting at once');
     process.exit(1);
   }
   stopping = true;
   app.ctx.lifecycle.draining = true;
-  app.log.info(
+  app.ctx.log.info(
     { signal, deadlineMs: config.shutdownTimeoutMs },
     'shutting down: finishing in-flight requests',
   );
   setTimeout(() => {
-    app.log.error({ deadlineMs: config.shutdownTimeoutMs }, 'shutdown deadline passed, exiting');
+    app.ctx.log.error(
+      { deadlineMs: config.shutdownTimeoutMs },
+      'shutdown deadline passed, exiting',
+    );
     process.exit(1);
   }, config.shutdownTimeoutMs).unref();
   // Connections that go idle after their last answer are closed as they do.
@@ -100,7 +104,7 @@ async function stop(signal: string): Promise<void> {
   await app.close();
   await metricsServer?.close();
   await database.close();
-  app.log.info('shut down');
+  app.ctx.log.info('shut down');
   process.exit(0);
 }
 process.on('SIGTERM', () => void stop('SIGTERM'));

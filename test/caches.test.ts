@@ -1,9 +1,11 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
+import type { FastifyRequest } from 'fastify';
 import { systemClock } from '../src/clock.js';
 import { revokeKeyById } from '../src/domain/api-keys.js';
 import { createPet as storePet } from '../src/domain/pets.js';
+import { localFreshness } from '../src/http/freshness.js';
 import { PageCache } from '../src/http/page-cache.js';
 import { type Database, openDatabase } from '../src/store/database.js';
 import {
@@ -132,35 +134,37 @@ describe('caches: another process writing the same SQLite file', () => {
 });
 
 describe('caches: the page cache itself', () => {
-  it('keeps a page while the generation stands, and nothing read across a write', async () => {
-    let generation = 1;
-    const pages = new PageCache(() => generation);
-    let reads = 0;
-    const read = async () => {
-      reads++;
-      return { body: `[${reads}]`, link: undefined };
-    };
-    assert.equal((await pages.through('a', read)).body, '[1]');
-    assert.equal((await pages.through('a', read)).body, '[1]', 'kept');
-    assert.equal((await pages.through('b', read)).body, '[2]', 'by key');
-    generation = 2;
-    assert.equal((await pages.through('a', read)).body, '[3]', 'a write empties it');
-    generation = 3;
-    const during = async () => {
-      generation = 4; // a write lands while the page is read
-      return read();
-    };
-    assert.equal((await pages.through('a', during)).body, '[4]');
-    assert.equal((await pages.through('a', read)).body, '[5]', 'not kept');
-    assert.equal((await pages.through('a', read)).body, '[5]');
+  const page = (text: string) => ({ body: Buffer.from(text), link: undefined });
+
+  it('answers a page only under the version it was read under', () => {
+    const pages = new PageCache();
+    pages.keep('a', 1, page('[1]'));
+    assert.equal(pages.get('a', 1)?.body.toString(), '[1]', 'kept');
+    assert.equal(pages.get('b', 1), undefined, 'by key');
+    assert.equal(pages.get('a', 2), undefined, 'another version is another state of the data');
+    pages.keep('a', 2, page('[2]'));
+    assert.equal(pages.get('a', 2)?.body.toString(), '[2]');
+    assert.equal(pages.get('a', 1), undefined, 'replaced');
+    assert.equal(pages.get('a', '2'), undefined, 'versions compare exactly');
   });
 
-  it('keeps nothing where the store has no generation (PostgreSQL)', async () => {
-    const pages = new PageCache(() => undefined);
-    let reads = 0;
-    const read = async () => ({ body: String(++reads), link: undefined });
-    await pages.through('a', read);
-    await pages.through('a', read);
-    assert.equal(reads, 2);
+  it('stays within its bounds', () => {
+    const pages = new PageCache();
+    for (let i = 0; i < 5_000; i++) pages.keep(`k${i}`, 1, page('x'.repeat(1_000)));
+    let kept = 0;
+    for (let i = 0; i < 5_000; i++) if (pages.get(`k${i}`, 1)) kept++;
+    assert.ok(kept > 0 && kept <= 2_000, `${kept} pages kept`);
+  });
+
+  it('keeps (embedded) only what was read while no write landed', () => {
+    let generation = 1;
+    const freshness = localFreshness(() => generation);
+    const request = {} as FastifyRequest;
+    const version = freshness.dataVersion(request);
+    assert.equal(version, 1);
+    assert.ok(freshness.keeps(request, 1));
+    generation = 2; // a write lands while the page is read
+    assert.ok(!freshness.keeps(request, 1));
+    assert.equal(localFreshness(() => undefined).dataVersion(request), undefined, 'PostgreSQL');
   });
 });

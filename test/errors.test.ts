@@ -59,4 +59,77 @@ describe('error table and handler', () => {
       await t.close();
     }
   });
+
+  it('logs a failed request with its id at the default level, and nothing for the others', async () => {
+    const lines: Array<Record<string, unknown>> = [];
+    const sink = new Writable({
+      write(chunk, _enc, done) {
+        lines.push(JSON.parse(String(chunk)));
+        done();
+      },
+    });
+    const t = await startApp({ env: { LOG_LEVEL: 'warn' }, logStream: sink });
+    try {
+      t.app.get('/v1/boom', async () => {
+        throw new Error('broken on purpose');
+      });
+      const tenant = await newTenant(t.app);
+      await t.app.inject({ url: '/v1/pets', headers: tenant.headers });
+      const res = await t.app.inject({ url: '/v1/boom' });
+      assert.equal(res.statusCode, 500);
+      assert.equal(lines.length, 1, JSON.stringify(lines));
+      const [line] = lines;
+      assert.equal(line?.level, 50);
+      assert.equal(line?.reqId, res.headers['x-request-id']);
+      assert.match(JSON.stringify(line?.err), /broken on purpose/);
+    } finally {
+      await t.close();
+    }
+  });
+
+  it('names every answer with its request id, errors included, echoing a given one', async () => {
+    const t = await startApp();
+    try {
+      const tenant = await newTenant(t.app);
+      const answers = [
+        await t.app.inject({ url: '/v1/pets', headers: tenant.headers }),
+        await t.app.inject({ url: '/v1/pets' }),
+        await t.app.inject({ url: '/v1/no-such-route', headers: tenant.headers }),
+        await t.app.inject({ url: '/v1/pets?limit=0', headers: tenant.headers }),
+        await t.app.inject({ url: '/v1/pets/%E0%A4%A', headers: tenant.headers }),
+        await t.app.inject({ url: '/v1/pets', headers: { ...tenant.headers, host: 'bad host' } }),
+      ];
+      assert.deepEqual(
+        answers.map((r) => r.statusCode),
+        [200, 401, 404, 400, 400, 400],
+      );
+      for (const res of answers) {
+        assert.match(String(res.headers['x-request-id']), /^[0-9a-f-]{36}$/, res.body);
+      }
+      const given = await t.app.inject({
+        url: '/v1/pets',
+        headers: { ...tenant.headers, 'x-request-id': 'trace-42.a_b' },
+      });
+      assert.equal(given.headers['x-request-id'], 'trace-42.a_b');
+    } finally {
+      await t.close();
+    }
+  });
+
+  it('ends each connection after its answer while shutting down', async () => {
+    const t = await startApp();
+    try {
+      const tenant = await newTenant(t.app);
+      const open = await t.app.inject({ url: '/v1/pets', headers: tenant.headers });
+      assert.notEqual(open.headers.connection, 'close');
+      t.app.ctx.lifecycle.draining = true;
+      for (const url of ['/v1/pets', '/v1/nowhere', '/healthz']) {
+        const res = await t.app.inject({ url, headers: tenant.headers });
+        assert.equal(res.headers.connection, 'close', url);
+      }
+    } finally {
+      t.app.ctx.lifecycle.draining = false;
+      await t.close();
+    }
+  });
 });

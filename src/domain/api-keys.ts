@@ -101,6 +101,8 @@ export async function revokeKeyById(
   return revokeKey(db, clock, accountId, keyId);
 }
 
+const INVALID_KEY = fail('invalid_api_key', 'The API key is not valid.');
+
 /** Verified keys kept at most; past it the cache starts again. */
 const VERIFIED_CACHE_SIZE = 10_000;
 
@@ -117,34 +119,38 @@ export class KeyAuthenticator {
     { found: Result<Principal, never>; keyId: string; generation: number }
   >();
 
+  private readonly prefix: string;
+
   constructor(
     private readonly db: Db,
     private readonly clock: Clock,
     private readonly env: AppEnv,
     private readonly generation: () => number | undefined = () => undefined,
-  ) {}
+  ) {
+    this.prefix = keyPrefixFor(env);
+  }
 
   /** At once when the key was verified since the last write (embedded mode); else a read. */
   authenticate(secret: string): MaybePromise<Result<Principal, 'invalid_api_key'>> {
-    const shape = KEY_SHAPE.exec(secret);
-    if (!shape) return fail('invalid_api_key', 'The API key is not valid.');
-    const expected = keyPrefixFor(this.env);
-    if (!secret.startsWith(expected)) {
-      const other = shape[1] === 'live' ? 'production' : 'staging or development';
-      return fail(
-        'invalid_api_key',
-        `This API key belongs to the ${other} environment; this is ${this.env}, which takes ${expected}… keys.`,
-      );
-    }
+    if (!KEY_SHAPE.test(secret)) return INVALID_KEY;
+    if (!secret.startsWith(this.prefix)) return this.otherEnvironment(secret);
     const keyHash = hashApiKey(secret);
     // Taken before the read: a write during it makes the entry stale, never the reverse.
     const generation = this.generation();
     const known = this.verified.get(keyHash);
-    if (known && generation !== undefined && known.generation === generation) {
+    if (known !== undefined && generation !== undefined && known.generation === generation) {
       this.touch(known.keyId);
       return known.found;
     }
     return this.lookUp(keyHash, generation);
+  }
+
+  private otherEnvironment(secret: string): Result<never, 'invalid_api_key'> {
+    const other = secret.startsWith('as_live_') ? 'production' : 'staging or development';
+    return fail(
+      'invalid_api_key',
+      `This API key belongs to the ${other} environment; this is ${this.env}, which takes ${this.prefix}… keys.`,
+    );
   }
 
   private async lookUp(

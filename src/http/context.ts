@@ -2,22 +2,28 @@ import type { Clock } from '../clock.js';
 import type { Config } from '../config.js';
 import type { KeyAuthenticator } from '../domain/api-keys.js';
 import type { RateLimiter } from '../limits/rate-limiter.js';
+import type { Log } from '../log.js';
 import type { Metrics } from '../ops/metrics.js';
 import type { MessageQueue } from '../queue/queue.js';
 import type { Database } from '../store/database.js';
+import type { Freshness } from './freshness.js';
 import type { PageCache } from './page-cache.js';
 
 /** What routes need from the app: built once in buildApp, reached as `app.ctx`. */
 export interface AppContext {
   config: Config;
+  /** The service's logger; a request's own is `request.log` (its id bound). */
+  log: Log;
   database: Database;
   clock: Clock;
   keys: KeyAuthenticator;
   limiter: RateLimiter;
   queue: MessageQueue;
   metrics: Metrics;
-  /** Answered list pages, while the database stands unchanged (embedded mode). */
+  /** Answered list pages, kept while the version of the data they were read from stands. */
   pages: PageCache;
+  /** The versions cached answers are checked against. */
+  freshness: Freshness;
   /** Set when the process is shutting down: /readyz answers 503 so balancers move away. */
   lifecycle: { draining: boolean };
 }

@@ -1,7 +1,8 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Config } from '../config.js';
 import type { Page } from '../domain/pagination.js';
-import type { PageCache } from './page-cache.js';
+import type { AppContext } from './context.js';
+import type { AnsweredPage } from './page-cache.js';
 
 /**
  * Absolute URL of a path served under `/v1`: on this deployment's configured address (the one
@@ -48,28 +49,39 @@ export function docsUrl(config: Config, request: FastifyRequest, anchor = ''): U
 /**
  * A page as the API answers it: the bare array, and the next page in the `Link` header. Pages
  * go through the page cache, by account and URL (and, where links are built on the request's
- * address, that address too).
+ * address, that address too), under the version `Freshness` gives for the caller's data. A
+ * kept page is answered at once, without a promise.
  */
-export async function sendPage<T>(
-  { config, pages }: { config: Config; pages: PageCache },
+export function sendPage<T>(
+  { config, pages, freshness }: Pick<AppContext, 'config' | 'pages' | 'freshness'>,
   request: FastifyRequest,
   reply: FastifyReply,
   accountId: string,
   path: string,
   load: () => Promise<Page<T>>,
-): Promise<FastifyReply> {
+): void | Promise<void> {
   const origin = config.ownBaseUrl ? '' : `${request.protocol}://${request.host}`;
-  const page = await pages.through(`${accountId} ${origin}${request.url}`, async () => {
-    const { items, nextCursor } = await load();
+  const key = `${accountId} ${origin}${request.url}`;
+  const version = freshness.dataVersion(request);
+  const kept = version === undefined ? undefined : pages.get(key, version);
+  if (kept) {
+    answerPage(reply, kept);
+    return;
+  }
+  return load().then(({ items, nextCursor }) => {
     const query = request.query as Record<string, string | number | undefined>;
-    return {
-      // The route's response serializer (fast-json-stringify) makes a string.
-      body: reply.serialize(items) as string,
+    const page: AnsweredPage = {
+      // The route's response serializer (fast-json-stringify) makes the text, once.
+      body: Buffer.from(reply.serialize(items) as string),
       link: nextCursor ? nextLink(config, request, path, query, nextCursor) : undefined,
     };
+    if (version !== undefined && freshness.keeps(request, version)) pages.keep(key, version, page);
+    answerPage(reply, page);
   });
+}
+
+function answerPage(reply: FastifyReply, page: AnsweredPage): void {
   if (page.link) reply.header('link', page.link);
-  // A string with a JSON type is sent as it is: the serializer already ran, once.
-  reply.header('content-type', 'application/json; charset=utf-8');
-  return reply.send(page.body);
+  // Bytes go out as they are: no serializer, no second encoding.
+  reply.header('content-type', 'application/json; charset=utf-8').send(page.body);
 }

@@ -16,17 +16,15 @@ declare module 'fastify' {
  * X-RateLimit-* (the window with the fewest requests left) and the IETF RateLimit-Policy /
  * RateLimit fields (draft-ietf-httpapi-ratelimit-headers) for both windows.
  */
-export function rateLimitHeaders(decision: Decision): Record<string, string> {
+export function setRateLimitHeaders(reply: FastifyReply, decision: Decision): void {
   const { tightest } = decision;
-  const policy = decision.windows.map((w) => `"${w.name}";q=${w.limit};w=${w.seconds}`).join(', ');
   const secondsLeft = Math.max(0, Math.ceil(tightest.resetAt - decision.nowMs / 1000));
-  return {
-    'x-ratelimit-limit': String(tightest.limit),
-    'x-ratelimit-remaining': String(tightest.remaining),
-    'x-ratelimit-reset': String(tightest.resetAt),
-    'ratelimit-policy': policy,
-    ratelimit: `"${tightest.name}";r=${tightest.remaining};t=${secondsLeft}`,
-  };
+  reply
+    .header('x-ratelimit-limit', tightest.limit)
+    .header('x-ratelimit-remaining', tightest.remaining)
+    .header('x-ratelimit-reset', tightest.resetAt)
+    .header('ratelimit-policy', decision.policy)
+    .header('ratelimit', `"${tightest.name}";r=${tightest.remaining};t=${secondsLeft}`);
 }
 
 function refusal(decision: Decision, ip: boolean): ApiError {
@@ -94,7 +92,7 @@ export class RateLimitGuard {
     if (this.storeDown) request.log.info('rate-limit store reachable again');
     this.storeDown = false;
     request.rateLimit = decision;
-    reply.headers(rateLimitHeaders(decision));
+    setRateLimitHeaders(reply, decision);
     if (!decision.allowed) {
       this.metrics?.rejected(decision.refusal ?? 'rate_limited');
       throw refusal(decision, subject.id.startsWith('ip:'));

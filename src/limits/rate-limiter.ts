@@ -1,7 +1,7 @@
 import type { Clock } from '../clock.js';
 import type { Limits } from '../domain/plans.js';
 import { andThen, type MaybePromise } from '../maybe.js';
-import type { CounterStore, HitResult } from './store.js';
+import type { Counter, CounterStore, HitResult } from './store.js';
 
 export type WindowName = 'minute' | 'day';
 
@@ -28,28 +28,37 @@ export interface Decision {
   windows: WindowState[];
   /** The window with the fewest requests left: the one the X-RateLimit headers describe. */
   tightest: WindowState;
+  /** The windows as a quota policy (draft-ietf-httpapi-ratelimit-headers), the same for every
+   * request of a plan: `"minute";q=60;w=60, "day";q=1000;w=86400`. */
+  policy: string;
 }
 
 /** Subjects whose keys are kept at most; past it the cache starts again. */
 const KEPT_SUBJECTS = 10_000;
-
-interface SubjectKeys {
-  /** The windows' keys, joined: what the keys below were built for. */
-  windows: string;
-  banId: string;
-  counters: string[];
-  strikes: string[];
-  ban: string;
-}
 
 /** One window as it applies at the time of a request. */
 interface Window {
   name: WindowName;
   limit: number;
   seconds: number;
-  /** The counter's key: the window's name and its number since the epoch. */
-  key: string;
+  /** The window's number since the epoch. */
+  index: number;
   endMs: number;
+}
+
+/**
+ * What a subject is counted with in the current windows: built once per subject and window,
+ * then reused by every request in them. A key string built anew has its hash computed again on
+ * every Map (or Redis client) use, which cost more than the whole count.
+ */
+interface SubjectWindows {
+  banId: string;
+  limits: Limits;
+  windows: Window[];
+  counters: Counter[];
+  strikeKeys: string[];
+  banKey: string;
+  policy: string;
 }
 
 /** Who is counted (the account, or the client IP without a valid key) and who is banned. */
@@ -77,7 +86,7 @@ export interface RateLimiterOptions {
 export class RateLimiter {
   private readonly windowSeconds: Record<WindowName, number>;
   private readonly prefix: string;
-  private readonly keys = new Map<string, SubjectKeys>();
+  private readonly subjects = new Map<string, SubjectWindows>();
 
   constructor(
     readonly store: CounterStore,
@@ -91,23 +100,16 @@ export class RateLimiter {
   /** Counts one request of the subject's: at once with the memory store. */
   check(subject: Subject, limits: Limits): MaybePromise<Decision> {
     const nowMs = this.clock.now().getTime();
-    const specs = this.windows(limits, nowMs);
-    const keys = this.keysOf(subject, specs);
+    const current = this.windowsOf(subject, limits, nowMs);
     const hit = this.store.hit({
       nowMs,
-      counters: specs.map((w, i) => ({
-        key: keys.counters[i] as string,
-        limit: w.limit,
-        // A whole window from now, not just to the window's end: a counter then outlives its
-        // window by every instance's clock (and by Redis's), even when they disagree a little.
-        ttlMs: (w.seconds + 1) * 1000,
-      })),
-      strikeKeys: keys.strikes,
-      banKey: keys.ban,
+      counters: current.counters,
+      strikeKeys: current.strikeKeys,
+      banKey: current.banKey,
       banThreshold: this.options.banThreshold,
       banMs: this.options.banSeconds * 1000,
     });
-    return andThen(hit, (result) => this.decide(specs, nowMs, result));
+    return andThen(hit, (result) => this.decide(current, nowMs, result));
   }
 
   /** The windows as they stand for a subject, counting nothing (the portal's usage bars). */
@@ -116,7 +118,7 @@ export class RateLimiter {
     const specs = this.windows(limits, nowMs);
     const base = this.keyBase(subjectId);
     const counts = await this.store.read(
-      specs.map((w) => `${base}:${w.key}`),
+      specs.map((w) => this.counterKey(base, w)),
       nowMs,
     );
     return specs.map((w, i) => this.state(w, counts[i] ?? 0));
@@ -126,14 +128,15 @@ export class RateLimiter {
     return this.store.close();
   }
 
-  private decide(specs: Window[], nowMs: number, result: HitResult): Decision {
+  private decide(current: SubjectWindows, nowMs: number, result: HitResult): Decision {
+    const { windows: specs, policy } = current;
     const windows = specs.map((w, i) => this.state(w, result.counts[i] ?? 0));
     const tightest = windows.reduce((a, b) =>
       b.remaining < a.remaining || (b.remaining === a.remaining && b.resetAt > a.resetAt) ? b : a,
     );
     const secondsUntil = (ms: number) => Math.max(1, Math.ceil(ms / 1000));
 
-    if (result.outcome === 'allowed') return { allowed: true, nowMs, windows, tightest };
+    if (result.outcome === 'allowed') return { allowed: true, nowMs, windows, tightest, policy };
     if (result.outcome === 'banned') {
       return {
         allowed: false,
@@ -142,6 +145,7 @@ export class RateLimiter {
         retryAfter: secondsUntil(result.banMsLeft),
         windows,
         tightest,
+        policy,
       };
     }
     const full = specs[result.index] ?? specs[0];
@@ -152,29 +156,47 @@ export class RateLimiter {
       retryAfter: secondsUntil((full?.endMs ?? nowMs) - nowMs),
       windows,
       tightest: windows[result.index] ?? tightest,
+      policy,
     };
   }
 
-  /**
-   * The subject's keys in the current windows. Kept between requests: a string built anew has
-   * its hash computed again on every Map (or Redis client) use, which cost more than the whole
-   * count. Rebuilt when a window turns or the subject's ban owner changes.
-   */
-  private keysOf(subject: Subject, specs: Window[]): SubjectKeys {
-    const windows = specs.map((w) => w.key).join(' ');
-    const kept = this.keys.get(subject.id);
-    if (kept && kept.windows === windows && kept.banId === subject.banId) return kept;
+  /** The subject's windows, keys and counters now: those kept, unless a window has turned or
+   * the limits or the ban owner changed since they were built. */
+  private windowsOf(subject: Subject, limits: Limits, nowMs: number): SubjectWindows {
+    const kept = this.subjects.get(subject.id);
+    if (
+      kept !== undefined &&
+      kept.banId === subject.banId &&
+      kept.limits === limits &&
+      kept.windows.every((w) => nowMs < w.endMs && nowMs >= w.endMs - w.seconds * 1000)
+    ) {
+      return kept;
+    }
+    const windows = this.windows(limits, nowMs);
     const base = this.keyBase(subject.id);
-    const keys = {
-      windows,
+    const current: SubjectWindows = {
       banId: subject.banId,
-      counters: specs.map((w) => `${base}:${w.key}`),
-      strikes: specs.map((w) => `${base}:strikes:${subject.banId}:${w.key}`),
-      ban: `${base}:ban:${subject.banId}`,
+      limits,
+      windows,
+      counters: windows.map((w) => ({
+        key: this.counterKey(base, w),
+        limit: w.limit,
+        // A whole window from now, not just to the window's end: a counter then outlives its
+        // window by every instance's clock (and by Redis's), even when they disagree a little.
+        ttlMs: (w.seconds + 1) * 1000,
+      })),
+      strikeKeys: windows.map((w) => `${base}:strikes:${subject.banId}:${w.name}:${w.index}`),
+      banKey: `${base}:ban:${subject.banId}`,
+      policy: windows.map((w) => `"${w.name}";q=${w.limit};w=${w.seconds}`).join(', '),
     };
-    if (this.keys.size >= KEPT_SUBJECTS) this.keys.clear();
-    this.keys.set(subject.id, keys);
-    return keys;
+    if (this.subjects.size >= KEPT_SUBJECTS) this.subjects.clear();
+    this.subjects.set(subject.id, current);
+    return current;
+  }
+
+  // Windows are named by their number since the epoch (a small integer: cheap to print).
+  private counterKey(base: string, w: Window): string {
+    return `${base}:${w.name}:${w.index}`;
   }
 
   // The {…} hash tag keeps one subject's keys in one Redis Cluster slot, as scripts need.
@@ -203,8 +225,7 @@ export class RateLimiter {
   private window(name: WindowName, limit: number, nowMs: number): Window {
     const seconds = this.windowSeconds[name];
     const lengthMs = seconds * 1000;
-    // Windows are named by their number since the epoch (a small integer: cheap to print).
     const index = Math.floor(nowMs / lengthMs);
-    return { name, limit, seconds, key: `${name}:${index}`, endMs: (index + 1) * lengthMs };
+    return { name, limit, seconds, index, endMs: (index + 1) * lengthMs };
   }
 }

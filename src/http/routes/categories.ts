@@ -53,7 +53,7 @@ export const categoryRoutes: FastifyPluginAsyncTypebox = async (app) => {
         },
       },
     },
-    async (request, reply) => {
+    (request, reply) => {
       const { account } = callerOf(request);
       return sendPage(app.ctx, request, reply, account.id, '/categories', async () =>
         unwrap(await listCategoryPage(db, account.id, request.query)),

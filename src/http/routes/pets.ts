@@ -45,7 +45,7 @@ export const petRoutes: FastifyPluginAsyncTypebox = async (app) => {
         },
       },
     },
-    async (request, reply) => {
+    (request, reply) => {
       const { account } = callerOf(request);
       return sendPage(app.ctx, request, reply, account.id, '/pets', async () =>
         unwrap(await listPetPage(db, account.id, request.query)),

@@ -76,7 +76,7 @@ export const storeRoutes: FastifyPluginAsyncTypebox = async (app) => {
         },
       },
     },
-    async (request, reply) => {
+    (request, reply) => {
       const { account } = callerOf(request);
       return sendPage(app.ctx, request, reply, account.id, '/store/orders', async () =>
         unwrap(await listOrderPage(db, account.id, request.query)),

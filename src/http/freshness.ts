@@ -1,0 +1,27 @@
+import type { FastifyRequest } from 'fastify';
+import type { Version } from './page-cache.js';
+
+/**
+ * Says under which version of a caller's data a read is made, so a cached answer is reused
+ * only while that version stands: never staler than a read would be.
+ */
+export interface Freshness {
+  /** The version the caller's data would be read under now; undefined when nothing may be
+   * cached. Taken before the read: a write during it makes what is kept stale, never the
+   * reverse. */
+  dataVersion(request: FastifyRequest): Version | undefined;
+  /** Whether what was read under `version` may be kept for later requests. */
+  keeps(request: FastifyRequest, version: Version): boolean;
+}
+
+/**
+ * The embedded store's own generation (`Database.generation`): one number for all the data,
+ * moved by any write in this process at once and by another process's commit within 10 ms. A
+ * page is kept only if no write landed while it was read.
+ */
+export function localFreshness(generation: () => number | undefined): Freshness {
+  return {
+    dataVersion: () => generation(),
+    keeps: (_request, version) => generation() === version,
+  };
+}

@@ -1,0 +1,88 @@
+import type { FastifyBaseLogger, FastifyReply, FastifyRequest } from 'fastify';
+import { type Bindings, type Logger, pino, stdSerializers } from 'pino';
+
+export type Log = Logger;
+
+/** A request or reply as one log field: what an operator reads, never the headers. */
+const serializers = {
+  req: (request: FastifyRequest) => ({
+    method: request.method,
+    url: request.url,
+    host: request.host,
+    remoteAddress: request.ip,
+    remotePort: request.socket?.remotePort,
+  }),
+  res: (reply: FastifyReply) => ({ statusCode: reply.statusCode }),
+  err: stdSerializers.err,
+};
+
+/** The service's one logger: JSON lines on stdout (or `stream`, which tests read). */
+export function createLog(level: string, stream?: { write(line: string): void }): Log {
+  const options = {
+    level,
+    serializers,
+    // Credentials never reach the log, whatever a serializer or a plugin adds.
+    redact: {
+      paths: ['req.headers.authorization', 'req.headers.cookie', 'res.headers["set-cookie"]'],
+      censor: '[redacted]',
+    },
+  };
+  return stream ? pino(options, stream) : pino(options);
+}
+
+type Write = (...args: unknown[]) => void;
+
+/**
+ * A request's logger (`request.log`, `reply.log`) above the info level: the service's logger
+ * with the request id bound, made when the first line is written. Fastify's own logger would
+ * make pino's child, and watch the response's `finish` and `error` events to log its end, for
+ * every request whether or not a line is written (~1.6 µs, 6% of the list's throughput); above
+ * info, nearly no request writes one. Disabled levels stay no-ops.
+ */
+class RequestLog {
+  private made: Logger | undefined;
+
+  constructor(
+    private readonly log: Log,
+    private readonly bindings: Bindings,
+  ) {}
+
+  get level(): string {
+    return this.log.level;
+  }
+
+  trace(...args: unknown[]): void {
+    if (this.log.isLevelEnabled('trace')) (this.bound().trace as Write)(...args);
+  }
+  debug(...args: unknown[]): void {
+    if (this.log.isLevelEnabled('debug')) (this.bound().debug as Write)(...args);
+  }
+  info(...args: unknown[]): void {
+    if (this.log.isLevelEnabled('info')) (this.bound().info as Write)(...args);
+  }
+  warn(...args: unknown[]): void {
+    if (this.log.isLevelEnabled('warn')) (this.bound().warn as Write)(...args);
+  }
+  error(...args: unknown[]): void {
+    if (this.log.isLevelEnabled('error')) (this.bound().error as Write)(...args);
+  }
+  fatal(...args: unknown[]): void {
+    if (this.log.isLevelEnabled('fatal')) (this.bound().fatal as Write)(...args);
+  }
+  silent(): void {}
+
+  child(bindings: Bindings, options?: object): Logger {
+    return this.bound().child(bindings, options);
+  }
+
+  private bound(): Logger {
+    this.made ??= this.log.child(this.bindings);
+    return this.made;
+  }
+}
+
+/** Fastify's `childLoggerFactory`: each request's logger, as above. */
+export function requestLogger(log: Log) {
+  return (_parent: FastifyBaseLogger, bindings: Bindings): FastifyBaseLogger =>
+    new RequestLog(log, bindings) as unknown as FastifyBaseLogger;
+}
