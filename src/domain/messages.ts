@@ -1,8 +1,8 @@
 import type { Clock } from '../clock.js';
 import type { Db } from '../store/database.js';
-import { findMessage, insertMessage } from '../store/messages-repository.js';
+import { findMessage, insertMessage, type Lease } from '../store/messages-repository.js';
 import { type MessageRow, toIso } from '../store/tables.js';
-import { randomBase62 } from './random.js';
+import { timeOrderedBase62 } from './random.js';
 import { fail, ok, type Result } from './result.js';
 
 /** queued → processing → sent, or back to queued for a retry, or failed after the last try. */
@@ -31,29 +31,44 @@ export function toMessage(row: MessageRow): Message {
   };
 }
 
-/** Stores the message durably (committed before this returns), as `queued`. */
+export interface AcceptedMessage {
+  /** What the client is answered: accepted, and queued for delivery. */
+  message: Message;
+  /** The row as stored, for the queue. */
+  row: MessageRow;
+}
+
+/**
+ * Stores the message durably (committed before this returns), as `queued`; or, given a lease
+ * of this process's worker, as already `processing` under it (claimed at birth: the worker
+ * takes it from memory, with no claim statement, and no other worker can take it before the
+ * lease runs out). Either way the client is told `queued`: the message is accepted, not sent.
+ */
 export async function acceptMessage(
   db: Db,
   clock: Clock,
   accountId: string,
   text: string,
-): Promise<Message> {
-  const now = clock.now().toISOString();
+  lease?: Lease,
+): Promise<AcceptedMessage> {
+  const at = clock.now();
+  const now = at.toISOString();
   const row = {
-    id: `msg_${randomBase62(20)}`,
+    // Later messages sort later: the id index grows at its end (13 random characters: 77 bits).
+    id: `msg_${timeOrderedBase62(at.getTime(), 13)}`,
     account_id: accountId,
     message: text,
-    status: 'queued',
-    attempts: 0,
+    status: lease ? 'processing' : 'queued',
+    attempts: lease ? 1 : 0,
     available_at: now,
-    lease_token: null,
-    lease_until: null,
+    lease_token: lease?.token ?? null,
+    lease_until: lease?.until ?? null,
     failure_reason: null,
     created_at: now,
     updated_at: now,
   };
   await insertMessage(db, row);
-  return toMessage(row);
+  return { message: { ...toMessage(row), status: 'queued' }, row: row satisfies MessageRow };
 }
 
 export async function getMessage(

@@ -4,6 +4,7 @@ import { Redis } from 'ioredis';
 import type { Clock } from '../clock.js';
 import type { Database } from '../store/database.js';
 import { findStranded } from '../store/messages-repository.js';
+import type { MessageRow } from '../store/tables.js';
 import type { MessageProcessor } from './processor.js';
 import type { MessageQueue } from './queue.js';
 
@@ -74,8 +75,13 @@ export class BullMqQueue implements MessageQueue {
     );
   }
 
-  async enqueued(id: string): Promise<void> {
-    await this.add(id, 0, 0);
+  /** Messages go through Redis, to whichever instance's worker takes them first. */
+  leaseForNew(): undefined {
+    return undefined;
+  }
+
+  async enqueued(row: MessageRow): Promise<void> {
+    await this.add(row.id, 0, 0);
   }
 
   private async add(id: string, attempt: number, delayMs: number): Promise<void> {

@@ -18,7 +18,7 @@ export async function createMessageQueue(
 ): Promise<MessageQueue> {
   const processor = new MessageProcessor(database, clock, sink, config.messages, log, observe);
   const { concurrency } = config.messages;
-  if (!config.redisUrl) return new TableQueue(processor, concurrency, log);
+  if (!config.redisUrl) return new TableQueue(processor, clock, concurrency, log);
   // Loaded only when used: BullMQ adds ~20 MB to a process that does not need it.
   const { BullMqQueue } = await import('./bullmq-queue.js');
   return BullMqQueue.create({

@@ -41,7 +41,8 @@ export class MessageProcessor {
     private readonly observe: (outcome: Outcome) => void = () => {},
   ) {}
 
-  private lease(): Lease {
+  /** A new lease, from now for the configured time. */
+  newLease(): Lease {
     const now = this.clock.now();
     return {
       token: randomUUID(),
@@ -52,12 +53,12 @@ export class MessageProcessor {
 
   /** Through group commit: on SQLite the claim shares a commit (an fsync) with other writes. */
   claimDue(limit: number): Promise<MessageRow[]> {
-    const lease = this.lease();
+    const lease = this.newLease();
     return this.database.write((db) => claimDue(db, this.database.dialect, lease, limit));
   }
 
   claim(id: string): Promise<MessageRow | undefined> {
-    return claimOne(this.database.db, id, this.lease());
+    return claimOne(this.database.db, id, this.newLease());
   }
 
   async process(row: MessageRow): Promise<Outcome> {

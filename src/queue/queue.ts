@@ -1,3 +1,6 @@
+import type { Lease } from '../store/messages-repository.js';
+import type { MessageRow } from '../store/tables.js';
+
 /**
  * Carries accepted messages to a worker. The message row is written (and committed) first;
  * the queue only says "there is work". Backends: the database table itself (embedded) and
@@ -5,8 +8,13 @@
  */
 export interface MessageQueue {
   readonly kind: 'table' | 'bullmq';
-  /** The row of message `id` is committed: get it to a worker. Never throws. */
-  enqueued(id: string): Promise<void>;
+  /**
+   * A lease to accept a message under when this process's worker can take it straight from
+   * memory (see `acceptMessage`); undefined when it should wait in the queue like any other.
+   */
+  leaseForNew(): Lease | undefined;
+  /** The message's row is committed: get it to a worker. Never throws. */
+  enqueued(row: MessageRow): Promise<void>;
   /** Start taking messages in this process (WORKER=on, or `animal-store worker`). */
   startWorker(): void;
   /** Stop taking messages, finish the ones in hand, release connections. Idempotent. */

@@ -1,28 +1,57 @@
 import { setImmediate } from 'node:timers/promises';
 import type { FastifyBaseLogger } from 'fastify';
+import type { Clock } from '../clock.js';
+import type { Lease } from '../store/messages-repository.js';
+import type { MessageRow } from '../store/tables.js';
 import type { MessageProcessor } from './processor.js';
 import type { MessageQueue } from './queue.js';
 
 const POLL_MS = 250;
+/** Messages accepted within this long share a lease, so they settle in one statement. */
+const LEASE_SHARED_MS = 1_000;
+/** Messages held in memory at most, in claims' worth: each waits only for the ones before it,
+ * far less than its lease. Past it, messages wait in the table like any other. */
+const HELD_CLAIMS = 4;
 
 /**
- * The embedded queue: the messages table itself. A worker claims due rows in batches (see
- * claimDue); messages accepted by this process wake it at once, others are found by polling.
- * A worker killed mid-message leaves a lease that runs out, and the row is claimed again.
+ * The embedded queue: the messages table itself. Messages this process accepts while its
+ * worker runs are claimed at birth (stored as processing under the worker's lease) and handed
+ * to it in memory; the others (another process's, retries that come due, leases run out) are
+ * claimed from the table in batches (see claimDue), found by polling. A worker killed
+ * mid-message leaves a lease that runs out, and the row is claimed again.
  */
 export class TableQueue implements MessageQueue {
   readonly kind = 'table';
   private running = false;
   private loop: Promise<void> | undefined;
   private wake: (() => void) | undefined;
+  /** Committed messages claimed at birth, waiting for the worker. */
+  private readonly held: MessageRow[] = [];
+  private lease: { value: Lease; issuedMs: number } | undefined;
 
   constructor(
     private readonly processor: MessageProcessor,
+    private readonly clock: Clock,
     private readonly concurrency: number,
     private readonly log: FastifyBaseLogger,
   ) {}
 
-  async enqueued(): Promise<void> {
+  leaseForNew(): Lease | undefined {
+    if (!this.running || this.held.length >= this.concurrency * HELD_CLAIMS) return undefined;
+    const nowMs = this.clock.now().getTime();
+    if (
+      !this.lease ||
+      nowMs - this.lease.issuedMs >= LEASE_SHARED_MS ||
+      nowMs < this.lease.issuedMs
+    ) {
+      this.lease = { value: this.processor.newLease(), issuedMs: nowMs };
+    }
+    return this.lease.value;
+  }
+
+  async enqueued(row: MessageRow): Promise<void> {
+    // A new row under a lease was accepted under one of ours (leaseForNew): ours to deliver.
+    if (row.lease_token !== null) this.held.push(row);
     this.wake?.();
   }
 
@@ -32,25 +61,42 @@ export class TableQueue implements MessageQueue {
     this.loop = this.run();
   }
 
+  /** Stops claiming; the messages already held are delivered first. */
   async close(): Promise<void> {
     this.running = false;
     this.wake?.();
     await this.loop;
+    // Accepted while the loop was ending: delivered now rather than when their lease runs out.
+    if (this.held.length > 0) {
+      await this.processor.processBatch(this.held.splice(0)).catch((err: unknown) => {
+        this.log.error({ err }, 'message worker: settle at shutdown failed');
+      });
+    }
   }
 
   private async run(): Promise<void> {
-    while (this.running) {
-      let claimed = 0;
+    let claimedMs = Number.NEGATIVE_INFINITY;
+    while (this.running || this.held.length > 0) {
+      let worked = 0;
       try {
-        const rows = await this.processor.claimDue(this.concurrency);
-        claimed = rows.length;
-        if (rows.length > 0) await this.processor.processBatch(rows);
+        const held = this.held.splice(0, this.concurrency);
+        if (held.length > 0) await this.processor.processBatch(held);
+        worked = held.length;
+        // The table is claimed from when nothing is held, and at least as often as an idle
+        // worker polls while messages keep coming.
+        const nowMs = performance.now();
+        if (this.running && (held.length === 0 || nowMs - claimedMs >= POLL_MS)) {
+          claimedMs = nowMs;
+          const rows = await this.processor.claimDue(this.concurrency);
+          if (rows.length > 0) await this.processor.processBatch(rows);
+          worked += rows.length;
+        }
       } catch (err) {
         // The database may be away for a moment; the leases keep the claimed rows safe.
         this.log.error({ err }, 'message worker: claim or settle failed');
       }
-      if (claimed === 0 && this.running) await this.idle();
-      // A turn of the event loop between claims: with a backlog, claim and settle would
+      if (worked === 0 && this.running) await this.idle();
+      // A turn of the event loop between batches: with a backlog, claim and settle would
       // otherwise follow each other in promise callbacks alone, and requests would wait.
       else await setImmediate();
     }

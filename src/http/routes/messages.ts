@@ -39,10 +39,11 @@ export const messageRoutes: FastifyPluginAsyncTypebox = async (app) => {
     },
     async (request, reply) => {
       const { account } = callerOf(request);
-      const message = await database.write((db) =>
-        acceptMessage(db, clock, account.id, request.body.message),
+      const lease = queue.leaseForNew();
+      const { message, row } = await database.write((db) =>
+        acceptMessage(db, clock, account.id, request.body.message, lease),
       );
-      await queue.enqueued(message.id);
+      await queue.enqueued(row);
       const { id, status, createdAt } = message;
       return reply
         .code(202)
