@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { Agent, get as httpGet } from 'node:http';
 import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { FastifyRequest } from 'fastify';
@@ -89,6 +90,70 @@ describe('caches: a write through the API shows on the next request', () => {
     });
     assert.equal(revoked.statusCode, 204);
     assert.equal((await as(t.app, tenant, { url: '/v1/pets' })).statusCode, 401);
+  });
+});
+
+describe('caches: one keep-alive connection', () => {
+  let t: TestApp;
+  let agent: Agent;
+  let base: string;
+  before(async () => {
+    t = await startApp();
+    base = await t.app.listen({ port: 0, host: '127.0.0.1' });
+    // One socket for every request: what the connection remembers is what is tested.
+    agent = new Agent({ keepAlive: true, maxSockets: 1 });
+  });
+  after(async () => {
+    agent.destroy();
+    await t.close();
+  });
+
+  function get(path: string, authorization: string) {
+    return new Promise<{ status: number; body: string; socket: unknown }>((resolve, reject) => {
+      const request = httpGet(`${base}${path}`, { agent, headers: { authorization } }, (res) => {
+        let body = '';
+        res.on('data', (chunk) => {
+          body += String(chunk);
+        });
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body, socket: res.socket }));
+      });
+      request.on('error', reject);
+    });
+  }
+
+  it('answers each request as the key it names, and refuses a revoked one at once', async () => {
+    const alice = await newTenant(t.app);
+    const bob = await newTenant(t.app);
+    const alicePet = await createPet(t.app, alice, {
+      categoryId: (await createCategory(t.app, alice)).id,
+    });
+    const bobPet = await createPet(t.app, bob, {
+      categoryId: (await createCategory(t.app, bob)).id,
+    });
+    const idsOf = (body: string) => (JSON.parse(body) as Array<{ id: number }>).map((p) => p.id);
+
+    const first = await get('/v1/pets', alice.headers.authorization);
+    assert.deepEqual(idsOf(first.body), [alicePet.id]);
+    const again = await get('/v1/pets', alice.headers.authorization);
+    assert.equal(again.socket, first.socket, 'the same connection');
+    assert.deepEqual(idsOf(again.body), [alicePet.id]);
+    // Another key on the same connection is another caller.
+    assert.deepEqual(idsOf((await get('/v1/pets', bob.headers.authorization)).body), [bobPet.id]);
+    assert.deepEqual(idsOf((await get('/v1/pets', alice.headers.authorization)).body), [
+      alicePet.id,
+    ]);
+    assert.equal((await get('/v1/pets', `${alice.headers.authorization}x`)).status, 401);
+
+    // Revoked through another connection: this one is refused on its very next request.
+    const revoked = await t.app.inject({
+      method: 'DELETE',
+      url: `/v1/keys/${alice.keyId}`,
+      headers: { authorization: basic(alice.email, alice.password) },
+    });
+    assert.equal(revoked.statusCode, 204);
+    const refused = await get('/v1/pets', alice.headers.authorization);
+    assert.equal(refused.socket, first.socket, 'still the same connection');
+    assert.equal(refused.status, 401);
   });
 });
 

@@ -139,7 +139,7 @@ export class KeyAuthenticator {
     const generation = this.generation();
     const known = this.verified.get(keyHash);
     if (known !== undefined && generation !== undefined && known.generation === generation) {
-      this.touch(known.keyId);
+      this.used(known.keyId);
       return known.found;
     }
     return this.lookUp(keyHash, generation);
@@ -164,11 +164,20 @@ export class KeyAuthenticator {
       if (this.verified.size >= VERIFIED_CACHE_SIZE) this.verified.clear();
       this.verified.set(keyHash, { found: ok(principal), keyId: found.keyId, generation });
     }
-    this.touch(found.keyId);
+    this.used(found.keyId);
     return ok(principal);
   }
 
-  private touch(keyId: string): void {
+  /**
+   * What verifications are checked against: a verification made under one value stands while
+   * it does. Undefined where none may be kept.
+   */
+  version(): number | undefined {
+    return this.generation();
+  }
+
+  /** Notes that the key was used now (its `last_used_at`, written at most once a minute). */
+  used(keyId: string): void {
     const now = this.clock.now();
     const last = this.touched.get(keyId);
     if (last !== undefined && now.getTime() - last < TOUCH_INTERVAL_MS) return;

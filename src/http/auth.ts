@@ -1,9 +1,10 @@
+import type { Socket } from 'node:net';
 import type { FastifyReply, FastifyRequest, onRequestHookHandler } from 'fastify';
 import type { Account } from '../domain/accounts.js';
 import { authenticatePassword } from '../domain/accounts.js';
 import type { KeyAuthenticator } from '../domain/api-keys.js';
 import { limitsFor } from '../domain/plans.js';
-import type { Result } from '../domain/result.js';
+import type { Result, Success } from '../domain/result.js';
 import { ApiError } from '../errors.js';
 import { andThen, type MaybePromise } from '../maybe.js';
 import type { Db } from '../store/database.js';
@@ -141,10 +142,37 @@ function asError(thrown: unknown): Error {
   return thrown instanceof Error ? thrown : new Error(`auth hook failed: ${String(thrown)}`);
 }
 
+/** The key last verified on each connection, the header it came in and the version it was
+ * verified under. */
+const lastOnConnection = new WeakMap<
+  Socket,
+  { header: string; result: Success<Caller>; version: number }
+>();
+
+/**
+ * Bearer keys. A connection that sends the very header its previous request did, with nothing
+ * written since, is the same caller: the key is not hashed and looked up again (a keep-alive
+ * client's usual case). Only the last header of each connection is kept, and only as long as
+ * the connection.
+ */
 export function bearerAuth(keys: KeyAuthenticator, limits: RateLimitGuard) {
-  return guard(limits, BEARER_CHALLENGE, (request) =>
-    readBearer(keys, request.headers.authorization),
-  );
+  return guard(limits, BEARER_CHALLENGE, (request) => {
+    const header = request.headers.authorization;
+    const socket = request.raw.socket;
+    // Taken before the key is read: a write during the read makes what is kept stale.
+    const version = keys.version();
+    const last = lastOnConnection.get(socket);
+    if (last !== undefined && last.version === version && last.header === header) {
+      if (last.result.value.keyId !== null) keys.used(last.result.value.keyId);
+      return last.result;
+    }
+    return andThen(readBearer(keys, header), (result) => {
+      if (result.ok && version !== undefined && header !== undefined) {
+        lastOnConnection.set(socket, { header, result, version });
+      }
+      return result;
+    });
+  });
 }
 
 export function basicAuth(db: Db, limits: RateLimitGuard) {

@@ -1,4 +1,4 @@
-import type { CounterStore, HitInput, HitResult } from './store.js';
+import type { Counter, CounterStore, HitInput, HitResult } from './store.js';
 
 interface Entry {
   value: number;
@@ -14,17 +14,18 @@ export class MemoryCounterStore implements CounterStore {
   private readonly entries = new Map<string, Entry>();
   private nextSweep = 0;
 
-  hit(input: HitInput): HitResult {
-    const now = input.nowMs;
+  hit(input: HitInput, now: number): HitResult {
     this.sweep(now);
-    const counts = input.counters.map((c) => this.read1(c.key, now));
+    const { counters } = input;
+    const counts: number[] = [];
+    for (const counter of counters) counts.push(this.read1(counter.key, now));
     const ban = this.entries.get(input.banKey);
-    if (ban && ban.expiresAt > now) {
+    if (ban !== undefined && ban.expiresAt > now) {
       return { outcome: 'banned', counts, banMsLeft: ban.expiresAt - now };
     }
-    const index = input.counters.findIndex((c, i) => (counts[i] ?? 0) >= c.limit);
-    if (index >= 0) {
-      const counter = input.counters[index] as HitInput['counters'][number];
+    for (let index = 0; index < counters.length; index++) {
+      const counter = counters[index] as Counter;
+      if ((counts[index] as number) < counter.limit) continue;
       const strikes = this.increment(input.strikeKeys[index] as string, now, counter.ttlMs);
       if (strikes > input.banThreshold) {
         this.entries.set(input.banKey, { value: 1, expiresAt: now + input.banMs });
@@ -32,10 +33,11 @@ export class MemoryCounterStore implements CounterStore {
       }
       return { outcome: 'limited', counts, index };
     }
-    return {
-      outcome: 'allowed',
-      counts: input.counters.map((c) => this.increment(c.key, now, c.ttlMs)),
-    };
+    for (let index = 0; index < counters.length; index++) {
+      const counter = counters[index] as Counter;
+      counts[index] = this.increment(counter.key, now, counter.ttlMs);
+    }
+    return { outcome: 'allowed', counts };
   }
 
   async read(keys: string[], nowMs: number): Promise<number[]> {

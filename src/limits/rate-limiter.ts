@@ -1,7 +1,7 @@
 import type { Clock } from '../clock.js';
 import type { Limits } from '../domain/plans.js';
 import { andThen, type MaybePromise } from '../maybe.js';
-import type { Counter, CounterStore, HitResult } from './store.js';
+import type { CounterStore, HitInput, HitResult } from './store.js';
 
 export type WindowName = 'minute' | 'day';
 
@@ -55,9 +55,10 @@ interface SubjectWindows {
   banId: string;
   limits: Limits;
   windows: Window[];
-  counters: Counter[];
-  strikeKeys: string[];
-  banKey: string;
+  /** The span in which all of the windows stand (ms). */
+  fromMs: number;
+  untilMs: number;
+  input: HitInput;
   policy: string;
 }
 
@@ -101,14 +102,7 @@ export class RateLimiter {
   check(subject: Subject, limits: Limits): MaybePromise<Decision> {
     const nowMs = this.clock.now().getTime();
     const current = this.windowsOf(subject, limits, nowMs);
-    const hit = this.store.hit({
-      nowMs,
-      counters: current.counters,
-      strikeKeys: current.strikeKeys,
-      banKey: current.banKey,
-      banThreshold: this.options.banThreshold,
-      banMs: this.options.banSeconds * 1000,
-    });
+    const hit = this.store.hit(current.input, nowMs);
     return andThen(hit, (result) => this.decide(current, nowMs, result));
   }
 
@@ -130,10 +124,20 @@ export class RateLimiter {
 
   private decide(current: SubjectWindows, nowMs: number, result: HitResult): Decision {
     const { windows: specs, policy } = current;
-    const windows = specs.map((w, i) => this.state(w, result.counts[i] ?? 0));
-    const tightest = windows.reduce((a, b) =>
-      b.remaining < a.remaining || (b.remaining === a.remaining && b.resetAt > a.resetAt) ? b : a,
-    );
+    const windows: WindowState[] = [];
+    let tightest: WindowState | undefined;
+    for (let i = 0; i < specs.length; i++) {
+      const state = this.state(specs[i] as Window, result.counts[i] ?? 0);
+      windows.push(state);
+      if (
+        tightest === undefined ||
+        state.remaining < tightest.remaining ||
+        (state.remaining === tightest.remaining && state.resetAt > tightest.resetAt)
+      ) {
+        tightest = state;
+      }
+    }
+    if (tightest === undefined) throw new Error('a rate limit without windows');
     const secondsUntil = (ms: number) => Math.max(1, Math.ceil(ms / 1000));
 
     if (result.outcome === 'allowed') return { allowed: true, nowMs, windows, tightest, policy };
@@ -166,9 +170,10 @@ export class RateLimiter {
     const kept = this.subjects.get(subject.id);
     if (
       kept !== undefined &&
-      kept.banId === subject.banId &&
+      nowMs < kept.untilMs &&
+      nowMs >= kept.fromMs &&
       kept.limits === limits &&
-      kept.windows.every((w) => nowMs < w.endMs && nowMs >= w.endMs - w.seconds * 1000)
+      kept.banId === subject.banId
     ) {
       return kept;
     }
@@ -178,15 +183,21 @@ export class RateLimiter {
       banId: subject.banId,
       limits,
       windows,
-      counters: windows.map((w) => ({
-        key: this.counterKey(base, w),
-        limit: w.limit,
-        // A whole window from now, not just to the window's end: a counter then outlives its
-        // window by every instance's clock (and by Redis's), even when they disagree a little.
-        ttlMs: (w.seconds + 1) * 1000,
-      })),
-      strikeKeys: windows.map((w) => `${base}:strikes:${subject.banId}:${w.name}:${w.index}`),
-      banKey: `${base}:ban:${subject.banId}`,
+      fromMs: Math.max(...windows.map((w) => w.endMs - w.seconds * 1000)),
+      untilMs: Math.min(...windows.map((w) => w.endMs)),
+      input: {
+        counters: windows.map((w) => ({
+          key: this.counterKey(base, w),
+          limit: w.limit,
+          // A whole window from now, not just to the window's end: a counter then outlives its
+          // window by every instance's clock (and by Redis's), even when they disagree a little.
+          ttlMs: (w.seconds + 1) * 1000,
+        })),
+        strikeKeys: windows.map((w) => `${base}:strikes:${subject.banId}:${w.name}:${w.index}`),
+        banKey: `${base}:ban:${subject.banId}`,
+        banThreshold: this.options.banThreshold,
+        banMs: this.options.banSeconds * 1000,
+      },
       policy: windows.map((w) => `"${w.name}";q=${w.limit};w=${w.seconds}`).join(', '),
     };
     if (this.subjects.size >= KEPT_SUBJECTS) this.subjects.clear();

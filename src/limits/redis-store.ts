@@ -70,14 +70,14 @@ export class RedisCounterStore implements CounterStore {
     return new RedisCounterStore(redis as Redis & { rateLimitHit: HitCommand });
   }
 
-  async hit(input: HitInput): Promise<HitResult> {
+  async hit(input: HitInput, nowMs: number): Promise<HitResult> {
     const n = input.counters.length;
     const keys = [input.banKey, ...input.counters.map((c) => c.key), ...input.strikeKeys];
     const args = [
       n,
       input.banThreshold,
       input.banMs,
-      input.nowMs,
+      nowMs,
       ...input.counters.flatMap((c) => [c.limit, c.ttlMs]),
     ];
     const [outcome, extra, ...counts] = await this.redis.rateLimitHit(

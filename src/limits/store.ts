@@ -12,8 +12,8 @@ export interface Counter {
   ttlMs: number;
 }
 
+/** A subject's counters in the current windows: the same for all its requests in them. */
 export interface HitInput {
-  nowMs: number;
   counters: Counter[];
   /** One per counter: requests refused while that window was full. */
   strikeKeys: string[];
@@ -30,8 +30,8 @@ export type HitResult =
 
 export interface CounterStore {
   readonly kind: 'memory' | 'redis';
-  /** At once in memory; a round trip on Redis. */
-  hit(input: HitInput): MaybePromise<HitResult>;
+  /** Checks and counts one request at `nowMs`: at once in memory; a round trip on Redis. */
+  hit(input: HitInput, nowMs: number): MaybePromise<HitResult>;
   /** The current values of counters (0 for one never counted or expired), counting nothing. */
   read(keys: string[], nowMs: number): Promise<number[]>;
   /** Resolves when the store answers (readiness); rejects at once when it cannot. */
