@@ -1,14 +1,19 @@
 import { randomUUID } from 'node:crypto';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import Fastify, {
+  type FastifyBaseLogger,
+  type FastifyInstance,
+  type FastifyReply,
+  type FastifyRequest,
+} from 'fastify';
 import { type Clock, systemClock } from './clock.js';
 import type { Config } from './config.js';
-import { KeyAuthenticator } from './domain/api-keys.js';
+import { KeyAuthenticator, SHARED_KEPT_MS } from './domain/api-keys.js';
 import { ApiError } from './errors.js';
 import { anonymous, basicAuth, bearerAuth } from './http/auth.js';
 import type { AppContext } from './http/context.js';
 import { registerErrorHandling, sendError, toApiError } from './http/error-handler.js';
-import { localFreshness } from './http/freshness.js';
+import { localFreshness, sharedFreshness } from './http/freshness.js';
 import { registerOpenApi } from './http/openapi.js';
 import { PageCache } from './http/page-cache.js';
 import { RateLimitGuard } from './http/rate-limit.js';
@@ -20,9 +25,8 @@ import { opsRoutes } from './http/routes/ops.js';
 import { petRoutes } from './http/routes/pets.js';
 import { storeRoutes } from './http/routes/store.js';
 import { validatorCompiler } from './http/validation.js';
-import { MemoryCounterStore } from './limits/memory-store.js';
-import { RateLimiter } from './limits/rate-limiter.js';
-import type { CounterStore } from './limits/store.js';
+import { createRateLimiter } from './limits/create.js';
+import type { RateLimiter } from './limits/rate-limiter.js';
 import { createLog, requestLogger } from './log.js';
 import { Metrics } from './ops/metrics.js';
 import { portalPlugin } from './portal/plugin.js';
@@ -41,12 +45,6 @@ function trustProxy(setting: Config['trustProxy']) {
   return (_address: string, hop: number) => hop < setting;
 }
 
-/** The Redis client is loaded only when configured: the embedded mode never pays for it. */
-async function connectRedisStore(url: string): Promise<CounterStore> {
-  const { RedisCounterStore } = await import('./limits/redis-store.js');
-  return RedisCounterStore.connect(url);
-}
-
 export interface AppOptions {
   config: Config;
   database: Database;
@@ -55,6 +53,27 @@ export interface AppOptions {
   logStream?: { write(line: string): void };
   /** Where the worker delivers messages (default: the log). */
   sink?: MessageSink;
+}
+
+const UNANNOUNCED = `other instances may use what they kept for up to ${SHARED_KEPT_MS / 1000} s`;
+
+/** An onSend hook: a successful write moves the caller's account's data version on. */
+function announceDataChanges(limiter: RateLimiter) {
+  return async (request: FastifyRequest, reply: FastifyReply, payload: unknown) => {
+    const caller = request.caller;
+    if (request.method === 'GET' || request.method === 'HEAD' || reply.statusCode >= 400) {
+      return payload;
+    }
+    if (caller) {
+      await limiter.changed(caller.account.id, 'data').catch((err: unknown) => {
+        request.log.error(
+          { err },
+          'could not announce a data change; other instances may serve kept pages for up to 30 s',
+        );
+      });
+    }
+    return payload;
+  };
 }
 
 /** The whole service as a Fastify instance that never listens: src/server.ts does that. */
@@ -87,11 +106,7 @@ export async function buildApp({
       sendError(reply.header('x-request-id', request.id), toApiError(err)),
   }).withTypeProvider<TypeBoxTypeProvider>();
 
-  const limiter = new RateLimiter(
-    config.redisUrl ? await connectRedisStore(config.redisUrl) : new MemoryCounterStore(),
-    clock,
-    { ...config.rateLimit, keyPrefix: `${config.redisKeyPrefix}rl:` },
-  );
+  const limiter = await createRateLimiter(config, clock);
   app.addHook('onClose', () => limiter.close());
   const exposed = config.metrics.mode !== 'off';
   const metrics = new Metrics(
@@ -111,17 +126,28 @@ export async function buildApp({
   // and finishes (or, on BullMQ, releases) the ones in hand.
   app.addHook('onClose', () => queue.close());
   if (config.worker) app.addHook('onReady', async () => queue.startWorker());
+  // Where the store is shared by instances (PostgreSQL) and so are the counters (Redis),
+  // what an instance keeps is checked against versions kept beside the counters.
+  const shared = database.generation() === undefined && limiter.store.kind === 'redis';
   const context: AppContext = {
     config,
     log,
     database,
     clock,
-    keys: new KeyAuthenticator(database.db, clock, config.env, () => database.generation()),
+    keys: new KeyAuthenticator(database.db, clock, config.env, {
+      generation: () => database.generation(),
+      shared,
+    }),
     limiter,
     queue,
     metrics,
-    pages: new PageCache(),
-    freshness: localFreshness(() => database.generation()),
+    // Shared mode: what a lost announcement leaves stale is read again within this long.
+    pages: new PageCache(shared ? SHARED_KEPT_MS : undefined),
+    freshness: shared ? sharedFreshness : localFreshness(() => database.generation()),
+    keysChanged: (accountId) =>
+      limiter.changed(accountId, 'keys').catch((err: unknown) => {
+        log.error({ err, accountId }, `could not announce a keys change; ${UNANNOUNCED}`);
+      }),
     lifecycle: { draining: false },
   };
   app.decorate('ctx', context);
@@ -186,6 +212,9 @@ export async function buildApp({
       });
       await v1.register(async (scope) => {
         scope.addHook('onRequest', bearerAuth(context.keys, limits));
+        // Shared mode: a write to the catalogue is announced to every instance before it is
+        // answered, so whoever reads next, anywhere, reads it.
+        if (shared) scope.addHook('onSend', announceDataChanges(limiter));
         await scope.register(accountRoutes);
         await scope.register(petRoutes);
         await scope.register(categoryRoutes);

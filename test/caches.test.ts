@@ -1,9 +1,12 @@
 import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
 import { Agent, get as httpGet } from 'node:http';
 import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { FastifyRequest } from 'fastify';
+import { Redis } from 'ioredis';
 import { systemClock } from '../src/clock.js';
+import { nobodyToTell, setPlan } from '../src/domain/accounts.js';
 import { revokeKeyById } from '../src/domain/api-keys.js';
 import { createPet as storePet } from '../src/domain/pets.js';
 import { localFreshness } from '../src/http/freshness.js';
@@ -181,7 +184,8 @@ describe('caches: another process writing the same SQLite file', () => {
     const tenant = await newTenant(t.app);
     assert.equal((await as(t.app, tenant, { url: '/v1/pets' })).statusCode, 200);
     assert.equal((await as(t.app, tenant, { url: '/v1/pets' })).statusCode, 200);
-    const revoked = await revokeKeyById(cli.db, systemClock, tenant.keyId);
+    // SQLite: the instance sees the commit itself; there is nobody else to tell.
+    const revoked = await revokeKeyById(cli.db, systemClock, tenant.keyId, nobodyToTell);
     assert.ok(revoked.ok);
     await sleep(25);
     assert.equal((await as(t.app, tenant, { url: '/v1/pets' })).statusCode, 401);
@@ -231,5 +235,119 @@ describe('caches: the page cache itself', () => {
     generation = 2; // a write lands while the page is read
     assert.ok(!freshness.keeps(request, 1));
     assert.equal(localFreshness(() => undefined).dataVersion(request), undefined, 'PostgreSQL');
+  });
+});
+
+// The shared mode: instances share PostgreSQL and Redis. What each keeps (verified keys, list
+// pages) is checked against the account's versions in Redis, read in the script that counts
+// each request; writes and key or plan changes move them on before they are answered.
+const shared = process.env.TEST_DATABASE_URL && process.env.TEST_REDIS_URL;
+
+describe('caches: two instances sharing PostgreSQL and Redis', { skip: !shared }, () => {
+  let a: TestApp;
+  let b: TestApp;
+  const prefix = `test-${randomUUID()}:`;
+  before(async () => {
+    a = await startApp({ env: { REDIS_KEY_PREFIX: prefix, RATE_LIMIT_ON_STORE_ERROR: 'open' } });
+    b = await startApp({
+      env: {
+        REDIS_KEY_PREFIX: prefix,
+        DATABASE_URL: a.databaseUrl,
+        RATE_LIMIT_ON_STORE_ERROR: 'open',
+      },
+    });
+  });
+  after(async () => {
+    await b.close();
+    await a.close();
+  });
+
+  it('keeps pages and keys between requests, each read again after a change anywhere', async () => {
+    const owner = await newTenant(a.app);
+    const categoryId = (await createCategory(a.app, owner)).id;
+    const url = '/v1/pets?limit=100';
+    const first = await createPet(a.app, owner, { categoryId });
+    assert.deepEqual(ids(await as(b.app, owner, { url })), [first.id]);
+    // Kept: a row written behind the service's back (no announcement) is not seen...
+    const hidden = await storePet(b.database.db, systemClock, owner.accountId, {
+      name: 'Unannounced',
+      categoryId,
+    });
+    assert.ok(hidden.ok);
+    assert.deepEqual(ids(await as(b.app, owner, { url })), [first.id], 'the page is kept');
+    // ...until any write through the API, on any instance, moves the version on.
+    const second = await createPet(a.app, owner, { categoryId });
+    assert.deepEqual(ids(await as(b.app, owner, { url })), [first.id, hidden.value.id, second.id]);
+    const gone = await as(a.app, owner, { method: 'DELETE', url: `/v1/pets/${second.id}` });
+    assert.equal(gone.statusCode, 204);
+    assert.deepEqual(ids(await as(b.app, owner, { url })), [first.id, hidden.value.id]);
+  });
+
+  it('refuses a key revoked through the other instance from its next request', async () => {
+    const tenant = await newTenant(a.app);
+    assert.equal((await as(b.app, tenant, { url: '/v1/pets' })).statusCode, 200);
+    assert.equal((await as(b.app, tenant, { url: '/v1/pets' })).statusCode, 200);
+    const revoked = await a.app.inject({
+      method: 'DELETE',
+      url: `/v1/keys/${tenant.keyId}`,
+      headers: { authorization: basic(tenant.email, tenant.password) },
+    });
+    assert.equal(revoked.statusCode, 204);
+    assert.equal((await as(b.app, tenant, { url: '/v1/pets' })).statusCode, 401);
+  });
+
+  it('applies a plan changed through the other instance from the next request', async () => {
+    const tenant = await newTenant(a.app, { plan: 'free' });
+    const before = await as(b.app, tenant, { url: '/v1/pets' });
+    assert.equal(before.headers['x-ratelimit-limit'], '60');
+    await setPlan(a.database.db, tenant.accountId, 'pro', {}, a.app.ctx.keysChanged);
+    const after = await as(b.app, tenant, { url: '/v1/pets' });
+    assert.equal(after.headers['x-ratelimit-limit'], '300');
+  });
+
+  it('reads everything again when Redis has lost the versions (a restart)', async () => {
+    const tenant = await newTenant(a.app);
+    const categoryId = (await createCategory(a.app, tenant)).id;
+    const url = '/v1/pets?limit=100';
+    assert.deepEqual(ids(await as(b.app, tenant, { url })), []);
+    const hidden = await storePet(b.database.db, systemClock, tenant.accountId, {
+      name: 'Behind the back',
+      categoryId,
+    });
+    assert.ok(hidden.ok);
+    const redis = new Redis(process.env.TEST_REDIS_URL ?? '');
+    try {
+      const versions = await redis.keys(`${prefix}rl:{${tenant.accountId}}:version:*`);
+      assert.equal(versions.length, 2, 'the keys and the data versions');
+      await redis.del(...versions);
+    } finally {
+      redis.disconnect();
+    }
+    assert.deepEqual(ids(await as(b.app, tenant, { url })), [hidden.value.id]);
+  });
+
+  it('with Redis away (and limits open), confirms every key in the database', async () => {
+    const c = await startApp({
+      env: {
+        REDIS_KEY_PREFIX: prefix,
+        DATABASE_URL: a.databaseUrl,
+        RATE_LIMIT_ON_STORE_ERROR: 'open',
+      },
+    });
+    try {
+      const tenant = await newTenant(a.app);
+      assert.equal((await as(c.app, tenant, { url: '/v1/pets' })).statusCode, 200);
+      await c.app.ctx.limiter.close(); // Redis unreachable from c from now on
+      assert.equal((await as(c.app, tenant, { url: '/v1/pets' })).statusCode, 200);
+      const revoked = await a.app.inject({
+        method: 'DELETE',
+        url: `/v1/keys/${tenant.keyId}`,
+        headers: { authorization: basic(tenant.email, tenant.password) },
+      });
+      assert.equal(revoked.statusCode, 204);
+      assert.equal((await as(c.app, tenant, { url: '/v1/pets' })).statusCode, 401);
+    } finally {
+      await c.close();
+    }
   });
 });

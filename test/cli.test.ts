@@ -7,7 +7,12 @@ import { as, basic, newTenant, startApp, testDatabaseUrl } from './helpers.js';
 
 describe('animal-store CLI', () => {
   const { url, cleanup } = testDatabaseUrl();
-  const env = { DATABASE_URL: url, LOG_LEVEL: 'silent' };
+  // The CLI and the service share the Redis (and its key prefix) when there is one, as in a
+  // deployment: the CLI announces key and plan changes through it.
+  const redis: Record<string, string> = process.env.TEST_REDIS_URL
+    ? { REDIS_URL: process.env.TEST_REDIS_URL, REDIS_KEY_PREFIX: `test-${randomUUID()}:` }
+    : {};
+  const env = { DATABASE_URL: url, LOG_LEVEL: 'silent', ...redis };
   const email = `cli-${randomUUID()}@example.com`;
   const password = 'a long enough password';
   after(cleanup);
@@ -26,7 +31,7 @@ describe('animal-store CLI', () => {
     const secret = /as_test_[0-9A-Za-z]{40}/.exec(key.out)?.[0];
     assert.ok(secret, key.out);
 
-    const t = await startApp({ env: { DATABASE_URL: url } });
+    const t = await startApp({ env: { DATABASE_URL: url, ...redis } });
     try {
       const me = await t.app.inject({
         url: '/v1/account',
@@ -144,9 +149,6 @@ describe('animal-store CLI', () => {
   });
 
   it('runs the worker alone: it sends what API instances with WORKER=off accepted', async () => {
-    const redis: Record<string, string> = process.env.TEST_REDIS_URL
-      ? { REDIS_URL: process.env.TEST_REDIS_URL, REDIS_KEY_PREFIX: `test-${randomUUID()}:` }
-      : {};
     const api = await startApp({ env: { DATABASE_URL: url, WORKER: 'off', ...redis } });
     const worker = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'worker'], {
       env: { ...process.env, ...env, ...redis, LOG_LEVEL: 'info' },

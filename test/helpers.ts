@@ -7,7 +7,7 @@ import { sql } from 'kysely';
 import { type AppOptions, buildApp } from '../src/app.js';
 import { systemClock } from '../src/clock.js';
 import { loadConfig } from '../src/config.js';
-import { createAccount, setPlan } from '../src/domain/accounts.js';
+import { createAccount, nobodyToTell, setPlan } from '../src/domain/accounts.js';
 import { createApiKey } from '../src/domain/api-keys.js';
 import type { Plan } from '../src/domain/plans.js';
 import { type Database, migrate, openDatabase } from '../src/store/database.js';
@@ -116,7 +116,13 @@ export async function newTenant(
   if (account.statusCode !== 201) throw new Error(`sign-up failed: ${account.body}`);
   const plan = options.plan ?? 'enterprise';
   const limits = plan === 'enterprise' && !options.plan ? { perMinute: 1e6, perDay: 1e8 } : {};
-  const planned = await setPlan(app.ctx.database.db, account.json().id, plan, limits);
+  const planned = await setPlan(
+    app.ctx.database.db,
+    account.json().id,
+    plan,
+    limits,
+    app.ctx.keysChanged,
+  );
   if (!planned.ok) throw new Error(planned.message);
   const key = await app.inject({
     method: 'POST',
@@ -194,7 +200,13 @@ export async function storeKey(url: string): Promise<string> {
       password: 'long enough password',
     });
     if (!account.ok) throw new Error(account.message);
-    await setPlan(database.db, account.value.id, 'enterprise', { perMinute: 1e6, perDay: 1e8 });
+    await setPlan(
+      database.db,
+      account.value.id,
+      'enterprise',
+      { perMinute: 1e6, perDay: 1e8 },
+      nobodyToTell,
+    );
     const key = await createApiKey(database.db, systemClock, 'development', account.value.id, null);
     return key.secret;
   } finally {

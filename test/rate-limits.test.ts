@@ -261,7 +261,13 @@ describe('rate limits over HTTP', () => {
 
   it('bans a key that keeps sending while limited, with key_banned and Retry-After', async () => {
     const tenant = await newTenant(t.app, { plan: 'free' });
-    await setPlan(t.database.db, tenant.accountId, 'enterprise', { perMinute: 1, perDay: 1000 });
+    await setPlan(
+      t.database.db,
+      tenant.accountId,
+      'enterprise',
+      { perMinute: 1, perDay: 1000 },
+      t.app.ctx.keysChanged,
+    );
     clock.advance(MINUTE);
     assert.equal((await as(t.app, tenant, { method: 'GET', url: '/v1/account' })).statusCode, 200);
     for (let i = 1; i <= 20; i++) {
@@ -280,7 +286,7 @@ describe('rate limits over HTTP', () => {
     const tenant = await newTenant(t.app, { plan: 'free' });
     const before = await as(t.app, tenant, { method: 'GET', url: '/v1/pets' });
     assert.equal(before.headers['x-ratelimit-limit'], '60');
-    await setPlan(t.database.db, tenant.accountId, 'pro');
+    await setPlan(t.database.db, tenant.accountId, 'pro', {}, t.app.ctx.keysChanged);
     const after = await as(t.app, tenant, { method: 'GET', url: '/v1/account' });
     assert.equal(after.headers['x-ratelimit-limit'], '300');
     assert.deepEqual(after.json().limits, { perMinute: 300, perDay: 10000 });
@@ -288,7 +294,13 @@ describe('rate limits over HTTP', () => {
 
   it('binds on the day window over HTTP for enterprise with per-day 5', async () => {
     const tenant = await newTenant(t.app, { plan: 'free' });
-    await setPlan(t.database.db, tenant.accountId, 'enterprise', { perMinute: 1000, perDay: 5 });
+    await setPlan(
+      t.database.db,
+      tenant.accountId,
+      'enterprise',
+      { perMinute: 1000, perDay: 5 },
+      t.app.ctx.keysChanged,
+    );
     clock.set(Math.ceil(clock.now().getTime() / 86_400_000) * 86_400_000 + 1000); // a new UTC day
     for (let i = 1; i <= 5; i++) {
       const res = await as(t.app, tenant, { method: 'GET', url: '/v1/pets' });
@@ -304,10 +316,16 @@ describe('rate limits over HTTP', () => {
 
   it('accepts exactly 50 of 200 concurrent requests', async () => {
     const tenant = await newTenant(t.app, { plan: 'free' });
-    await setPlan(t.database.db, tenant.accountId, 'enterprise', {
-      perMinute: 50,
-      perDay: 100_000,
-    });
+    await setPlan(
+      t.database.db,
+      tenant.accountId,
+      'enterprise',
+      {
+        perMinute: 50,
+        perDay: 100_000,
+      },
+      t.app.ctx.keysChanged,
+    );
     clock.advance(MINUTE);
     const results = await Promise.all(
       Array.from({ length: 200 }, () => as(t.app, tenant, { method: 'GET', url: '/v1/pets' })),
@@ -340,7 +358,13 @@ if (redisUrl) {
 
     it('share one account budget: together they accept exactly the limit', async () => {
       const tenant = await newTenant(a.app, { plan: 'free' });
-      await setPlan(a.database.db, tenant.accountId, 'enterprise', { perMinute: 40, perDay: 1000 });
+      await setPlan(
+        a.database.db,
+        tenant.accountId,
+        'enterprise',
+        { perMinute: 40, perDay: 1000 },
+        a.app.ctx.keysChanged,
+      );
       // Alternating instances: each alone would accept 40, together they must stop at 40.
       const results = [];
       for (let i = 0; i < 100; i++) {

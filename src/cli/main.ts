@@ -3,11 +3,18 @@ import { parseArgs } from 'node:util';
 import { pino } from 'pino';
 import { systemClock } from '../clock.js';
 import { type Config, ConfigError, loadConfig, redactUrl } from '../config.js';
-import { createAccount, findAccountIdByEmail, setPlan } from '../domain/accounts.js';
-import { createApiKey, revokeKeyById } from '../domain/api-keys.js';
+import {
+  type AnnounceKeysChanged,
+  createAccount,
+  findAccountIdByEmail,
+  nobodyToTell,
+  setPlan,
+} from '../domain/accounts.js';
+import { createApiKey, revokeKeyById, SHARED_KEPT_MS } from '../domain/api-keys.js';
 import { createDemoAccount, DEMO_EMAIL, seedDemoData } from '../domain/demo.js';
 import { isPlan } from '../domain/plans.js';
 import type { Result } from '../domain/result.js';
+import { createRateLimiter } from '../limits/create.js';
 import { createMessageQueue } from '../queue/create.js';
 import { LogSink } from '../queue/sink.js';
 import { assertSchemaCurrent, type Database, migrate, openDatabase } from '../store/database.js';
@@ -68,6 +75,33 @@ function check<T>(result: Result<T>): T {
   return result.value;
 }
 
+/**
+ * Runs `change` with the announcer of key and plan changes: through Redis when REDIS_URL is
+ * set, so instances sharing it see the change on their next request. The change is committed
+ * before it is announced; if the announcement fails, the command says so and fails.
+ */
+async function announcing<T>(
+  config: Config,
+  change: (announce: AnnounceKeysChanged) => Promise<T>,
+): Promise<T> {
+  if (!config.redisUrl) return change(nobodyToTell);
+  const limiter = await createRateLimiter(config, systemClock);
+  try {
+    return await change(async (accountId) => {
+      try {
+        await limiter.changed(accountId, 'keys');
+      } catch (err) {
+        throw new CommandFailure(
+          `the change is committed, but Redis could not be told (${(err as Error).message}): ` +
+            `instances sharing it may go on using what they kept for up to ${SHARED_KEPT_MS / 1000} s.`,
+        );
+      }
+    });
+  } finally {
+    await limiter.close();
+  }
+}
+
 async function accountIdFor(database: Database, email: string): Promise<string> {
   const id = await findAccountIdByEmail(database.db, email);
   if (!id) throw new CommandFailure(`No account with the email ${email}.`);
@@ -90,15 +124,18 @@ const COMMANDS: Record<string, Command> = {
     );
     return `Created account ${account.id} (${account.email}, plan ${account.plan}).`;
   },
-  'accounts set-plan': async (database, options) => {
+  'accounts set-plan': async (database, options, config) => {
     const plan = required(options, 'plan');
     if (!isPlan(plan)) throw new UsageError('--plan must be free, pro, business or enterprise');
     const accountId = await accountIdFor(database, required(options, 'email'));
+    const limits = {
+      perMinute: positiveInteger(options['per-minute'], '--per-minute'),
+      perDay: positiveInteger(options['per-day'], '--per-day'),
+    };
     const account = check(
-      await setPlan(database.db, accountId, plan, {
-        perMinute: positiveInteger(options['per-minute'], '--per-minute'),
-        perDay: positiveInteger(options['per-day'], '--per-day'),
-      }),
+      await announcing(config, (announce) =>
+        setPlan(database.db, accountId, plan, limits, announce),
+      ),
     );
     return `Account ${account.id} is on ${account.plan}: ${account.limits.perMinute}/minute, ${account.limits.perDay}/day.`;
   },
@@ -113,9 +150,13 @@ const COMMANDS: Record<string, Command> = {
     );
     return `Created key ${key.id}. The secret is shown only now:\n${secret}`;
   },
-  'keys revoke': async (database, options) => {
+  'keys revoke': async (database, options, config) => {
     const keyId = required(options, 'key-id');
-    check(await revokeKeyById(database.db, systemClock, keyId));
+    check(
+      await announcing(config, (announce) =>
+        revokeKeyById(database.db, systemClock, keyId, announce),
+      ),
+    );
     return `Revoked key ${keyId}.`;
   },
   worker: async (database, _options, config) => {

@@ -98,11 +98,23 @@ export async function findAccountIdByEmail(db: Db, email: string): Promise<strin
   return (await findAccountByEmail(db, normalizeEmail(email)))?.id;
 }
 
+/**
+ * Tells every instance that an account's keys or plan changed, so what one keeps of them (a
+ * verified key, with the account's limits) is read again from its next request: the shared
+ * mode's `RateLimiter.changed(accountId, 'keys')`. Called once the change is committed.
+ */
+export type AnnounceKeysChanged = (accountId: string) => Promise<void>;
+
+/** Where no instance keeps anything of the account yet (a fixture, the benchmark's seeding), or
+ * none shares the store (SQLite: its own writes are seen by every process at once). */
+export const nobodyToTell: AnnounceKeysChanged = async () => {};
+
 export async function setPlan(
   db: Db,
   accountId: string,
   plan: Plan,
-  custom: Partial<Limits> = {},
+  custom: Partial<Limits>,
+  announce: AnnounceKeysChanged,
 ): Promise<Result<Account, 'not_found' | 'validation_failed'>> {
   if (plan !== 'enterprise' && (custom.perMinute !== undefined || custom.perDay !== undefined)) {
     return fail('validation_failed', 'Custom limits can only be set on the enterprise plan.');
@@ -115,5 +127,7 @@ export async function setPlan(
     custom.perDay ?? null,
   );
   const account = updated ? await getAccount(db, accountId) : undefined;
-  return account ? ok(account) : fail('not_found', `No account ${accountId}.`);
+  if (!account) return fail('not_found', `No account ${accountId}.`);
+  await announce(accountId);
+  return ok(account);
 }

@@ -12,7 +12,7 @@ import {
 } from '../store/api-keys-repository.js';
 import type { Db } from '../store/database.js';
 import { type ApiKeyRow, toIso } from '../store/tables.js';
-import { type Account, toAccount } from './accounts.js';
+import { type Account, type AnnounceKeysChanged, toAccount } from './accounts.js';
 import { randomBase62 } from './random.js';
 import { fail, ok, type Result } from './result.js';
 
@@ -27,6 +27,11 @@ export interface ApiKey {
 export interface Principal {
   account: Account;
   keyId: string;
+  /**
+   * The version of the account's keys the key was verified under (see KeyAuthenticator); in
+   * the shared mode, undefined until a version has been read before the key.
+   */
+  keysVersion?: number | string | undefined;
 }
 
 /** Production keys are `as_live_…`; staging and development keys are `as_test_…`. */
@@ -80,14 +85,18 @@ export async function listApiKeys(db: Db, accountId: string): Promise<ApiKey[]> 
   return (await listLiveKeys(db, accountId)).map(toApiKey);
 }
 
+/** Revokes a key: refused from the next request on, on every instance (see `announce`). */
 export async function revokeKey(
   db: Db,
   clock: Clock,
   accountId: string,
   keyId: string,
+  announce: AnnounceKeysChanged,
 ): Promise<Result<void, 'not_found'>> {
   const revoked = await revokeApiKey(db, accountId, keyId, clock.now().toISOString());
-  return revoked ? ok(undefined) : fail('not_found', `No API key ${keyId} in this account.`);
+  if (!revoked) return fail('not_found', `No API key ${keyId} in this account.`);
+  await announce(accountId);
+  return ok(undefined);
 }
 
 /** Operator revocation (CLI): by key id alone, whatever the account. */
@@ -95,28 +104,44 @@ export async function revokeKeyById(
   db: Db,
   clock: Clock,
   keyId: string,
+  announce: AnnounceKeysChanged,
 ): Promise<Result<void, 'not_found'>> {
   const accountId = await findKeyAccountId(db, keyId);
   if (!accountId) return fail('not_found', `No API key ${keyId}.`);
-  return revokeKey(db, clock, accountId, keyId);
+  return revokeKey(db, clock, accountId, keyId, announce);
 }
 
 const INVALID_KEY = fail('invalid_api_key', 'The API key is not valid.');
+
+/**
+ * In the shared mode, a verification is also read again after this long, whatever the version
+ * says: the bound on how long a change whose announcement Redis lost (see RateLimiter.changed)
+ * can go unseen.
+ */
+export const SHARED_KEPT_MS = 30_000;
 
 /** Verified keys kept at most; past it the cache starts again. */
 const VERIFIED_CACHE_SIZE = 10_000;
 
 /**
  * Resolves a bearer secret to its account. A revoked key is refused from the next request on,
- * on every instance: the store is read on every call, except where the store can say that
- * nothing at all was written since a key was verified (the embedded SQLite store; see
- * `Database.generation`), in which case that verification still stands.
+ * on every instance. Verified keys are kept with the version of the account's keys they were
+ * verified under:
+ *
+ * - embedded (`generation`, the SQLite store's own, moved by any write): a kept verification
+ *   stands while the generation does, and is read again after any write;
+ * - shared (PostgreSQL with Redis): the version lives in Redis, read in the same script that
+ *   counts the request; a kept verification (for SHARED_KEPT_MS at most) is given back as it
+ *   is, and the rate-limit guard counts the request only if its version is still the account's
+ *   (else it reads the key again with `reverify`, under the version the script answered).
+ *
+ * Otherwise (PostgreSQL alone) the store is read on every call.
  */
 export class KeyAuthenticator {
   private readonly touched = new Map<string, number>();
   private readonly verified = new Map<
     string,
-    { found: Result<Principal, never>; keyId: string; generation: number }
+    { found: Result<Principal, never>; keyId: string; version: number | string; atMs: number }
   >();
 
   private readonly prefix: string;
@@ -125,24 +150,50 @@ export class KeyAuthenticator {
     private readonly db: Db,
     private readonly clock: Clock,
     private readonly env: AppEnv,
-    private readonly generation: () => number | undefined = () => undefined,
+    private readonly versions: {
+      /** The embedded store's generation; undefined where it has none. */
+      generation?: () => number | undefined;
+      /** Versions come from the shared store, and the caller confirms them. */
+      shared?: boolean;
+    } = {},
   ) {
     this.prefix = keyPrefixFor(env);
   }
 
-  /** At once when the key was verified since the last write (embedded mode); else a read. */
+  /** Where kept verifications are confirmed by the caller (the shared mode). */
+  get shared(): boolean {
+    return this.versions.shared === true;
+  }
+
+  /** At once when the key was verified and kept (see above); else a read. */
   authenticate(secret: string): MaybePromise<Result<Principal, 'invalid_api_key'>> {
     if (!KEY_SHAPE.test(secret)) return INVALID_KEY;
     if (!secret.startsWith(this.prefix)) return this.otherEnvironment(secret);
     const keyHash = hashApiKey(secret);
     // Taken before the read: a write during it makes the entry stale, never the reverse.
-    const generation = this.generation();
+    const generation = this.version();
     const known = this.verified.get(keyHash);
-    if (known !== undefined && generation !== undefined && known.generation === generation) {
+    if (
+      known !== undefined &&
+      (this.shared ? performance.now() - known.atMs < SHARED_KEPT_MS : known.version === generation)
+    ) {
       this.used(known.keyId);
       return known.found;
     }
     return this.lookUp(keyHash, generation);
+  }
+
+  /**
+   * Reads the key from the store and keeps what is found under `keysVersion`, which the caller
+   * read before calling (so a change after it shows as another version, never the reverse);
+   * without one, keeps nothing.
+   */
+  reverify(
+    secret: string,
+    keysVersion: string | undefined,
+  ): MaybePromise<Result<Principal, 'invalid_api_key'>> {
+    if (!KEY_SHAPE.test(secret) || !secret.startsWith(this.prefix)) return INVALID_KEY;
+    return this.lookUp(hashApiKey(secret), keysVersion);
   }
 
   private otherEnvironment(secret: string): Result<never, 'invalid_api_key'> {
@@ -155,25 +206,37 @@ export class KeyAuthenticator {
 
   private async lookUp(
     keyHash: string,
-    generation: number | undefined,
+    version: number | string | undefined,
   ): Promise<Result<Principal, 'invalid_api_key'>> {
     const found = await findLiveKeyByHash(this.db, keyHash);
-    if (!found) return fail('invalid_api_key', 'The API key is not valid or has been revoked.');
-    const principal = { account: toAccount(found.account), keyId: found.keyId };
-    if (generation !== undefined) {
+    if (!found) {
+      this.verified.delete(keyHash);
+      return fail('invalid_api_key', 'The API key is not valid or has been revoked.');
+    }
+    const principal = {
+      account: toAccount(found.account),
+      keyId: found.keyId,
+      keysVersion: version,
+    };
+    if (version !== undefined) {
       if (this.verified.size >= VERIFIED_CACHE_SIZE) this.verified.clear();
-      this.verified.set(keyHash, { found: ok(principal), keyId: found.keyId, generation });
+      this.verified.set(keyHash, {
+        found: ok(principal),
+        keyId: found.keyId,
+        version,
+        atMs: performance.now(),
+      });
     }
     this.used(found.keyId);
     return ok(principal);
   }
 
   /**
-   * What verifications are checked against: a verification made under one value stands while
-   * it does. Undefined where none may be kept.
+   * The embedded generation verifications are checked against: one made under a value stands
+   * while it does. Undefined where none is kept by it (PostgreSQL).
    */
   version(): number | undefined {
-    return this.generation();
+    return this.versions.generation?.();
   }
 
   /** Notes that the key was used now (its `last_used_at`, written at most once a minute). */

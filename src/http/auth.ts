@@ -4,7 +4,7 @@ import type { Account } from '../domain/accounts.js';
 import { authenticatePassword } from '../domain/accounts.js';
 import type { KeyAuthenticator } from '../domain/api-keys.js';
 import { limitsFor } from '../domain/plans.js';
-import type { Result, Success } from '../domain/result.js';
+import type { Failure, Result, Success } from '../domain/result.js';
 import { ApiError } from '../errors.js';
 import { andThen, type MaybePromise } from '../maybe.js';
 import type { Db } from '../store/database.js';
@@ -14,6 +14,8 @@ export interface Caller {
   account: Account;
   /** The API key used, or null when the caller signed in with email and password. */
   keyId: string | null;
+  /** The version of the account's keys the key was verified under (see KeyAuthenticator). */
+  keysVersion?: number | string | undefined;
 }
 
 declare module 'fastify' {
@@ -45,7 +47,11 @@ const WHITESPACE = /\s/;
 function readBearer(
   keys: KeyAuthenticator,
   header: string | undefined,
+  /** Read the key from the store, kept under `keysVersion` (see KeyAuthenticator.reverify). */
+  fresh?: { keysVersion: string | undefined },
 ): MaybePromise<Result<Caller, AuthFailure>> {
+  const check = (secret: string) =>
+    fresh ? keys.reverify(secret, fresh.keysVersion) : keys.authenticate(secret);
   if (header === undefined) {
     return {
       ok: false,
@@ -56,7 +62,7 @@ function readBearer(
   // The usual spelling is read without the regular expression, whose backtracking grows a
   // stack on every request; every other spelling goes by the rule.
   const usual = header.startsWith('Bearer ') ? header.slice(7) : '';
-  if (usual !== '' && !WHITESPACE.test(usual)) return keys.authenticate(usual);
+  if (usual !== '' && !WHITESPACE.test(usual)) return check(usual);
   const match = BEARER.exec(header);
   if (!match?.[1]) {
     return {
@@ -65,7 +71,7 @@ function readBearer(
       message: 'The Authorization header must be `Bearer <API_KEY>`.',
     };
   }
-  return keys.authenticate(match[1]);
+  return check(match[1]);
 }
 
 /** `Authorization: Basic base64(email:password)` (RFC 7617), for managing keys. */
@@ -100,25 +106,54 @@ function guard(
   limits: RateLimitGuard,
   challenge: string,
   read: (request: FastifyRequest) => MaybePromise<Result<Caller, AuthFailure>>,
+  /** Reads the caller's key from the store, kept under a keys version just read, or not kept
+   * without one (the shared mode). */
+  reread?: (
+    request: FastifyRequest,
+    keysVersion?: string,
+  ) => MaybePromise<Result<Caller, AuthFailure>>,
 ): onRequestHookHandler {
+  const refuse = (
+    request: FastifyRequest,
+    reply: FastifyReply,
+    failure: Failure<AuthFailure>,
+  ): MaybePromise<void> => {
+    const charged = limits.charge(request, reply, clientSubject(request), ANONYMOUS_LIMITS);
+    return andThen(charged, () => {
+      const error = failure.code === 'invalid_api_key' ? ', error="invalid_token"' : '';
+      throw new ApiError(failure.code, failure.message, undefined, {
+        'www-authenticate': `${challenge}${error}`,
+      });
+    });
+  };
   const admit = (
     request: FastifyRequest,
     reply: FastifyReply,
     result: Result<Caller, AuthFailure>,
+    attempt = 1,
   ): MaybePromise<void> => {
-    if (!result.ok) {
-      const charged = limits.charge(request, reply, clientSubject(request), ANONYMOUS_LIMITS);
-      return andThen(charged, () => {
-        const error = result.code === 'invalid_api_key' ? ', error="invalid_token"' : '';
-        throw new ApiError(result.code, result.message, undefined, {
-          'www-authenticate': `${challenge}${error}`,
-        });
-      });
-    }
-    const { account, keyId } = result.value;
+    if (!result.ok) return refuse(request, reply, result);
+    const { account, keyId, keysVersion } = result.value;
     request.caller = result.value;
-    const subject = { id: account.id, banId: keyId ?? `password:${account.id}` };
-    return limits.charge(request, reply, subject, account.limits);
+    const subject = { id: account.id, banId: keyId ?? `password:${account.id}`, account: true };
+    // Shared mode: counted only if the key was verified under the account's keys version now.
+    const expect = reread ? String(keysVersion ?? UNVERIFIED) : undefined;
+    return andThen(limits.charge(request, reply, subject, account.limits, expect), (stale) => {
+      if (stale === undefined || !reread) return;
+      if (stale.versions === undefined) {
+        // The store did not answer and lets requests through: nothing kept can be confirmed,
+        // so the key is read from the database, and nothing is kept.
+        return andThen(reread(request), (fresh) => {
+          if (!fresh.ok) return refuse(request, reply, fresh);
+          request.caller = fresh.value;
+        });
+      }
+      // The keys changed (or were never confirmed here): read again, under the version now.
+      if (attempt >= 3) throw new ApiError('service_unavailable', KEYS_CHANGING, undefined, RETRY);
+      return andThen(reread(request, stale.versions.keys), (again) =>
+        admit(request, reply, again, attempt + 1),
+      );
+    });
   };
   return (request, reply, done) => {
     let admitted: MaybePromise<void>;
@@ -136,6 +171,11 @@ function guard(
     else done();
   };
 }
+
+/** No keys version is ever this: a key seen for the first time is always read again. */
+const UNVERIFIED = '-';
+const KEYS_CHANGING = "This account's keys are changing; retry in a moment.";
+const RETRY = { 'retry-after': '1' };
 
 /** What was thrown, as an Error: `done(undefined)` would let the request through. */
 function asError(thrown: unknown): Error {
@@ -156,7 +196,7 @@ const lastOnConnection = new WeakMap<
  * the connection.
  */
 export function bearerAuth(keys: KeyAuthenticator, limits: RateLimitGuard) {
-  return guard(limits, BEARER_CHALLENGE, (request) => {
+  const read = (request: FastifyRequest) => {
     const header = request.headers.authorization;
     const socket = request.raw.socket;
     // Taken before the key is read: a write during the read makes what is kept stale.
@@ -172,7 +212,10 @@ export function bearerAuth(keys: KeyAuthenticator, limits: RateLimitGuard) {
       }
       return result;
     });
-  });
+  };
+  const reread = (request: FastifyRequest, keysVersion?: string) =>
+    readBearer(keys, request.headers.authorization, { keysVersion });
+  return guard(limits, BEARER_CHALLENGE, read, keys.shared ? reread : undefined);
 }
 
 export function basicAuth(db: Db, limits: RateLimitGuard) {

@@ -1,5 +1,6 @@
 import type { Clock } from '../clock.js';
 import type { Config } from '../config.js';
+import type { AnnounceKeysChanged } from '../domain/accounts.js';
 import type { KeyAuthenticator } from '../domain/api-keys.js';
 import type { RateLimiter } from '../limits/rate-limiter.js';
 import type { Log } from '../log.js';
@@ -24,6 +25,8 @@ export interface AppContext {
   pages: PageCache;
   /** The versions cached answers are checked against. */
   freshness: Freshness;
+  /** Announces a change to an account's keys or plan to every instance (a failure is logged). */
+  keysChanged: AnnounceKeysChanged;
   /** Set when the process is shutting down: /readyz answers 503 so balancers move away. */
   lifecycle: { draining: boolean };
 }

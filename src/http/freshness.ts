@@ -25,3 +25,14 @@ export function localFreshness(generation: () => number | undefined): Freshness 
     keeps: (_request, version) => generation() === version,
   };
 }
+
+/**
+ * The shared mode (PostgreSQL with Redis): the caller's account's data version, read from
+ * Redis in the script that counted the request, before anything was read for it. Every write
+ * to the account's catalogue moves it on before it is answered (see `RateLimiter.changed`), so
+ * a page read under one version is the account's data as of that version.
+ */
+export const sharedFreshness: Freshness = {
+  dataVersion: (request) => request.rateLimit?.versions?.data,
+  keeps: () => true,
+};

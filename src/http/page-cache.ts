@@ -22,21 +22,28 @@ export interface AnsweredPage {
 export class PageCache {
   private readonly pages = new Map<
     string,
-    { version: Version; page: AnsweredPage; size: number }
+    { version: Version; page: AnsweredPage; size: number; atMs: number }
   >();
   private bytes = 0;
+
+  /** @param maxAgeMs Pages are read again after this long, whatever their version says. */
+  constructor(private readonly maxAgeMs = Number.POSITIVE_INFINITY) {}
 
   /** The page under `key` if it was read under `version`. */
   get(key: string, version: Version): AnsweredPage | undefined {
     const kept = this.pages.get(key);
-    return kept !== undefined && kept.version === version ? kept.page : undefined;
+    if (kept === undefined || kept.version !== version) return undefined;
+    return this.maxAgeMs === Number.POSITIVE_INFINITY ||
+      performance.now() - kept.atMs < this.maxAgeMs
+      ? kept.page
+      : undefined;
   }
 
   keep(key: string, version: Version, page: AnsweredPage): void {
     const size = key.length + page.body.length + (page.link?.length ?? 0);
     this.bytes -= this.pages.get(key)?.size ?? 0;
     if (this.pages.size >= PAGES || this.bytes + size > BYTES) this.empty();
-    this.pages.set(key, { version, page, size });
+    this.pages.set(key, { version, page, size, atMs: performance.now() });
     this.bytes += size;
   }
 

@@ -1,7 +1,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Limits } from '../domain/plans.js';
 import { ApiError } from '../errors.js';
-import type { Decision, RateLimiter, Subject } from '../limits/rate-limiter.js';
+import type { Decision, RateLimiter, Stale, Subject } from '../limits/rate-limiter.js';
 import type { MaybePromise } from '../maybe.js';
 import type { Metrics } from '../ops/metrics.js';
 
@@ -61,17 +61,22 @@ export class RateLimitGuard {
 
   /**
    * Counts the request; at once with the memory store, so the embedded mode's hot path takes no
-   * promise here. Throws (or rejects with) the refusal when the caller is over a limit.
+   * promise here. Throws (or rejects with) the refusal when the caller is over a limit. With
+   * `expectKeys`, answers Stale (counting nothing) when the account's keys version is another.
    */
   charge(
     request: FastifyRequest,
     reply: FastifyReply,
     subject: Subject,
     limits: Limits,
-  ): MaybePromise<void> {
-    let decision: MaybePromise<Decision>;
+    expectKeys?: string,
+  ): MaybePromise<Stale | undefined> {
+    let decision: MaybePromise<Decision | Stale>;
     try {
-      decision = this.limiter.check(subject, limits);
+      decision =
+        expectKeys === undefined
+          ? this.limiter.check(subject, limits)
+          : this.limiter.check(subject, limits, expectKeys);
     } catch (err) {
       return this.unavailable(request, err);
     }
@@ -87,8 +92,9 @@ export class RateLimitGuard {
     request: FastifyRequest,
     reply: FastifyReply,
     subject: Subject,
-    decision: Decision,
-  ): void {
+    decision: Decision | Stale,
+  ): Stale | undefined {
+    if ('stale' in decision) return decision;
     if (this.storeDown) request.log.info('rate-limit store reachable again');
     this.storeDown = false;
     request.rateLimit = decision;
@@ -97,14 +103,16 @@ export class RateLimitGuard {
       this.metrics?.rejected(decision.refusal ?? 'rate_limited');
       throw refusal(decision, subject.id.startsWith('ip:'));
     }
+    return undefined;
   }
 
   /** The store did not answer: let the request through (open) or refuse it with 503 (closed). */
-  private unavailable(request: FastifyRequest, err: unknown): void {
+  private unavailable(request: FastifyRequest, err: unknown): Stale | undefined {
     // Logged once per outage, not once per request.
     if (!this.storeDown) request.log.error({ err }, 'rate-limit store unreachable');
     this.storeDown = true;
-    if (this.onStoreError === 'open') return;
+    // Let through uncounted; and no kept verification is confirmed (see the bearer guard).
+    if (this.onStoreError === 'open') return { stale: true, versions: undefined };
     throw new ApiError(
       'service_unavailable',
       'Rate limiting is unavailable for a moment; retry shortly.',

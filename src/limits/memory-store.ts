@@ -46,6 +46,9 @@ export class MemoryCounterStore implements CounterStore {
 
   async ping(): Promise<void> {}
 
+  /** Nothing is shared, so there are no versions to move on. */
+  async bump(): Promise<void> {}
+
   async close(): Promise<void> {
     this.entries.clear();
   }

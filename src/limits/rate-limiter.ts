@@ -1,7 +1,7 @@
 import type { Clock } from '../clock.js';
 import type { Limits } from '../domain/plans.js';
 import { andThen, type MaybePromise } from '../maybe.js';
-import type { CounterStore, HitInput, HitResult } from './store.js';
+import type { CounterStore, HitInput, HitResult, Versions } from './store.js';
 
 export type WindowName = 'minute' | 'day';
 
@@ -31,6 +31,16 @@ export interface Decision {
   /** The windows as a quota policy (draft-ietf-httpapi-ratelimit-headers), the same for every
    * request of a plan: `"minute";q=60;w=60, "day";q=1000;w=86400`. */
   policy: string;
+  /** The account's versions as the shared store held them when counting (Redis only). */
+  versions?: Versions;
+}
+
+/** Nothing was counted: the account's keys version was not the one the caller verified under.
+ * `versions` says what it is now; undefined when the store could not be asked at all (and
+ * requests are let through uncounted: RATE_LIMIT_ON_STORE_ERROR=open). */
+export interface Stale {
+  stale: true;
+  versions: Versions | undefined;
 }
 
 /** Subjects whose keys are kept at most; past it the cache starts again. */
@@ -68,6 +78,8 @@ export interface Subject {
   id: string;
   /** Ban owner: the API key, or the IP. */
   banId: string;
+  /** An account: its versions are read with its counts (see HitInput.versionKeys). */
+  account?: boolean;
 }
 
 export interface RateLimiterOptions {
@@ -98,12 +110,30 @@ export class RateLimiter {
     this.prefix = options.keyPrefix ?? 'as:rl:';
   }
 
-  /** Counts one request of the subject's: at once with the memory store. */
-  check(subject: Subject, limits: Limits): MaybePromise<Decision> {
+  /**
+   * Counts one request of the subject's: at once with the memory store. With `expectKeys`
+   * (an account's keys version something was verified under), a store that keeps versions
+   * counts only while it stands, and answers Stale otherwise.
+   */
+  check(subject: Subject, limits: Limits): MaybePromise<Decision>;
+  check(subject: Subject, limits: Limits, expectKeys: string): MaybePromise<Decision | Stale>;
+  check(subject: Subject, limits: Limits, expectKeys?: string): MaybePromise<Decision | Stale> {
     const nowMs = this.clock.now().getTime();
     const current = this.windowsOf(subject, limits, nowMs);
-    const hit = this.store.hit(current.input, nowMs);
-    return andThen(hit, (result) => this.decide(current, nowMs, result));
+    const hit = this.store.hit(current.input, nowMs, expectKeys);
+    return andThen(hit, (result) =>
+      result.outcome === 'stale' && result.versions
+        ? { stale: true, versions: result.versions }
+        : this.decide(current, nowMs, result),
+    );
+  }
+
+  /**
+   * Tells every instance sharing the store that an account's keys or plan (`keys`), or its
+   * catalogue (`data`), changed: what they keep of it is read again from their next request.
+   */
+  changed(accountId: string, what: keyof Versions): Promise<void> {
+    return this.store.bump(this.versionKey(accountId, what));
   }
 
   /** The windows as they stand for a subject, counting nothing (the portal's usage bars). */
@@ -140,7 +170,10 @@ export class RateLimiter {
     if (tightest === undefined) throw new Error('a rate limit without windows');
     const secondsUntil = (ms: number) => Math.max(1, Math.ceil(ms / 1000));
 
-    if (result.outcome === 'allowed') return { allowed: true, nowMs, windows, tightest, policy };
+    const { versions } = result;
+    if (result.outcome === 'allowed') {
+      return { allowed: true, nowMs, windows, tightest, policy, versions };
+    }
     if (result.outcome === 'banned') {
       return {
         allowed: false,
@@ -150,17 +183,20 @@ export class RateLimiter {
         windows,
         tightest,
         policy,
+        versions,
       };
     }
-    const full = specs[result.index] ?? specs[0];
+    const index = result.outcome === 'limited' ? result.index : 0;
+    const full = specs[index] ?? specs[0];
     return {
       allowed: false,
       nowMs,
       refusal: 'rate_limited',
       retryAfter: secondsUntil((full?.endMs ?? nowMs) - nowMs),
       windows,
-      tightest: windows[result.index] ?? tightest,
+      tightest: windows[index] ?? tightest,
       policy,
+      versions,
     };
   }
 
@@ -197,12 +233,19 @@ export class RateLimiter {
         banKey: `${base}:ban:${subject.banId}`,
         banThreshold: this.options.banThreshold,
         banMs: this.options.banSeconds * 1000,
+        ...(subject.account && {
+          versionKeys: [this.versionKey(subject.id, 'keys'), this.versionKey(subject.id, 'data')],
+        }),
       },
       policy: windows.map((w) => `"${w.name}";q=${w.limit};w=${w.seconds}`).join(', '),
     };
     if (this.subjects.size >= KEPT_SUBJECTS) this.subjects.clear();
     this.subjects.set(subject.id, current);
     return current;
+  }
+
+  private versionKey(accountId: string, what: keyof Versions): string {
+    return `${this.keyBase(accountId)}:version:${what}`;
   }
 
   // Windows are named by their number since the epoch (a small integer: cheap to print).

@@ -21,17 +21,37 @@ export interface HitInput {
   /** More strikes than this in one window starts a ban. */
   banThreshold: number;
   banMs: number;
+  /**
+   * The subject's version keys (its keys, then its data), read in the same step and returned
+   * with the counts: the shared store's answer to "has anything I keep of this account
+   * changed?", at no extra round trip. Accounts only; a store that shares nothing ignores them.
+   */
+  versionKeys?: readonly [keys: string, data: string];
 }
 
-export type HitResult =
+/** What a shared store's version keys held when a request was counted. */
+export interface Versions {
+  keys: string;
+  data: string;
+}
+
+export type HitResult = (
   | { outcome: 'allowed'; counts: number[] }
   | { outcome: 'limited'; counts: number[]; index: number }
-  | { outcome: 'banned'; counts: number[]; banMsLeft: number };
+  | { outcome: 'banned'; counts: number[]; banMsLeft: number }
+  // The keys version was not the one expected: nothing was counted.
+  | { outcome: 'stale'; counts: number[] }
+) & { versions?: Versions };
 
 export interface CounterStore {
   readonly kind: 'memory' | 'redis';
-  /** Checks and counts one request at `nowMs`: at once in memory; a round trip on Redis. */
-  hit(input: HitInput, nowMs: number): MaybePromise<HitResult>;
+  /**
+   * Checks and counts one request at `nowMs`: at once in memory; a round trip on Redis. With
+   * `expectKeys`, a store that keeps versions counts only if the keys version is that one.
+   */
+  hit(input: HitInput, nowMs: number, expectKeys?: string): MaybePromise<HitResult>;
+  /** Moves a version key on (a shared store; a no-op where nothing is shared). */
+  bump(versionKey: string): Promise<void>;
   /** The current values of counters (0 for one never counted or expired), counting nothing. */
   read(keys: string[], nowMs: number): Promise<number[]>;
   /** Resolves when the store answers (readiness); rejects at once when it cannot. */

@@ -88,7 +88,7 @@ export const keyRoutes: FastifyPluginAsyncTypebox = async (app) => {
     },
     async (request, reply) => {
       const { account } = callerOf(request);
-      unwrap(await revokeKey(db, clock, account.id, request.params.keyId));
+      unwrap(await revokeKey(db, clock, account.id, request.params.keyId, app.ctx.keysChanged));
       return reply.code(204).send(null);
     },
   );

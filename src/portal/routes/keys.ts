@@ -73,7 +73,13 @@ export async function keyPages(app: FastifyInstance): Promise<void> {
   );
 
   app.post<{ Params: KeyParams }>('/keys/:keyId/revoke', form, async (request, reply) => {
-    const revoked = await revokeKey(db, clock, signedInAccount(request).id, request.params.keyId);
+    const revoked = await revokeKey(
+      db,
+      clock,
+      signedInAccount(request).id,
+      request.params.keyId,
+      app.ctx.keysChanged,
+    );
     if (!revoked.ok)
       throw new ApiError('not_found', 'No live API key with this id in your account.');
     return seeOther(reply, '/portal/keys?revoked=1');
