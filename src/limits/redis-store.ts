@@ -64,15 +64,20 @@ type HitCommand = (
   ...args: Array<string | number>
 ) => Promise<Array<number | string | null>>;
 
-/** 96 random bits: a version never taken before, whatever happened to the key. */
+/** This process's 96 random bits, then a count: a version never taken before, whatever
+ * happened to the key (one random draw per process, not per request). */
+const VERSION_PREFIX = randomBase62(16);
+let versionsMade = 0;
 function newVersion(): string {
-  return randomBase62(16);
+  versionsMade += 1;
+  return `${VERSION_PREFIX}.${versionsMade.toString(36)}`;
 }
 
 /** Counters in Redis, shared by every instance: the scale-out backend. */
 export class RedisCounterStore implements CounterStore {
   readonly kind = 'redis';
   private closing: Promise<void> | undefined;
+  private readonly inputs = new WeakMap<HitInput, { keys: string[]; limits: number[] }>();
 
   private constructor(private readonly redis: Redis & { rateLimitHit: HitCommand }) {}
 
@@ -104,22 +109,17 @@ export class RedisCounterStore implements CounterStore {
   }
 
   async hit(input: HitInput, nowMs: number, expectKeys = ''): Promise<HitResult> {
-    const n = input.counters.length;
-    const keys = [input.banKey, ...input.counters.map((c) => c.key), ...input.strikeKeys];
-    if (input.versionKeys) keys.push(...input.versionKeys);
-    const args = [
-      n,
+    const { keys, limits } = this.prepared(input);
+    const [outcome, extra, keysVersion, dataVersion, ...counts] = await this.redis.rateLimitHit(
+      keys.length,
+      ...keys,
+      input.counters.length,
       input.banThreshold,
       input.banMs,
       nowMs,
       expectKeys,
       newVersion(),
-      ...input.counters.flatMap((c) => [c.limit, c.ttlMs]),
-    ];
-    const [outcome, extra, keysVersion, dataVersion, ...counts] = await this.redis.rateLimitHit(
-      keys.length,
-      ...keys,
-      ...args,
+      ...limits,
     );
     const versions =
       typeof keysVersion === 'string' && typeof dataVersion === 'string'
@@ -131,6 +131,25 @@ export class RedisCounterStore implements CounterStore {
       return { outcome: 'limited', counts: numbers, index: Number(extra), ...versions };
     if (outcome === 2) return { outcome: 'stale', counts: [], ...versions };
     return { outcome: 'banned', counts: numbers, banMsLeft: Number(extra), ...versions };
+  }
+
+  /** The script's keys and counter arguments for a subject's input: built once per input (the
+   * rate limiter reuses one for all of a subject's requests in the current windows). */
+  private prepared(input: HitInput): { keys: string[]; limits: number[] } {
+    let prepared = this.inputs.get(input);
+    if (prepared === undefined) {
+      prepared = {
+        keys: [
+          input.banKey,
+          ...input.counters.map((c) => c.key),
+          ...input.strikeKeys,
+          ...(input.versionKeys ?? []),
+        ],
+        limits: input.counters.flatMap((c) => [c.limit, c.ttlMs]),
+      };
+      this.inputs.set(input, prepared);
+    }
+    return prepared;
   }
 
   /** A new random version: what was kept under the old one matches it no more. */
