@@ -4,7 +4,7 @@
  */
 import { execFileSync, spawn } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 export interface LoadSpec {
@@ -37,9 +37,39 @@ function hasWrk(): boolean {
 
 export const tool: LoadResult['tool'] = hasWrk() ? 'wrk' : 'autocannon';
 
+/**
+ * Cores for the servers under test and for the load generator, when the machine has two or
+ * more and `taskset` (util-linux) is there: the servers on the last core, the load on the
+ * others, so the scheduler never puts the two on one core or moves them mid-run (which, on a
+ * 2-core VM, moved single figures by a quarter). BENCH_PIN=0 leaves placement to the kernel.
+ * PostgreSQL and Redis are not pinned.
+ */
+function pinning(): { server: string; load: string } | undefined {
+  if (process.env.BENCH_PIN === '0' || cpus().length < 2) return undefined;
+  try {
+    execFileSync('taskset', ['--version'], { stdio: 'ignore' });
+  } catch {
+    return undefined;
+  }
+  const last = cpus().length - 1;
+  return { server: String(last), load: last === 1 ? '0' : `0-${last - 1}` };
+}
+
+export const pinned = pinning();
+
+/** The command to start a server under test with: on the servers' core when pinned. */
+export function serverCommand(args: string[]): [string, string[]] {
+  return pinned
+    ? ['taskset', ['-c', pinned.server, process.execPath, ...args]]
+    : [process.execPath, args];
+}
+
 function run(command: string, args: string[]): Promise<string> {
   return new Promise((resolve, reject) => {
-    const child = spawn(command, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+    const [file, argv] = pinned
+      ? ['taskset', ['-c', pinned.load, command, ...args]]
+      : [command, args];
+    const child = spawn(file, argv, { stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';
     child.stdout.on('data', (chunk) => {
       out += String(chunk);

@@ -15,7 +15,7 @@ import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freePort } from '../test/cluster/harness.js';
 import { freshPostgres } from '../test/helpers.js';
-import { type LoadResult, type LoadSpec, load, tool } from './load.js';
+import { type LoadResult, type LoadSpec, load, pinned, serverCommand, tool } from './load.js';
 import { seed } from './seed.js';
 
 const dist = (path: string) => new URL(`../dist/${path}`, import.meta.url).href;
@@ -50,7 +50,8 @@ function median(results: LoadResult[]): LoadResult {
 }
 
 function startChild(args: string[], env: Record<string, string>, ready: RegExp) {
-  const child = spawn(process.execPath, args, {
+  const [command, argv] = serverCommand(args);
+  const child = spawn(command, argv, {
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -105,7 +106,8 @@ async function runMode(
 
   const port = await freePort();
   const base = `http://127.0.0.1:${port}`;
-  const service = spawn(process.execPath, [join(ROOT, 'dist/server.js')], {
+  const [command, argv] = serverCommand([join(ROOT, 'dist/server.js')]);
+  const service = spawn(command, argv, {
     env: {
       ...process.env,
       APP_ENV: 'production',
@@ -240,6 +242,11 @@ async function runMode(
   return { rows, drainMs, rssMb: rss, memoryRunsMb: memory };
 }
 
+process.stdout.write(
+  pinned
+    ? `servers on core ${pinned.server}, load (${tool}) on core(s) ${pinned.load}\n`
+    : `no pinning (${tool}): the kernel places servers and load\n`,
+);
 const modes: Array<Awaited<ReturnType<typeof runMode>> & { mode: string }> = [];
 const sqliteDir = mkdtempSync(join(tmpdir(), 'animal-store-bench-db-'));
 modes.push({
@@ -312,6 +319,7 @@ const results = {
   date: new Date().toISOString(),
   machine: { cpus: cpus().length, model: cpus()[0]?.model, node: process.version },
   tool,
+  pinned: pinned ?? null,
   connections: CONNECTIONS,
   seconds: SECONDS,
   rounds: ROUNDS,
