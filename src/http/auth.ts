@@ -2,7 +2,7 @@ import type { Socket } from 'node:net';
 import type { FastifyReply, FastifyRequest, onRequestHookHandler } from 'fastify';
 import type { Account } from '../domain/accounts.js';
 import { authenticatePassword } from '../domain/accounts.js';
-import type { KeyAuthenticator } from '../domain/api-keys.js';
+import { type KeyAuthenticator, SHARED_KEPT_MS } from '../domain/api-keys.js';
 import { limitsFor } from '../domain/plans.js';
 import type { Failure, Result, Success } from '../domain/result.js';
 import { ApiError } from '../errors.js';
@@ -182,39 +182,69 @@ function asError(thrown: unknown): Error {
   return thrown instanceof Error ? thrown : new Error(`auth hook failed: ${String(thrown)}`);
 }
 
-/** The key last verified on each connection, the header it came in and the version it was
- * verified under. */
-const lastOnConnection = new WeakMap<
-  Socket,
-  { header: string; result: Success<Caller>; version: number }
->();
+/** The key last verified on each connection: the header it came in, and when and under which
+ * embedded generation it was verified. */
+interface LastKey {
+  header: string;
+  result: Success<Caller>;
+  generation: number | undefined;
+  atMs: number;
+}
+const lastOnConnection = new WeakMap<Socket, LastKey>();
 
 /**
- * Bearer keys. A connection that sends the very header its previous request did, with nothing
- * written since, is the same caller: the key is not hashed and looked up again (a keep-alive
- * client's usual case). Only the last header of each connection is kept, and only as long as
- * the connection.
+ * Bearer keys. A connection that sends the very header its previous request did is the same
+ * caller, and its key is not hashed and looked up again (a keep-alive client's usual case),
+ * under the key cache's own rules: embedded, while nothing was written since; in the shared
+ * mode, for 30 s at most and confirmed by the counting script like any kept verification. Only
+ * the last header of each connection is kept, and only as long as the connection.
  */
 export function bearerAuth(keys: KeyAuthenticator, limits: RateLimitGuard) {
+  const stands = (last: LastKey): boolean =>
+    keys.shared
+      ? performance.now() - last.atMs < SHARED_KEPT_MS
+      : last.generation !== undefined && last.generation === keys.version();
+  const remember = (
+    request: FastifyRequest,
+    header: string | undefined,
+    generation: number | undefined,
+    result: Result<Caller, AuthFailure>,
+  ) => {
+    const keepable = keys.shared
+      ? result.ok && result.value.keysVersion !== undefined
+      : generation !== undefined;
+    if (result.ok && keepable && header !== undefined) {
+      lastOnConnection.set(request.raw.socket, {
+        header,
+        result,
+        generation,
+        atMs: performance.now(),
+      });
+    } else {
+      lastOnConnection.delete(request.raw.socket);
+    }
+    return result;
+  };
   const read = (request: FastifyRequest) => {
     const header = request.headers.authorization;
-    const socket = request.raw.socket;
-    // Taken before the key is read: a write during the read makes what is kept stale.
-    const version = keys.version();
-    const last = lastOnConnection.get(socket);
-    if (last !== undefined && last.version === version && last.header === header) {
+    const last = lastOnConnection.get(request.raw.socket);
+    if (last !== undefined && last.header === header && stands(last)) {
       if (last.result.value.keyId !== null) keys.used(last.result.value.keyId);
       return last.result;
     }
-    return andThen(readBearer(keys, header), (result) => {
-      if (result.ok && version !== undefined && header !== undefined) {
-        lastOnConnection.set(socket, { header, result, version });
-      }
-      return result;
-    });
+    // Taken before the key is read: a write during the read makes what is kept stale.
+    const generation = keys.version();
+    return andThen(readBearer(keys, header), (result) =>
+      remember(request, header, generation, result),
+    );
   };
-  const reread = (request: FastifyRequest, keysVersion?: string) =>
-    readBearer(keys, request.headers.authorization, { keysVersion });
+  // Shared mode: read again under a version just read (kept), or with none (nothing kept).
+  const reread = (request: FastifyRequest, keysVersion?: string) => {
+    const header = request.headers.authorization;
+    return andThen(readBearer(keys, header, { keysVersion }), (result) =>
+      remember(request, header, undefined, result),
+    );
+  };
   return guard(limits, BEARER_CHALLENGE, read, keys.shared ? reread : undefined);
 }
 
