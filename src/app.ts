@@ -129,13 +129,19 @@ export async function buildApp({
   // Where the store is shared by instances (PostgreSQL) and so are the counters (Redis),
   // what an instance keeps is checked against versions kept beside the counters.
   const shared = database.generation() === undefined && limiter.store.kind === 'redis';
+  let keyChangesHere = 0;
   const context: AppContext = {
     config,
     log,
     database,
     clock,
     keys: new KeyAuthenticator(database.db, clock, config.env, {
-      generation: () => database.generation(),
+      // Embedded: a verified key stands until a key or a plan changes here (announced below) or
+      // another process commits anything (the CLI); this process's other writes leave it be.
+      generation: () => {
+        const elsewhere = database.changesElsewhere();
+        return elsewhere === undefined ? undefined : elsewhere + keyChangesHere;
+      },
       shared,
     }),
     limiter,
@@ -144,10 +150,12 @@ export async function buildApp({
     // Shared mode: what a lost announcement leaves stale is read again within this long.
     pages: new PageCache(shared ? SHARED_KEPT_MS : undefined),
     freshness: shared ? sharedFreshness : localFreshness(() => database.generation()),
-    keysChanged: (accountId) =>
-      limiter.changed(accountId, 'keys').catch((err: unknown) => {
+    keysChanged: (accountId) => {
+      keyChangesHere++;
+      return limiter.changed(accountId, 'keys').catch((err: unknown) => {
         log.error({ err, accountId }, `could not announce a keys change; ${UNANNOUNCED}`);
-      }),
+      });
+    },
     lifecycle: { draining: false },
   };
   app.decorate('ctx', context);

@@ -128,8 +128,9 @@ const VERIFIED_CACHE_SIZE = 10_000;
  * on every instance. Verified keys are kept with the version of the account's keys they were
  * verified under:
  *
- * - embedded (`generation`, the SQLite store's own, moved by any write): a kept verification
- *   stands while the generation does, and is read again after any write;
+ * - embedded (`generation`: moved when a key or a plan changes in this process, announced by
+ *   the domain functions that change them, and when another process commits anything): a kept
+ *   verification stands while the generation does;
  * - shared (PostgreSQL with Redis): the version lives in Redis, read in the same script that
  *   counts the request; a kept verification (for SHARED_KEPT_MS at most) is given back as it
  *   is, and the rate-limit guard counts the request only if its version is still the account's

@@ -41,6 +41,12 @@ export interface Database {
    * Undefined on PostgreSQL, where other instances write unseen.
    */
   generation(): number | undefined;
+  /**
+   * Counts the commits of other connections and processes noticed so far (within 10 ms of
+   * them), so that what depends on rows only this process otherwise changes (API keys, plans)
+   * can be kept across this process's own writes. Undefined on PostgreSQL.
+   */
+  changesElsewhere(): number | undefined;
   /** Safe to call more than once. */
   close(): Promise<void>;
 }
@@ -65,6 +71,7 @@ export function openDatabase(url: string, options: DatabaseOptions = {}): Databa
   let db: Db;
   let pool: pg.Pool | undefined;
   let generation = (): number | undefined => undefined;
+  let changesElsewhere = (): number | undefined => undefined;
   let sqliteHandle: SqliteDatabase.Database | undefined;
   if (dialect === 'sqlite') {
     const path = url.slice('sqlite:'.length);
@@ -78,6 +85,7 @@ export function openDatabase(url: string, options: DatabaseOptions = {}): Databa
     sqlite.pragma('busy_timeout = 5000');
     const cached = cachedSqlite(sqlite);
     generation = () => cached.generation();
+    changesElsewhere = () => cached.changesElsewhere();
     db = new Kysely<Tables>({ dialect: new SqliteDialect({ database: cached }) });
   } else {
     pool = new pg.Pool({
@@ -104,6 +112,7 @@ export function openDatabase(url: string, options: DatabaseOptions = {}): Databa
     dialect,
     write: (work) => (group ? group.run(work) : work(db)),
     generation,
+    changesElsewhere,
     poolStats: () =>
       pool && { total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount },
     close: () => {

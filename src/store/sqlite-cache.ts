@@ -28,6 +28,8 @@ export interface CachedSqlite extends KyselySqlite {
   /** Changes whenever the cache is emptied (a write here, or one elsewhere noticed): what was
    * read under one value may be reused while it stands. */
   generation(): number;
+  /** Changes whenever a commit by another connection or process is noticed (within 10 ms). */
+  changesElsewhere(): number;
 }
 
 export function cachedSqlite(sqlite: SqliteDatabase.Database): CachedSqlite {
@@ -37,6 +39,7 @@ export function cachedSqlite(sqlite: SqliteDatabase.Database): CachedSqlite {
   let seenVersion = dataVersion.get();
 
   let generation = 0;
+  let elsewhere = 0;
   const invalidate = () => {
     results.clear();
     generation++;
@@ -51,6 +54,7 @@ export function cachedSqlite(sqlite: SqliteDatabase.Database): CachedSqlite {
     const version = dataVersion.get();
     if (version !== seenVersion) {
       seenVersion = version;
+      elsewhere++;
       invalidate();
     }
   };
@@ -95,6 +99,10 @@ export function cachedSqlite(sqlite: SqliteDatabase.Database): CachedSqlite {
     generation: () => {
       fresh();
       return generation;
+    },
+    changesElsewhere: () => {
+      fresh();
+      return elsewhere;
     },
     close: () => sqlite.close(),
     prepare: (text) => {
