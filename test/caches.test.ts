@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { Agent, get as httpGet } from 'node:http';
 import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { Redis } from 'ioredis';
 import { systemClock } from '../src/clock.js';
 import { nobodyToTell, setPlan } from '../src/domain/accounts.js';
@@ -29,6 +29,14 @@ import {
 // shows on the next request, and another process's commit (the CLI's) within 10 ms.
 
 const ids = (res: { json(): unknown }) => (res.json() as Array<{ id: number }>).map((p) => p.id);
+
+/** DELETE /v1/keys/{keyId}, signed in as the key's owner. */
+const revokeThroughApi = (app: FastifyInstance, tenant: Tenant) =>
+  app.inject({
+    method: 'DELETE',
+    url: `/v1/keys/${tenant.keyId}`,
+    headers: { authorization: basic(tenant.email, tenant.password) },
+  });
 
 describe('caches: a write through the API shows on the next request', () => {
   let t: TestApp;
@@ -86,12 +94,7 @@ describe('caches: a write through the API shows on the next request', () => {
   it('refuses a key revoked through the API from the next request', async () => {
     const tenant = await newTenant(t.app);
     assert.equal((await as(t.app, tenant, { url: '/v1/pets' })).statusCode, 200);
-    const revoked = await t.app.inject({
-      method: 'DELETE',
-      url: `/v1/keys/${tenant.keyId}`,
-      headers: { authorization: basic(tenant.email, tenant.password) },
-    });
-    assert.equal(revoked.statusCode, 204);
+    assert.equal((await revokeThroughApi(t.app, tenant)).statusCode, 204);
     assert.equal((await as(t.app, tenant, { url: '/v1/pets' })).statusCode, 401);
   });
 });
@@ -148,12 +151,7 @@ describe('caches: one keep-alive connection', () => {
     assert.equal((await get('/v1/pets', `${alice.headers.authorization}x`)).status, 401);
 
     // Revoked through another connection: this one is refused on its very next request.
-    const revoked = await t.app.inject({
-      method: 'DELETE',
-      url: `/v1/keys/${alice.keyId}`,
-      headers: { authorization: basic(alice.email, alice.password) },
-    });
-    assert.equal(revoked.statusCode, 204);
+    assert.equal((await revokeThroughApi(t.app, alice)).statusCode, 204);
     const refused = await get('/v1/pets', alice.headers.authorization);
     assert.equal(refused.socket, first.socket, 'still the same connection');
     assert.equal(refused.status, 401);
@@ -287,12 +285,7 @@ describe('caches: two instances sharing PostgreSQL and Redis', { skip: !shared }
     const tenant = await newTenant(a.app);
     assert.equal((await as(b.app, tenant, { url: '/v1/pets' })).statusCode, 200);
     assert.equal((await as(b.app, tenant, { url: '/v1/pets' })).statusCode, 200);
-    const revoked = await a.app.inject({
-      method: 'DELETE',
-      url: `/v1/keys/${tenant.keyId}`,
-      headers: { authorization: basic(tenant.email, tenant.password) },
-    });
-    assert.equal(revoked.statusCode, 204);
+    assert.equal((await revokeThroughApi(a.app, tenant)).statusCode, 204);
     assert.equal((await as(b.app, tenant, { url: '/v1/pets' })).statusCode, 401);
   });
 
@@ -339,12 +332,7 @@ describe('caches: two instances sharing PostgreSQL and Redis', { skip: !shared }
       assert.equal((await as(c.app, tenant, { url: '/v1/pets' })).statusCode, 200);
       await c.app.ctx.limiter.close(); // Redis unreachable from c from now on
       assert.equal((await as(c.app, tenant, { url: '/v1/pets' })).statusCode, 200);
-      const revoked = await a.app.inject({
-        method: 'DELETE',
-        url: `/v1/keys/${tenant.keyId}`,
-        headers: { authorization: basic(tenant.email, tenant.password) },
-      });
-      assert.equal(revoked.statusCode, 204);
+      assert.equal((await revokeThroughApi(a.app, tenant)).statusCode, 204);
       assert.equal((await as(c.app, tenant, { url: '/v1/pets' })).statusCode, 401);
     } finally {
       await c.close();
