@@ -1,11 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import Fastify, {
-  type FastifyBaseLogger,
-  type FastifyInstance,
-  type FastifyReply,
-  type FastifyRequest,
-} from 'fastify';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import { type Clock, systemClock } from './clock.js';
 import type { Config } from './config.js';
 import { KeyAuthenticator, SHARED_KEPT_MS } from './domain/api-keys.js';
@@ -13,7 +8,7 @@ import { ApiError } from './errors.js';
 import { anonymous, basicAuth, bearerAuth } from './http/auth.js';
 import type { AppContext } from './http/context.js';
 import { registerErrorHandling, sendError, toApiError } from './http/error-handler.js';
-import { localFreshness, sharedFreshness } from './http/freshness.js';
+import { announceWrites, localFreshness, sharedFreshness, UNANNOUNCED } from './http/freshness.js';
 import { registerOpenApi } from './http/openapi.js';
 import { PageCache } from './http/page-cache.js';
 import { RateLimitGuard } from './http/rate-limit.js';
@@ -26,7 +21,6 @@ import { petRoutes } from './http/routes/pets.js';
 import { storeRoutes } from './http/routes/store.js';
 import { validatorCompiler } from './http/validation.js';
 import { createRateLimiter } from './limits/create.js';
-import type { RateLimiter } from './limits/rate-limiter.js';
 import { createLog, requestLogger } from './log.js';
 import { Metrics } from './ops/metrics.js';
 import { portalPlugin } from './portal/plugin.js';
@@ -53,27 +47,6 @@ export interface AppOptions {
   logStream?: { write(line: string): void };
   /** Where the worker delivers messages (default: the log). */
   sink?: MessageSink;
-}
-
-const UNANNOUNCED = `other instances may use what they kept for up to ${SHARED_KEPT_MS / 1000} s`;
-
-/** An onSend hook: a successful write moves the caller's account's data version on. */
-function announceDataChanges(limiter: RateLimiter) {
-  return async (request: FastifyRequest, reply: FastifyReply, payload: unknown) => {
-    const caller = request.caller;
-    if (request.method === 'GET' || request.method === 'HEAD' || reply.statusCode >= 400) {
-      return payload;
-    }
-    if (caller) {
-      await limiter.changed(caller.account.id, 'data').catch((err: unknown) => {
-        request.log.error(
-          { err },
-          'could not announce a data change; other instances may serve kept pages for up to 30 s',
-        );
-      });
-    }
-    return payload;
-  };
 }
 
 /** The whole service as a Fastify instance that never listens: src/server.ts does that. */
@@ -222,7 +195,7 @@ export async function buildApp({
         scope.addHook('onRequest', bearerAuth(context.keys, limits));
         // Shared mode: a write to the catalogue is announced to every instance before it is
         // answered, so whoever reads next, anywhere, reads it.
-        if (shared) scope.addHook('onSend', announceDataChanges(limiter));
+        if (shared) scope.addHook('onSend', announceWrites(limiter));
         await scope.register(accountRoutes);
         await scope.register(petRoutes);
         await scope.register(categoryRoutes);

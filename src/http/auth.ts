@@ -183,7 +183,7 @@ function asError(thrown: unknown): Error {
 }
 
 /** The key last verified on each connection: the header it came in, and when and under which
- * embedded generation it was verified. */
+ * embedded key generation it was verified. */
 interface LastKey {
   header: string;
   result: Success<Caller>;
@@ -195,9 +195,10 @@ const lastOnConnection = new WeakMap<Socket, LastKey>();
 /**
  * Bearer keys. A connection that sends the very header its previous request did is the same
  * caller, and its key is not hashed and looked up again (a keep-alive client's usual case),
- * under the key cache's own rules: embedded, while nothing was written since; in the shared
- * mode, for 30 s at most and confirmed by the counting script like any kept verification. Only
- * the last header of each connection is kept, and only as long as the connection.
+ * under the key cache's own rules (KeyAuthenticator): embedded, while no key or plan changed
+ * and no other process committed; in the shared mode, for 30 s at most and confirmed by the
+ * counting script like any kept verification. Only the last header of each connection is
+ * kept, and only as long as the connection.
  */
 export function bearerAuth(keys: KeyAuthenticator, limits: RateLimitGuard) {
   const stands = (last: LastKey): boolean =>

@@ -1,4 +1,6 @@
-import type { FastifyRequest } from 'fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { SHARED_KEPT_MS } from '../domain/api-keys.js';
+import type { RateLimiter } from '../limits/rate-limiter.js';
 import type { Version } from './page-cache.js';
 
 /**
@@ -36,3 +38,23 @@ export const sharedFreshness: Freshness = {
   dataVersion: (request) => request.rateLimit?.versions?.data,
   keeps: () => true,
 };
+
+/** What a change whose announcement Redis lost can cost, for the log line that says so. */
+export const UNANNOUNCED = `other instances may use what they kept for up to ${SHARED_KEPT_MS / 1000} s`;
+
+/**
+ * The shared mode's onSend hook for the catalogue: a successful write moves the caller's
+ * account's data version on before it is answered, so whoever reads next, on any instance,
+ * reads past it.
+ */
+export function announceWrites(limiter: RateLimiter) {
+  return async (request: FastifyRequest, reply: FastifyReply, payload: unknown) => {
+    const { caller, method } = request;
+    if (caller && method !== 'GET' && method !== 'HEAD' && reply.statusCode < 400) {
+      await limiter.changed(caller.account.id, 'data').catch((err: unknown) => {
+        request.log.error({ err }, `could not announce a data change; ${UNANNOUNCED}`);
+      });
+    }
+    return payload;
+  };
+}
