@@ -133,7 +133,31 @@ for (const backend of stores) {
       const decisions = await Promise.all(
         Array.from({ length: 200 }, () => limiter.check(who, { perMinute: 50, perDay: 1000 })),
       );
-      assert.equal(decisions.filter((d) => d.allowed).length, 50);
+      const allowed = decisions.filter((d) => d.allowed);
+      assert.equal(allowed.length, 50);
+      // Each accepted request is told its own count, as if counted alone in arrival order
+      // (Redis counts the requests of one turn together); the refused ones, the full window.
+      const used = allowed.map((d) => d.windows[0]?.used).sort((x = 0, y = 0) => x - y);
+      assert.deepEqual(
+        used,
+        Array.from({ length: 50 }, (_, i) => i + 1),
+      );
+      assert.deepEqual(
+        decisions.slice(0, 50).map((d) => d.allowed),
+        Array(50).fill(true),
+        'the first 50 to arrive are the ones accepted',
+      );
+      // Refusals past the ban threshold (20 in one window) start a ban.
+      const refusals = decisions.filter((d) => !d.allowed).map((d) => d.refusal);
+      assert.deepEqual(refusals, [
+        ...Array(20).fill('rate_limited'),
+        ...Array(130).fill('key_banned'),
+      ]);
+      for (const d of decisions.filter((d) => !d.allowed)) assert.equal(d.windows[0]?.used, 50);
+      assert.equal(
+        (await limiter.check(who, { perMinute: 50, perDay: 1000 })).refusal,
+        'key_banned',
+      );
     });
 
     it('refills on the real clock with a short window', async () => {

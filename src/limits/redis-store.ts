@@ -6,20 +6,25 @@ import type { CounterStore, HitInput, HitResult } from './store.js';
 const VERSION_TTL_MS = 86_400_000;
 
 /**
+ * Counts a batch of m requests of one subject (those of one turn of the event loop).
  * KEYS: ban, then n counters, then n strike counters, then (accounts) the keys and data
  * version keys.
  * ARGV: n, ban threshold, ban ms, now ms, the keys version expected ('' for none), a new
- * version for a version key that is missing, then limit and ttl ms for each counter.
- * Returns {outcome, ms of ban left or index of the full window, keys version, data version,
- * counts...}: outcome 1 allowed, 0 limited, -1 banned, 2 stale (the keys version was not the
- * one expected: nothing counted). One script, so it is atomic across every instance sharing
- * the server. The ban holds its end time (read against the caller's clock, like the windows)
- * and expires from Redis by itself. A missing version (never set, expired, or lost with a
- * restart) is set to the new one given, so nothing kept under an older one can match it.
+ * version for a version key that is missing, m, then limit and ttl ms for each counter.
+ * Returns {outcome, ban ms left, keys version, data version, accepted, full window, strikes,
+ * counts before...}: the first `accepted` requests are counted; outcome 1 all of them; 0 the
+ * rest are refused, each a strike on the first full window (its index; `strikes` after them),
+ * and those past the ban threshold start a ban; -1 all were refused by a ban already running;
+ * 2 stale (the keys version was not the one expected: nothing counted). One script, so
+ * it is atomic across every instance sharing the server. The ban holds its end time (read
+ * against the caller's clock, like the windows) and expires from Redis by itself. A missing
+ * version (never set, expired, or lost with a restart) is set to the new one given, so nothing
+ * kept under an older one can match it.
  */
 const HIT_SCRIPT = `
 local n = tonumber(ARGV[1])
 local now = tonumber(ARGV[4])
+local m = tonumber(ARGV[7])
 local keysVersion, dataVersion = false, false
 if #KEYS > 1 + 2 * n then
   keysVersion = redis.call('GET', KEYS[2 + 2 * n])
@@ -32,37 +37,45 @@ if #KEYS > 1 + 2 * n then
     dataVersion = ARGV[6]
     redis.call('SET', KEYS[3 + 2 * n], dataVersion, 'PX', ${VERSION_TTL_MS})
   end
-  if ARGV[5] ~= '' and ARGV[5] ~= keysVersion then return {2, 0, keysVersion, dataVersion} end
+  if ARGV[5] ~= '' and ARGV[5] ~= keysVersion then return {2, 0, keysVersion, dataVersion, 0, 0, 0} end
 end
 local counts = {}
 for i = 1, n do counts[i] = tonumber(redis.call('GET', KEYS[1 + i]) or '0') end
 local bannedUntil = tonumber(redis.call('GET', KEYS[1]) or '0')
-if bannedUntil > now then return {-1, bannedUntil - now, keysVersion, dataVersion, unpack(counts)} end
-for i = 1, n do
-  local limit = tonumber(ARGV[5 + 2 * i])
-  local ttl = tonumber(ARGV[6 + 2 * i])
-  if counts[i] >= limit then
-    local strikes = redis.call('INCR', KEYS[1 + n + i])
-    if strikes == 1 then redis.call('PEXPIRE', KEYS[1 + n + i], ttl) end
-    if strikes > tonumber(ARGV[2]) then
-      local banMs = tonumber(ARGV[3])
-      redis.call('SET', KEYS[1], now + banMs, 'PX', banMs + 1000)
-      return {-1, banMs, keysVersion, dataVersion, unpack(counts)}
+if bannedUntil > now then
+  return {-1, bannedUntil - now, keysVersion, dataVersion, 0, 0, 0, unpack(counts)}
+end
+local accepted = m
+for i = 1, n do accepted = math.min(accepted, math.max(tonumber(ARGV[6 + 2 * i]) - counts[i], 0)) end
+if accepted > 0 then
+  for i = 1, n do
+    if redis.call('INCRBY', KEYS[1 + i], accepted) == accepted then
+      redis.call('PEXPIRE', KEYS[1 + i], tonumber(ARGV[7 + 2 * i]))
     end
-    return {0, i - 1, keysVersion, dataVersion, unpack(counts)}
   end
 end
-for i = 1, n do
-  counts[i] = redis.call('INCR', KEYS[1 + i])
-  if counts[i] == 1 then redis.call('PEXPIRE', KEYS[1 + i], tonumber(ARGV[6 + 2 * i])) end
+if accepted == m then return {1, 0, keysVersion, dataVersion, accepted, 0, 0, unpack(counts)} end
+local full = 1
+while math.max(tonumber(ARGV[6 + 2 * full]) - counts[full], 0) > accepted do full = full + 1 end
+local refused = m - accepted
+local strikes = redis.call('INCRBY', KEYS[1 + n + full], refused)
+if strikes == refused then redis.call('PEXPIRE', KEYS[1 + n + full], tonumber(ARGV[7 + 2 * full])) end
+local banMs = 0
+if strikes > tonumber(ARGV[2]) then
+  banMs = tonumber(ARGV[3])
+  redis.call('SET', KEYS[1], now + banMs, 'PX', banMs + 1000)
 end
-return {1, 0, keysVersion, dataVersion, unpack(counts)}
+return {0, banMs, keysVersion, dataVersion, accepted, full - 1, strikes, unpack(counts)}
 `;
 
-type HitCommand = (
-  numKeys: number,
-  ...args: Array<string | number>
-) => Promise<Array<number | string | null>>;
+type HitReply = Array<number | string | null>;
+type HitCommand = (numKeys: number, ...args: Array<string | number>) => Promise<HitReply>;
+
+/** The requests of one subject waiting to be counted together. */
+interface Batch {
+  nowMs: number;
+  waiting: Array<{ resolve: (result: HitResult) => void; reject: (err: unknown) => void }>;
+}
 
 /** This process's 96 random bits, then a count: a version never taken before, whatever
  * happened to the key (one random draw per process, not per request). */
@@ -78,6 +91,8 @@ export class RedisCounterStore implements CounterStore {
   readonly kind = 'redis';
   private closing: Promise<void> | undefined;
   private readonly inputs = new WeakMap<HitInput, { keys: string[]; limits: number[] }>();
+  private batches = new Map<HitInput, Map<string, Batch>>();
+  private flushScheduled = false;
 
   private constructor(private readonly redis: Redis & { rateLimitHit: HitCommand }) {}
 
@@ -108,29 +123,82 @@ export class RedisCounterStore implements CounterStore {
     return new RedisCounterStore(redis as Redis & { rateLimitHit: HitCommand });
   }
 
-  async hit(input: HitInput, nowMs: number, expectKeys = ''): Promise<HitResult> {
-    const { keys, limits } = this.prepared(input);
-    const [outcome, extra, keysVersion, dataVersion, ...counts] = await this.redis.rateLimitHit(
-      keys.length,
-      ...keys,
-      input.counters.length,
-      input.banThreshold,
-      input.banMs,
-      nowMs,
-      expectKeys,
-      newVersion(),
-      ...limits,
-    );
+  /**
+   * Counts one request. The requests of one subject (and one expected keys version) that
+   * arrive in one turn of the event loop are counted together, in one script call: under load
+   * from one account, one round trip serves many requests, each answered as if counted alone
+   * in arrival order.
+   */
+  hit(input: HitInput, nowMs: number, expectKeys = ''): Promise<HitResult> {
+    return new Promise((resolve, reject) => {
+      let byExpected = this.batches.get(input);
+      if (byExpected === undefined) {
+        byExpected = new Map();
+        this.batches.set(input, byExpected);
+      }
+      let batch = byExpected.get(expectKeys);
+      if (batch === undefined) {
+        batch = { nowMs, waiting: [] };
+        byExpected.set(expectKeys, batch);
+      }
+      batch.nowMs = Math.max(batch.nowMs, nowMs);
+      batch.waiting.push({ resolve, reject });
+      if (!this.flushScheduled) {
+        this.flushScheduled = true;
+        setImmediate(() => this.flush());
+      }
+    });
+  }
+
+  private flush(): void {
+    this.flushScheduled = false;
+    const batches = this.batches;
+    this.batches = new Map();
+    for (const [input, byExpected] of batches) {
+      for (const [expectKeys, batch] of byExpected) void this.send(input, expectKeys, batch);
+    }
+  }
+
+  private async send(input: HitInput, expectKeys: string, batch: Batch): Promise<void> {
+    const { waiting } = batch;
+    let reply: HitReply;
+    try {
+      const { keys, limits } = this.prepared(input);
+      reply = await this.redis.rateLimitHit(
+        keys.length,
+        ...keys,
+        input.counters.length,
+        input.banThreshold,
+        input.banMs,
+        batch.nowMs,
+        expectKeys,
+        newVersion(),
+        waiting.length,
+        ...limits,
+      );
+    } catch (err) {
+      for (const { reject } of waiting) reject(err);
+      return;
+    }
+    const [outcome, banMs, keysVersion, dataVersion, accepted, full, strikes, ...before] = reply;
     const versions =
       typeof keysVersion === 'string' && typeof dataVersion === 'string'
-        ? { versions: { keys: keysVersion, data: dataVersion } }
-        : {};
-    const numbers = counts.map(Number);
-    if (outcome === 1) return { outcome: 'allowed', counts: numbers, ...versions };
-    if (outcome === 0)
-      return { outcome: 'limited', counts: numbers, index: Number(extra), ...versions };
-    if (outcome === 2) return { outcome: 'stale', counts: [], ...versions };
-    return { outcome: 'banned', counts: numbers, banMsLeft: Number(extra), ...versions };
+        ? { keys: keysVersion, data: dataVersion }
+        : undefined;
+    const counts = before.map(Number);
+    const counted = Number(accepted);
+    // The strikes the refused requests of this batch took, the first of them being this one.
+    const firstStrike = Number(strikes) - (waiting.length - counted) + 1;
+    waiting.forEach(({ resolve }, i) => {
+      const after = counts.map((c) => c + Math.min(i + 1, counted));
+      if (outcome === 2) resolve({ outcome: 'stale', counts: [], versions });
+      else if (outcome === -1) {
+        resolve({ outcome: 'banned', counts, banMsLeft: Number(banMs), versions });
+      } else if (i < counted) resolve({ outcome: 'allowed', counts: after, versions });
+      else if (firstStrike + (i - counted) > input.banThreshold) {
+        resolve({ outcome: 'banned', counts: after, banMsLeft: Number(banMs), versions });
+      } else resolve({ outcome: 'limited', counts: after, index: Number(full), versions });
+    });
   }
 
   /** The script's keys and counter arguments for a subject's input: built once per input (the
