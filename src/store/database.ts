@@ -73,6 +73,7 @@ export function openDatabase(url: string, options: DatabaseOptions = {}): Databa
   let generation = (): number | undefined => undefined;
   let changesElsewhere = (): number | undefined => undefined;
   let sqliteHandle: SqliteDatabase.Database | undefined;
+  let sqliteStatements: ReturnType<typeof cachedSqlite> | undefined;
   if (dialect === 'sqlite') {
     const path = url.slice('sqlite:'.length);
     if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
@@ -84,6 +85,7 @@ export function openDatabase(url: string, options: DatabaseOptions = {}): Databa
     sqlite.pragma('foreign_keys = ON');
     sqlite.pragma('busy_timeout = 5000');
     const cached = cachedSqlite(sqlite);
+    sqliteStatements = cached;
     generation = () => cached.generation();
     changesElsewhere = () => cached.changesElsewhere();
     db = new Kysely<Tables>({ dialect: new SqliteDialect({ database: cached }) });
@@ -105,7 +107,17 @@ export function openDatabase(url: string, options: DatabaseOptions = {}): Databa
   let closing: Promise<void> | undefined;
   const group =
     dialect === 'sqlite'
-      ? new GroupCommit(db, async (_db, text) => sqliteHandle?.exec(text))
+      ? new GroupCommit(
+          db,
+          async (_db, text) => sqliteHandle?.exec(text),
+          (text, parameters) => {
+            const statement = sqliteStatements?.prepare(text);
+            if (!statement) return [];
+            if (statement.reader) return statement.all(parameters);
+            statement.run(parameters);
+            return [];
+          },
+        )
       : undefined;
   return {
     db,

@@ -1,5 +1,6 @@
 import { sql } from 'kysely';
 import type { Db } from './database.js';
+import { type DirectRunner, runDirectly } from './prepared.js';
 
 interface Pending {
   work: (db: Db) => Promise<unknown>;
@@ -35,6 +36,8 @@ export class GroupCommit {
       db: Db,
       text: 'savepoint write' | 'release write',
     ) => Promise<unknown> = (db, text) => sql.raw(text).execute(db),
+    /** Where the database can, hot queries run directly on the batch's connection. */
+    private readonly direct?: DirectRunner,
   ) {}
 
   /**
@@ -85,6 +88,7 @@ export class GroupCommit {
     const outcomes: Array<{ ok: true; value: unknown } | { ok: false; error: unknown }> = [];
     try {
       await this.db.connection().execute(async (connection) => {
+        if (this.direct) runDirectly(connection, this.direct);
         // IMMEDIATE: the write lock is taken once, up front, so a lock held by another
         // process is waited for (busy_timeout) once per batch, not once per write.
         await sql`begin immediate`.execute(connection);
