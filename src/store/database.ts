@@ -109,7 +109,7 @@ export function openDatabase(url: string, options: DatabaseOptions = {}): Databa
     dialect === 'sqlite'
       ? new GroupCommit(
           db,
-          async (_db, text) => sqliteHandle?.exec(text),
+          (_db, text) => sqliteHandle?.exec(text),
           (text, parameters) => {
             const statement = sqliteStatements?.prepare(text);
             if (!statement) return [];
