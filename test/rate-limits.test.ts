@@ -9,7 +9,7 @@ import { MemoryCounterStore } from '../src/limits/memory-store.js';
 import { RateLimiter } from '../src/limits/rate-limiter.js';
 import { RedisCounterStore } from '../src/limits/redis-store.js';
 import type { CounterStore } from '../src/limits/store.js';
-import { as, errorCode, freshIp, newTenant, startApp, type TestApp } from './helpers.js';
+import { as, basic, errorCode, freshIp, newTenant, startApp, type TestApp } from './helpers.js';
 
 /** A clock the test moves by hand, starting a little after a UTC midnight. */
 function manualClock(
@@ -304,6 +304,45 @@ describe('rate limits over HTTP', () => {
     assert.equal(banned.headers['retry-after'], '900');
     clock.advance(15 * MINUTE);
     assert.equal((await as(t.app, tenant, { method: 'GET', url: '/v1/pets' })).statusCode, 200);
+  });
+
+  it("counts an account's keys against one budget, and bans only the key that keeps sending", async () => {
+    const tenant = await newTenant(t.app, { plan: 'free' });
+    const second = await t.app.inject({
+      method: 'POST',
+      url: '/v1/keys',
+      headers: { authorization: basic(tenant.email, tenant.password) },
+      payload: { name: 'second' },
+    });
+    assert.equal(second.statusCode, 201);
+    const other = { ...tenant, headers: { authorization: `Bearer ${second.json().key}` } };
+    await setPlan(
+      t.database.db,
+      tenant.accountId,
+      'enterprise',
+      { perMinute: 10, perDay: 1000 },
+      t.app.ctx.keysChanged,
+    );
+    clock.advance(MINUTE);
+    // Side by side, the two keys share the account's 10 requests, counted down as one.
+    for (let i = 1; i <= 10; i++) {
+      const res = await as(t.app, i % 2 ? tenant : other, { method: 'GET', url: '/v1/pets' });
+      assert.equal(res.statusCode, 200, `request ${i}`);
+      assert.equal(res.headers['x-ratelimit-remaining'], String(10 - i));
+    }
+    for (let i = 1; i <= 20; i++) {
+      const res = await as(t.app, tenant, { method: 'GET', url: '/v1/pets' });
+      assert.equal(errorCode(res), 'rate_limited', `refusal ${i}`);
+    }
+    assert.equal(
+      errorCode(await as(t.app, tenant, { method: 'GET', url: '/v1/pets' })),
+      'key_banned',
+    );
+    // The other key is limited with its account, not banned with the first key.
+    assert.equal(
+      errorCode(await as(t.app, other, { method: 'GET', url: '/v1/pets' })),
+      'rate_limited',
+    );
   });
 
   it('applies a plan change from the next request on', async () => {

@@ -99,7 +99,9 @@ export interface RateLimiterOptions {
 export class RateLimiter {
   private readonly windowSeconds: Record<WindowName, number>;
   private readonly prefix: string;
-  private readonly subjects = new Map<string, SubjectWindows>();
+  /** By subject, then by ban owner: an account's keys used side by side each keep theirs. */
+  private readonly subjects = new Map<string, Map<string, SubjectWindows>>();
+  private keptWindows = 0;
 
   constructor(
     readonly store: CounterStore,
@@ -200,16 +202,16 @@ export class RateLimiter {
     };
   }
 
-  /** The subject's windows, keys and counters now: those kept, unless a window has turned or
-   * the limits or the ban owner changed since they were built. */
+  /** The subject's windows, keys and counters now (for this ban owner): those kept, unless a
+   * window has turned or the limits changed since they were built. */
   private windowsOf(subject: Subject, limits: Limits, nowMs: number): SubjectWindows {
-    const kept = this.subjects.get(subject.id);
+    const kept = this.subjects.get(subject.id)?.get(subject.banId);
     if (
       kept !== undefined &&
       nowMs < kept.untilMs &&
       nowMs >= kept.fromMs &&
-      kept.limits === limits &&
-      kept.banId === subject.banId
+      kept.limits.perMinute === limits.perMinute &&
+      kept.limits.perDay === limits.perDay
     ) {
       return kept;
     }
@@ -239,8 +241,17 @@ export class RateLimiter {
       },
       policy: windows.map((w) => `"${w.name}";q=${w.limit};w=${w.seconds}`).join(', '),
     };
-    if (this.subjects.size >= KEPT_SUBJECTS) this.subjects.clear();
-    this.subjects.set(subject.id, current);
+    if (this.keptWindows >= KEPT_SUBJECTS) {
+      this.subjects.clear();
+      this.keptWindows = 0;
+    }
+    let byBanOwner = this.subjects.get(subject.id);
+    if (byBanOwner === undefined) {
+      byBanOwner = new Map();
+      this.subjects.set(subject.id, byBanOwner);
+    }
+    if (!byBanOwner.has(subject.banId)) this.keptWindows++;
+    byBanOwner.set(subject.banId, current);
     return current;
   }
 
