@@ -4,7 +4,7 @@ import SqliteDatabase from 'better-sqlite3';
 import { Kysely, type Migration, Migrator, PostgresDialect, SqliteDialect, sql } from 'kysely';
 import pg from 'pg';
 import { withTimeout } from '../clock.js';
-import { GroupCommit } from './group-commit.js';
+import { GroupCommit, type WriteOptions } from './group-commit.js';
 import * as initial from './migrations/0001_initial.js';
 import * as messages from './migrations/0002_messages.js';
 import * as deprecatedCalls from './migrations/0003_deprecated_calls.js';
@@ -34,7 +34,7 @@ export interface Database {
    * transaction and one fsync (group commit); on PostgreSQL, whose server batches commits by
    * itself, it runs as it is. Resolves after the write is committed.
    */
-  write<T>(work: (db: Db) => Promise<T>): Promise<T>;
+  write<T>(work: (db: Db) => Promise<T>, options?: WriteOptions): Promise<T>;
   /**
    * Names the data as this process last saw it, changing on every write (here at once, by other
    * processes within 10 ms): something read under one value may be reused while it stands.
@@ -107,22 +107,27 @@ export function openDatabase(url: string, options: DatabaseOptions = {}): Databa
   let closing: Promise<void> | undefined;
   const group =
     dialect === 'sqlite'
-      ? new GroupCommit(
-          db,
-          (_db, text) => sqliteHandle?.exec(text),
-          (text, parameters) => {
-            const statement = sqliteStatements?.prepare(text);
-            if (!statement) return [];
-            if (statement.reader) return statement.all(parameters);
-            statement.run(parameters);
-            return [];
+      ? new GroupCommit(db, {
+          savepoint: (_db, text) => sqliteHandle?.exec(text),
+          direct: {
+            all: (text, parameters) => {
+              const statement = sqliteStatements?.prepare(text);
+              if (!statement) return [];
+              if (statement.reader) return statement.all(parameters);
+              statement.run(parameters);
+              return [];
+            },
+            insert: (text, parameters) =>
+              Number(sqliteStatements?.prepare(text).run(parameters).lastInsertRowid),
           },
-        )
+          changes: totalChanges(sqliteHandle),
+          inTransaction: () => sqliteHandle?.inTransaction === true,
+        })
       : undefined;
   return {
     db,
     dialect,
-    write: (work) => (group ? group.run(work) : work(db)),
+    write: (work, options) => (group ? group.run(work, options) : work(db)),
     generation,
     changesElsewhere,
     poolStats: () =>
@@ -132,6 +137,11 @@ export function openDatabase(url: string, options: DatabaseOptions = {}): Databa
       return closing;
     },
   };
+}
+
+function totalChanges(sqlite: SqliteDatabase.Database | undefined) {
+  const statement = sqlite?.prepare('select total_changes()').pluck();
+  return statement && (() => statement.get() as number);
 }
 
 function migrations(dialect: Dialect): Record<string, Migration> {

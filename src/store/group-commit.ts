@@ -5,9 +5,37 @@ import { type DirectRunner, runDirectly } from './prepared.js';
 
 interface Pending {
   work: (db: Db) => Promise<unknown>;
+  oneStatement: boolean;
   resolve: (value: unknown) => void;
   reject: (error: unknown) => void;
 }
+
+export interface WriteOptions {
+  /**
+   * The work changes data with one statement, its last: SQLite undoes a statement that fails
+   * by itself, so the write needs no savepoint of its own (~2-4 µs saved). Should the work
+   * fail after its statement changed rows, the whole batch is rolled back and fails.
+   */
+  oneStatement?: boolean;
+}
+
+export interface GroupCommitOptions {
+  /**
+   * Runs `savepoint`/`release` text on the connection directly, where the database can
+   * (SQLite: microseconds instead of a trip through the query builder). Neither changes
+   * data, so the select cache need not hear of them; `rollback to` does, and goes through
+   * Kysely.
+   */
+  savepoint?: (db: Db, text: 'savepoint write' | 'release write') => MaybePromise<unknown>;
+  /** Where the database can, hot queries run directly on the batch's connection. */
+  direct?: DirectRunner;
+  /** Rows changed on the connection so far (SQLite's total_changes()) and whether its
+   * transaction is still open: without them, every write has its savepoint. */
+  changes?: () => number;
+  inTransaction?: () => boolean;
+}
+
+type Outcome = { ok: true; value: unknown } | { ok: false; error: unknown };
 
 /** Writes per transaction at most, so one batch never holds the database for long. */
 const MAX_BATCH = 256;
@@ -31,24 +59,28 @@ export class GroupCommit {
    *   changes data, so the select cache need not hear of them; `rollback to` does, and goes
    *   through Kysely.
    */
+  private readonly savepoint: NonNullable<GroupCommitOptions['savepoint']>;
+
   constructor(
     private readonly db: Db,
-    private readonly savepoint: (
-      db: Db,
-      text: 'savepoint write' | 'release write',
-    ) => MaybePromise<unknown> = (db, text) => sql.raw(text).execute(db),
-    /** Where the database can, hot queries run directly on the batch's connection. */
-    private readonly direct?: DirectRunner,
-  ) {}
+    private readonly options: GroupCommitOptions = {},
+  ) {
+    this.savepoint = options.savepoint ?? ((db, text) => sql.raw(text).execute(db));
+  }
 
   /**
    * Queues a write. `work` must use only the `db` it is given and must not start a
    * transaction or call `Database.write` itself: the batch holds the one connection until
    * every write in it is done.
    */
-  run<T>(work: (db: Db) => Promise<T>): Promise<T> {
+  run<T>(work: (db: Db) => Promise<T>, options: WriteOptions = {}): Promise<T> {
     return new Promise<T>((resolve, reject) => {
-      this.queue.push({ work, resolve: resolve as (value: unknown) => void, reject });
+      this.queue.push({
+        work,
+        oneStatement: options.oneStatement === true,
+        resolve: resolve as (value: unknown) => void,
+        reject,
+      });
       if (!this.flushing) {
         this.flushing = true;
         setImmediate(() => void this.flush());
@@ -57,10 +89,19 @@ export class GroupCommit {
   }
 
   /** One write in its savepoint; a failure that took the whole transaction fails the batch. */
-  private async attempt(
-    connection: Db,
-    item: Pending,
-  ): Promise<{ ok: true; value: unknown } | { ok: false; error: unknown }> {
+  private async attempt(connection: Db, item: Pending): Promise<Outcome> {
+    const { changes, inTransaction } = this.options;
+    if (item.oneStatement && changes && inTransaction) {
+      const before = changes();
+      try {
+        return { ok: true, value: await item.work(connection) };
+      } catch (error) {
+        // Its statement failed and SQLite undid it alone: the caller gets the error, the
+        // others go on. Anything else (rows changed, the transaction gone) fails the batch.
+        if (changes() === before && inTransaction()) return { ok: false, error };
+        throw error;
+      }
+    }
     // Awaited only when it is a promise: on SQLite it is done at once, and an await costs a
     // turn through the microtask queue, twice a write.
     const opened = this.savepoint(connection, 'savepoint write');
@@ -90,10 +131,10 @@ export class GroupCommit {
    */
   private async flush(): Promise<void> {
     const batch = this.queue.splice(0, MAX_BATCH);
-    const outcomes: Array<{ ok: true; value: unknown } | { ok: false; error: unknown }> = [];
+    const outcomes: Outcome[] = [];
     try {
       await this.db.connection().execute(async (connection) => {
-        if (this.direct) runDirectly(connection, this.direct);
+        if (this.options.direct) runDirectly(connection, this.options.direct);
         // IMMEDIATE: the write lock is taken once, up front, so a lock held by another
         // process is waited for (busy_timeout) once per batch, not once per write.
         await sql`begin immediate`.execute(connection);

@@ -40,8 +40,9 @@ export const messageRoutes: FastifyPluginAsyncTypebox = async (app) => {
     async (request, reply) => {
       const { account } = callerOf(request);
       const lease = queue.leaseForNew();
-      const { message, row } = await database.write((db) =>
-        acceptMessage(db, clock, account.id, request.body.message, lease),
+      const { message, row } = await database.write(
+        (db) => acceptMessage(db, clock, account.id, request.body.message, lease),
+        { oneStatement: true }, // one insert
       );
       await queue.enqueued(row);
       const { id, status, createdAt } = message;

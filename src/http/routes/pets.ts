@@ -72,7 +72,10 @@ export const petRoutes: FastifyPluginAsyncTypebox = async (app) => {
     async (request, reply) => {
       const { account } = callerOf(request);
       const pet = unwrap(
-        await database.write((db) => createPet(db, clock, account.id, request.body)),
+        await database.write(
+          (db) => createPet(db, clock, account.id, request.body),
+          { oneStatement: true }, // one insert
+        ),
       );
       const location = v1Url(config, request, `/pets/${pet.id}`).href;
       return reply.code(201).header('location', location).send(pet);

@@ -1,0 +1,130 @@
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { after, before, describe, it } from 'node:test';
+import { sql } from 'kysely';
+import { systemClock } from '../src/clock.js';
+import { createAccount } from '../src/domain/accounts.js';
+import { createCategory } from '../src/domain/categories.js';
+import { createPet } from '../src/domain/pets.js';
+import { type Database, type Db, migrate, openDatabase } from '../src/store/database.js';
+import { listPets } from '../src/store/pets-repository.js';
+import { sqliteDatabaseUrl, testDatabaseUrl } from './helpers.js';
+
+// Database.write on the real stores: group commit on SQLite, where writes started together
+// share one transaction; each write as it is on PostgreSQL (when TEST_DATABASE_URL is set).
+const targets = [{ name: 'sqlite', url: sqliteDatabaseUrl }];
+if (process.env.TEST_DATABASE_URL) targets.push({ name: 'postgres', url: testDatabaseUrl });
+
+for (const target of targets) {
+  describe(`writes on ${target.name}`, () => {
+    let database: Database;
+    let cleanup: () => void;
+    let accountId: string;
+    let categoryId: number;
+
+    before(async () => {
+      const made = target.url();
+      cleanup = made.cleanup;
+      database = openDatabase(made.url, { poolSize: 4 });
+      await migrate(database);
+      const account = await createAccount(database.db, systemClock, {
+        email: `group-${randomUUID()}@example.com`,
+        password: 'long enough password',
+      });
+      assert.ok(account.ok);
+      accountId = account.value.id;
+      categoryId = (await createCategory(database.db, systemClock, accountId, 'Dogs')).id;
+    });
+    after(async () => {
+      await database.close();
+      cleanup();
+    });
+
+    const names = async () =>
+      (await listPets(database.db, accountId, { afterId: 0, take: 1000 }))
+        .map((p) => p.name)
+        .sort();
+    const pet = (db: Db, name: string, category = categoryId) =>
+      createPet(db, systemClock, accountId, { name, categoryId: category });
+    const oneStatement = { oneStatement: true };
+
+    it('gives each created pet the id the database stored it under', async () => {
+      const created = await Promise.all(
+        ['Id 1', 'Id 2', 'Id 3'].map((name) => database.write((db) => pet(db, name), oneStatement)),
+      );
+      const stored = await listPets(database.db, accountId, { afterId: 0, take: 1000 });
+      for (const result of created) {
+        assert.ok(result.ok);
+        const row = stored.find((p) => p.id === result.value.id);
+        assert.equal(row?.name, result.value.name);
+      }
+    });
+
+    it('refuses a one-statement write whose statement fails, and only it', async () => {
+      const before = await names();
+      const results = await Promise.all([
+        database.write((db) => pet(db, 'Kept 1'), oneStatement),
+        database.write((db) => pet(db, 'Refused', 424242), oneStatement),
+        database.write((db) => pet(db, 'Kept 2'), oneStatement),
+      ]);
+      assert.deepEqual(
+        results.map((r) => r.ok),
+        [true, false, true],
+      );
+      assert.deepEqual(await names(), [...before, 'Kept 1', 'Kept 2'].sort());
+    });
+
+    // Only SQLite batches writes in one transaction; PostgreSQL runs each as it is.
+    const batched = { skip: target.name !== 'sqlite' && 'PostgreSQL does not batch writes' };
+
+    it(
+      'rolls back a write that fails after changing rows, even when it said one statement',
+      batched,
+      async () => {
+        const before = await names();
+        const outcomes = await Promise.allSettled([
+          database.write((db) => pet(db, 'Plain'), oneStatement),
+          database.write(async (db) => {
+            await pet(db, 'Half done');
+            throw new Error('failed after its insert');
+          }, oneStatement),
+          database.write(async (db) => {
+            await pet(db, 'Also half done');
+            throw new Error('failed after its insert');
+          }),
+        ]);
+        // The one-statement write had no savepoint to return to: its whole batch fails.
+        assert.deepEqual(
+          outcomes.map((o) => o.status),
+          ['rejected', 'rejected', 'rejected'],
+        );
+        assert.deepEqual(await names(), before);
+      },
+    );
+
+    it(
+      'fails the batch, not just the write, when a write ends the transaction',
+      batched,
+      async () => {
+        const before = await names();
+        const outcomes = await Promise.allSettled([
+          database.write((db) => pet(db, 'Before the end'), oneStatement),
+          database.write(async (db) => {
+            // As SQLite does by itself on some errors (disk full): the transaction is gone.
+            await sql`rollback`.execute(db);
+            throw new Error('the transaction was rolled back');
+          }, oneStatement),
+          database.write((db) => pet(db, 'After the end'), oneStatement),
+        ]);
+        assert.deepEqual(
+          outcomes.map((o) => o.status),
+          ['rejected', 'rejected', 'rejected'],
+        );
+        assert.deepEqual(await names(), before);
+        // And the next batch commits as usual.
+        assert.ok((await database.write((db) => pet(db, 'Next batch'), oneStatement)).ok);
+        assert.deepEqual(await names(), [...before, 'Next batch'].sort());
+      },
+    );
+  });
+}
