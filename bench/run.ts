@@ -3,7 +3,7 @@
  * (`npm run bench`). Embedded mode always; PostgreSQL + Redis too when DATABASE_URL and
  * REDIS_URL are set. Prints one table and writes it to bench/results/latest.json.
  *
- * BENCH_PETS (100000), BENCH_ROUNDS (3), BENCH_SECONDS (5), BENCH_WARMUP (1),
+ * BENCH_PETS (100000), BENCH_ROUNDS (5), BENCH_SECONDS (3), BENCH_WARMUP (1),
  * BENCH_CONNECTIONS (50);
  * BENCH_MEMORY=1 adds three one-minute GET runs and the service's RSS after each.
  * BENCH_ONLY=text runs only the scenarios whose name contains it (and the ceiling), for
@@ -29,10 +29,10 @@ const { countUnsettled } = (await import(
 )) as typeof import('../src/store/messages-repository.js');
 
 const PETS = Number(process.env.BENCH_PETS ?? 100_000);
-const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 3);
 const WARMUP = Number(process.env.BENCH_WARMUP ?? 1);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);
-const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
 const ROOT = new URL('../', import.meta.url).pathname;
 const ONLY = process.env.BENCH_ONLY ?? '';
 
