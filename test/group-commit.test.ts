@@ -7,7 +7,7 @@ import { createAccount } from '../src/domain/accounts.js';
 import { createCategory } from '../src/domain/categories.js';
 import { createPet } from '../src/domain/pets.js';
 import { type Database, type Db, migrate, openDatabase } from '../src/store/database.js';
-import { listPets } from '../src/store/pets-repository.js';
+import { insertPet, listPets } from '../src/store/pets-repository.js';
 import { sqliteDatabaseUrl, testDatabaseUrl } from './helpers.js';
 
 // Database.write on the real stores: group commit on SQLite, where writes started together
@@ -74,6 +74,26 @@ for (const target of targets) {
       assert.deepEqual(await names(), [...before, 'Kept 1', 'Kept 2'].sort());
     });
 
+    it('refuses a one-statement write whose statement throws, and only it', async () => {
+      const before = await names();
+      const at = new Date().toISOString();
+      const row = { account_id: accountId, category_id: categoryId, status: 'available' };
+      const outcomes = await Promise.allSettled([
+        database.write((db) => pet(db, 'Beside 1'), oneStatement),
+        // NOT NULL: the error reaches the batch (createPet answers only unknown categories).
+        database.write(
+          (db) => insertPet(db, { ...row, name: null as never, created_at: at, updated_at: at }),
+          oneStatement,
+        ),
+        database.write((db) => pet(db, 'Beside 2'), oneStatement),
+      ]);
+      assert.deepEqual(
+        outcomes.map((o) => o.status),
+        ['fulfilled', 'rejected', 'fulfilled'],
+      );
+      assert.deepEqual(await names(), [...before, 'Beside 1', 'Beside 2'].sort());
+    });
+
     // Only SQLite batches writes in one transaction; PostgreSQL runs each as it is.
     const batched = { skip: target.name !== 'sqlite' && 'PostgreSQL does not batch writes' };
 
@@ -118,6 +138,19 @@ for (const target of targets) {
         ]);
         assert.deepEqual(
           outcomes.map((o) => o.status),
+          ['rejected', 'rejected', 'rejected'],
+        );
+        assert.deepEqual(await names(), before);
+        // A write that swallows the error and answers: the batch fails all the same.
+        const swallowed = await Promise.allSettled([
+          database.write((db) => pet(db, 'Before the end'), oneStatement),
+          database.write(async (db) => {
+            await sql`rollback`.execute(db);
+          }, oneStatement),
+          database.write((db) => pet(db, 'After the end'), oneStatement),
+        ]);
+        assert.deepEqual(
+          swallowed.map((o) => o.status),
           ['rejected', 'rejected', 'rejected'],
         );
         assert.deepEqual(await names(), before);

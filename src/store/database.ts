@@ -117,8 +117,12 @@ export function openDatabase(url: string, options: DatabaseOptions = {}): Databa
               statement.run(parameters);
               return [];
             },
-            insert: (text, parameters) =>
-              Number(sqliteStatements?.prepare(text).run(parameters).lastInsertRowid),
+            insert: (text, parameters) => {
+              const result = sqliteStatements?.prepare(text).run(parameters);
+              // The last row id stays from an earlier insert when this one stored nothing.
+              if (result?.changes !== 1) throw new Error('the insert did not store one row');
+              return Number(result.lastInsertRowid);
+            },
           },
           changes: totalChanges(sqliteHandle),
           inTransaction: () => sqliteHandle?.inTransaction === true,

@@ -46,19 +46,14 @@ const MAX_BATCH = 256;
  * the event loop turns are gathered and committed together, one fsync for them all; each caller
  * is answered only after that commit, so nothing is acknowledged before it is on disk.
  *
- * Every write runs in a savepoint of its own: one that fails is rolled back alone and its
- * caller gets its error, while the others commit.
+ * Every write runs in a savepoint of its own, or, when it is one statement, in SQLite's own
+ * statement rollback: one that fails is rolled back alone and its caller gets its error, while
+ * the others commit.
  */
 export class GroupCommit {
   private readonly queue: Pending[] = [];
   private flushing = false;
 
-  /**
-   * @param savepoint Runs `savepoint`/`release` text on the connection directly, where the
-   *   database can (SQLite: microseconds instead of a trip through the query builder). Neither
-   *   changes data, so the select cache need not hear of them; `rollback to` does, and goes
-   *   through Kysely.
-   */
   private readonly savepoint: NonNullable<GroupCommitOptions['savepoint']>;
 
   constructor(
@@ -93,14 +88,19 @@ export class GroupCommit {
     const { changes, inTransaction } = this.options;
     if (item.oneStatement && changes && inTransaction) {
       const before = changes();
+      let value: unknown;
       try {
-        return { ok: true, value: await item.work(connection) };
+        value = await item.work(connection);
       } catch (error) {
         // Its statement failed and SQLite undid it alone: the caller gets the error, the
         // others go on. Anything else (rows changed, the transaction gone) fails the batch.
         if (changes() === before && inTransaction()) return { ok: false, error };
         throw error;
       }
+      // A write that swallowed an error which ended the transaction: the writes after it
+      // would each commit on their own (the savepoint path notices at its release).
+      if (!inTransaction()) throw new Error('the transaction ended during a write');
+      return { ok: true, value };
     }
     // Awaited only when it is a promise: on SQLite it is done at once, and an await costs a
     // turn through the microtask queue, twice a write.

@@ -4,7 +4,6 @@ import { preparedInsert, preparedQuery } from './prepared.js';
 import type { NewPetRow, PetRow, PetsTable } from './tables.js';
 
 // Parameters: [account_id, name, category_id, status, created_at, updated_at].
-// Parameters: the columns in the order written here.
 const insertPetQuery = preparedInsert((db) =>
   db.insertInto('pets').values({
     account_id: '',

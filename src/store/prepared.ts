@@ -1,4 +1,4 @@
-import type { CompiledQuery, InsertQueryBuilder, InsertResult } from 'kysely';
+import type { CompiledQuery, Generated, InsertQueryBuilder, InsertResult } from 'kysely';
 import type { Db } from './database.js';
 import type { Tables } from './tables.js';
 
@@ -18,8 +18,9 @@ export function preparedQuery<Row>(build: (db: Db) => { compile(): CompiledQuery
   };
 }
 
-type TableWithId = {
-  [T in keyof Tables]: Tables[T] extends { id: unknown } ? T : never;
+/** Tables whose id the database assigns, a number (the row id, on SQLite). */
+type NumberedTable = {
+  [T in keyof Tables]: Tables[T] extends { id: Generated<number> } ? T : never;
 }[keyof Tables];
 
 /**
@@ -27,7 +28,7 @@ type TableWithId = {
  * directly on SQLite, that is the connection's last row id: `RETURNING` costs SQLite ~3 µs a
  * row (it gathers the rows in a table of its own first). Elsewhere, `returning id`.
  */
-export function preparedInsert<T extends TableWithId>(
+export function preparedInsert<T extends NumberedTable>(
   build: (db: Db) => InsertQueryBuilder<Tables, T, InsertResult>,
 ) {
   const plain = compiledOnce(build);
@@ -42,13 +43,19 @@ export function preparedInsert<T extends TableWithId>(
   };
 }
 
+/**
+ * Compiled once per database: by its adapter, which a connection's handle shares with the
+ * handle it came from (group commit takes a new connection handle for every batch). We use no
+ * Kysely plugins, which could make two handles of one adapter write different SQL.
+ */
 function compiledOnce<Row>(build: (db: Db) => { compile(): CompiledQuery<Row> }) {
-  const compiled = new WeakMap<Db, CompiledQuery<Row>>();
+  const compiled = new WeakMap<object, CompiledQuery<Row>>();
   return (db: Db): CompiledQuery<Row> => {
-    let query = compiled.get(db);
+    const adapter = db.getExecutor().adapter;
+    let query = compiled.get(adapter);
     if (!query) {
       query = build(db).compile();
-      compiled.set(db, query);
+      compiled.set(adapter, query);
     }
     return query;
   };
@@ -65,7 +72,7 @@ function checked<Q extends CompiledQuery<unknown>>(query: Q, parameters: readonl
 export interface DirectRunner {
   /** The rows of a statement that returns rows; none for one that does not. */
   all(sql: string, parameters: readonly unknown[]): unknown[];
-  /** Runs an insert; the row id it gave the (last) row. */
+  /** Runs an insert of one row; the row id it gave it. */
   insert(sql: string, parameters: readonly unknown[]): number;
 }
 
