@@ -1,14 +1,12 @@
 import assert from 'node:assert/strict';
-import { randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import { sql } from 'kysely';
 import { systemClock } from '../src/clock.js';
-import { createAccount } from '../src/domain/accounts.js';
 import { createCategory } from '../src/domain/categories.js';
 import { createPet } from '../src/domain/pets.js';
-import { type Database, type Db, migrate, openDatabase } from '../src/store/database.js';
+import type { Database, Db } from '../src/store/database.js';
 import { insertPet, listPets } from '../src/store/pets-repository.js';
-import { sqliteDatabaseUrl, testDatabaseUrl } from './helpers.js';
+import { sqliteDatabaseUrl, storeWithAccount, testDatabaseUrl } from './helpers.js';
 
 // Database.write on the real stores: group commit on SQLite, where writes started together
 // share one transaction; each write as it is on PostgreSQL (when TEST_DATABASE_URL is set).
@@ -25,14 +23,7 @@ for (const target of targets) {
     before(async () => {
       const made = target.url();
       cleanup = made.cleanup;
-      database = openDatabase(made.url, { poolSize: 4 });
-      await migrate(database);
-      const account = await createAccount(database.db, systemClock, {
-        email: `group-${randomUUID()}@example.com`,
-        password: 'long enough password',
-      });
-      assert.ok(account.ok);
-      accountId = account.value.id;
+      ({ database, accountId } = await storeWithAccount(made.url));
       categoryId = (await createCategory(database.db, systemClock, accountId, 'Dogs')).id;
     });
     after(async () => {

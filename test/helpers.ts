@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
 import { sql } from 'kysely';
 import { type AppOptions, buildApp } from '../src/app.js';
-import { systemClock } from '../src/clock.js';
+import { type Clock, systemClock } from '../src/clock.js';
 import { loadConfig } from '../src/config.js';
 import { createAccount, nobodyToTell, setPlan } from '../src/domain/accounts.js';
 import { createApiKey } from '../src/domain/api-keys.js';
@@ -28,6 +28,21 @@ export function sqliteDatabaseUrl(): { url: string; cleanup: () => void } {
       for (const suffix of ['', '-wal', '-shm']) rmSync(file + suffix, { force: true });
     },
   };
+}
+
+/** A migrated store at `url` and a new account in it, for tests below the HTTP layer. */
+export async function storeWithAccount(
+  url: string,
+  clock: Clock = systemClock,
+): Promise<{ database: Database; accountId: string }> {
+  const database = openDatabase(url, { poolSize: 4 });
+  await migrate(database);
+  const account = await createAccount(database.db, clock, {
+    email: `store-${randomUUID()}@example.com`,
+    password: 'long enough password',
+  });
+  if (!account.ok) throw new Error(account.message);
+  return { database, accountId: account.value.id };
 }
 
 export interface TestApp {

@@ -5,9 +5,9 @@ import { systemClock } from '../src/clock.js';
 import { createAccount } from '../src/domain/accounts.js';
 import { createCategory, removeCategory } from '../src/domain/categories.js';
 import { createPet, listPetPage, updatePet } from '../src/domain/pets.js';
-import { type Database, migrate, openDatabase } from '../src/store/database.js';
+import { type Database, migrate } from '../src/store/database.js';
 import { claimDue, findMessage, insertMessage, settle } from '../src/store/messages-repository.js';
-import { sqliteDatabaseUrl, testDatabaseUrl } from './helpers.js';
+import { sqliteDatabaseUrl, storeWithAccount, testDatabaseUrl } from './helpers.js';
 
 // Services and repositories straight on the database: SQLite always, PostgreSQL when
 // TEST_DATABASE_URL is set.
@@ -28,14 +28,7 @@ for (const target of targets) {
     before(async () => {
       const made = target.url();
       cleanup = made.cleanup;
-      database = openDatabase(made.url, { poolSize: 4 });
-      await migrate(database);
-      const account = await createAccount(database.db, systemClock, {
-        email: `repo-${randomUUID()}@example.com`,
-        password: 'long enough password',
-      });
-      assert.ok(account.ok);
-      accountId = account.value.id;
+      ({ database, accountId } = await storeWithAccount(made.url));
     });
     after(async () => {
       await database.close();

@@ -1,13 +1,11 @@
 import assert from 'node:assert/strict';
-import { randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
-import { createAccount } from '../src/domain/accounts.js';
 import { acceptMessage, type Message } from '../src/domain/messages.js';
 import { MessageProcessor } from '../src/queue/processor.js';
 import type { MessageSink } from '../src/queue/sink.js';
 import { TableQueue } from '../src/queue/table-queue.js';
-import { type Database, migrate, openDatabase } from '../src/store/database.js';
-import { testDatabaseUrl } from './helpers.js';
+import type { Database } from '../src/store/database.js';
+import { storeWithAccount, testDatabaseUrl } from './helpers.js';
 
 // The embedded queue hands messages its own process accepts straight to its worker, claimed at
 // birth under the worker's lease. These tests hold that path to "sent once, at once", and to
@@ -45,14 +43,7 @@ describe('table queue: messages claimed at birth', () => {
   const clock = { now: () => new Date(now) };
 
   before(async () => {
-    database = openDatabase(url, { poolSize: 4 });
-    await migrate(database);
-    const account = await createAccount(database.db, clock, {
-      email: `queue-${randomUUID()}@example.com`,
-      password: 'long enough password',
-    });
-    assert.ok(account.ok);
-    accountId = account.value.id;
+    ({ database, accountId } = await storeWithAccount(url, clock));
   });
   after(async () => {
     await database.close();
