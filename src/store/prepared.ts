@@ -3,7 +3,7 @@ import type { Db } from './database.js';
 import type { Tables } from './tables.js';
 
 /**
- * A hot query built and compiled by Kysely once per database handle, then run with fresh
+ * A hot query built and compiled by Kysely once per database, then run with fresh
  * parameters: building a query costs more than running it from a prepared statement. The
  * builder must use its parameters in the order the caller passes them (the compiled SQL holds
  * one placeholder per value, in order), which each use states next to its builder.
