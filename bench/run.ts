@@ -44,18 +44,12 @@ interface Row extends LoadResult {
   rounds: number[];
 }
 
-/** The run with the median rate (the upper middle one of an even count). */
-function median(results: LoadResult[]): LoadResult {
-  const sorted = [...results].sort((a, b) => a.requestsPerSecond - b.requestsPerSecond);
+/** The item with the median value (the upper middle one of an even count). */
+function median<T>(items: T[], value: (item: T) => number): T {
+  const sorted = [...items].sort((a, b) => value(a) - value(b));
   const middle = sorted[Math.floor(sorted.length / 2)];
   if (!middle) throw new Error('no runs to take a median of');
   return middle;
-}
-
-/** The median of numbers (the upper middle one of an even count). */
-function middle(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.floor(sorted.length / 2)] ?? Number.NaN;
 }
 
 function startChild(args: string[], env: Record<string, string>, ready: RegExp) {
@@ -200,11 +194,9 @@ async function runMode(
   // is the median of its rounds' ratios, its rate and latencies those of its median round.
   const [ceilingScenario, ceilingSpec] = scenarios[0] ?? [];
   if (!ceilingScenario || !ceilingSpec) throw new Error('no ceiling scenario');
-  const runs = new Map<string, LoadResult[]>();
-  const ratios = new Map<string, number[]>();
+  const runs = new Map<string, Array<LoadResult & { ratio: number }>>();
   const record = (scenario: string, result: LoadResult, ratio: number) => {
-    runs.set(scenario, [...(runs.get(scenario) ?? []), result]);
-    ratios.set(scenario, [...(ratios.get(scenario) ?? []), ratio]);
+    runs.set(scenario, [...(runs.get(scenario) ?? []), { ...result, ratio }]);
     process.stdout.write(` ${Math.round(result.requestsPerSecond)}`);
   };
   let drainMs: number | null = null;
@@ -237,12 +229,11 @@ async function runMode(
   }
   for (const [scenario] of scenarios) {
     const all = runs.get(scenario) ?? [];
-    const result = median(all);
     rows.push({
       mode,
       scenario,
-      ratio: middle(ratios.get(scenario) ?? []),
-      ...result,
+      ...median(all, (run) => run.requestsPerSecond),
+      ratio: median(all, (run) => run.ratio).ratio,
       // Non-2xx answers in every round, not the median's alone.
       errors: all.reduce((sum, r) => sum + r.errors, 0),
       rounds: all.map((r) => Math.round(r.requestsPerSecond)),

@@ -6,7 +6,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { Redis } from 'ioredis';
 import { systemClock } from '../src/clock.js';
-import { nobodyToTell, setPlan } from '../src/domain/accounts.js';
+import { nobodyToTell } from '../src/domain/accounts.js';
 import { revokeKeyById } from '../src/domain/api-keys.js';
 import { createPet as storePet } from '../src/domain/pets.js';
 import { localFreshness } from '../src/http/freshness.js';
@@ -18,6 +18,7 @@ import {
   createCategory,
   createPet,
   newTenant,
+  planAccount,
   sqliteDatabaseUrl,
   startApp,
   type Tenant,
@@ -293,7 +294,7 @@ describe('caches: two instances sharing PostgreSQL and Redis', { skip: !shared }
     const tenant = await newTenant(a.app, { plan: 'free' });
     const before = await as(b.app, tenant, { url: '/v1/pets' });
     assert.equal(before.headers['x-ratelimit-limit'], '60');
-    await setPlan(a.database.db, tenant.accountId, 'pro', {}, a.app.ctx.keysChanged);
+    await planAccount(a.app, tenant.accountId, 'pro');
     const after = await as(b.app, tenant, { url: '/v1/pets' });
     assert.equal(after.headers['x-ratelimit-limit'], '300');
   });

@@ -38,6 +38,9 @@ for (const target of targets) {
     const pet = (db: Db, name: string, category = categoryId) =>
       createPet(db, systemClock, accountId, { name, categoryId: category });
     const oneStatement = { oneStatement: true };
+    /** How each of the writes, started together, ended. */
+    const settled = async (writes: Array<Promise<unknown>>) =>
+      (await Promise.allSettled(writes)).map((o) => o.status);
 
     it('gives each created pet the id the database stored it under', async () => {
       const created = await Promise.all(
@@ -69,17 +72,16 @@ for (const target of targets) {
       const before = await names();
       const at = new Date().toISOString();
       const row = { account_id: accountId, category_id: categoryId, status: 'available' };
-      const outcomes = await Promise.allSettled([
-        database.write((db) => pet(db, 'Beside 1'), oneStatement),
-        // NOT NULL: the error reaches the batch (createPet answers only unknown categories).
-        database.write(
-          (db) => insertPet(db, { ...row, name: null as never, created_at: at, updated_at: at }),
-          oneStatement,
-        ),
-        database.write((db) => pet(db, 'Beside 2'), oneStatement),
-      ]);
       assert.deepEqual(
-        outcomes.map((o) => o.status),
+        await settled([
+          database.write((db) => pet(db, 'Beside 1'), oneStatement),
+          // NOT NULL: the error reaches the batch (createPet answers only unknown categories).
+          database.write(
+            (db) => insertPet(db, { ...row, name: null as never, created_at: at, updated_at: at }),
+            oneStatement,
+          ),
+          database.write((db) => pet(db, 'Beside 2'), oneStatement),
+        ]),
         ['fulfilled', 'rejected', 'fulfilled'],
       );
       assert.deepEqual(await names(), [...before, 'Beside 1', 'Beside 2'].sort());
@@ -93,20 +95,19 @@ for (const target of targets) {
       batched,
       async () => {
         const before = await names();
-        const outcomes = await Promise.allSettled([
-          database.write((db) => pet(db, 'Plain'), oneStatement),
-          database.write(async (db) => {
-            await pet(db, 'Half done');
-            throw new Error('failed after its insert');
-          }, oneStatement),
-          database.write(async (db) => {
-            await pet(db, 'Also half done');
-            throw new Error('failed after its insert');
-          }),
-        ]);
         // The one-statement write had no savepoint to return to: its whole batch fails.
         assert.deepEqual(
-          outcomes.map((o) => o.status),
+          await settled([
+            database.write((db) => pet(db, 'Plain'), oneStatement),
+            database.write(async (db) => {
+              await pet(db, 'Half done');
+              throw new Error('failed after its insert');
+            }, oneStatement),
+            database.write(async (db) => {
+              await pet(db, 'Also half done');
+              throw new Error('failed after its insert');
+            }),
+          ]),
           ['rejected', 'rejected', 'rejected'],
         );
         assert.deepEqual(await names(), before);
@@ -118,30 +119,28 @@ for (const target of targets) {
       batched,
       async () => {
         const before = await names();
-        const outcomes = await Promise.allSettled([
-          database.write((db) => pet(db, 'Before the end'), oneStatement),
-          database.write(async (db) => {
-            // As SQLite does by itself on some errors (disk full): the transaction is gone.
-            await sql`rollback`.execute(db);
-            throw new Error('the transaction was rolled back');
-          }, oneStatement),
-          database.write((db) => pet(db, 'After the end'), oneStatement),
-        ]);
         assert.deepEqual(
-          outcomes.map((o) => o.status),
+          await settled([
+            database.write((db) => pet(db, 'Before the end'), oneStatement),
+            database.write(async (db) => {
+              // As SQLite does by itself on some errors (disk full): the transaction is gone.
+              await sql`rollback`.execute(db);
+              throw new Error('the transaction was rolled back');
+            }, oneStatement),
+            database.write((db) => pet(db, 'After the end'), oneStatement),
+          ]),
           ['rejected', 'rejected', 'rejected'],
         );
         assert.deepEqual(await names(), before);
         // A write that swallows the error and answers: the batch fails all the same.
-        const swallowed = await Promise.allSettled([
-          database.write((db) => pet(db, 'Before the end'), oneStatement),
-          database.write(async (db) => {
-            await sql`rollback`.execute(db);
-          }, oneStatement),
-          database.write((db) => pet(db, 'After the end'), oneStatement),
-        ]);
         assert.deepEqual(
-          swallowed.map((o) => o.status),
+          await settled([
+            database.write((db) => pet(db, 'Before the end'), oneStatement),
+            database.write(async (db) => {
+              await sql`rollback`.execute(db);
+            }, oneStatement),
+            database.write((db) => pet(db, 'After the end'), oneStatement),
+          ]),
           ['rejected', 'rejected', 'rejected'],
         );
         assert.deepEqual(await names(), before);

@@ -9,7 +9,7 @@ import { type Clock, systemClock } from '../src/clock.js';
 import { loadConfig } from '../src/config.js';
 import { createAccount, nobodyToTell, setPlan } from '../src/domain/accounts.js';
 import { createApiKey } from '../src/domain/api-keys.js';
-import type { Plan } from '../src/domain/plans.js';
+import type { Limits, Plan } from '../src/domain/plans.js';
 import { type Database, migrate, openDatabase } from '../src/store/database.js';
 
 /** PostgreSQL when CI sets TEST_DATABASE_URL; otherwise a fresh SQLite file per app. */
@@ -91,6 +91,18 @@ export function basic(email: string, password: string): string {
   return `Basic ${Buffer.from(`${email}:${password}`).toString('base64')}`;
 }
 
+/** Puts an account on a plan through the app's own store, telling its key cache (as the CLI
+ * would): from the next request on, the account's keys carry the new limits. */
+export async function planAccount(
+  app: FastifyInstance,
+  accountId: string,
+  plan: Plan,
+  limits: Partial<Limits> = {},
+): Promise<void> {
+  const planned = await setPlan(app.ctx.database.db, accountId, plan, limits, app.ctx.keysChanged);
+  if (!planned.ok) throw new Error(planned.message);
+}
+
 export interface Tenant {
   accountId: string;
   email: string;
@@ -131,14 +143,7 @@ export async function newTenant(
   if (account.statusCode !== 201) throw new Error(`sign-up failed: ${account.body}`);
   const plan = options.plan ?? 'enterprise';
   const limits = plan === 'enterprise' && !options.plan ? { perMinute: 1e6, perDay: 1e8 } : {};
-  const planned = await setPlan(
-    app.ctx.database.db,
-    account.json().id,
-    plan,
-    limits,
-    app.ctx.keysChanged,
-  );
-  if (!planned.ok) throw new Error(planned.message);
+  await planAccount(app, account.json().id, plan, limits);
   const key = await app.inject({
     method: 'POST',
     url: '/v1/keys',
@@ -207,22 +212,16 @@ export function errorCode(res: LightMyRequestResponse): string {
  * for tests that start the server as a process of its own. Returns the key's secret.
  */
 export async function storeKey(url: string): Promise<string> {
-  const database = openDatabase(url);
+  const { database, accountId } = await storeWithAccount(url);
   try {
-    await migrate(database);
-    const account = await createAccount(database.db, systemClock, {
-      email: `fixture-${randomUUID()}@example.com`,
-      password: 'long enough password',
-    });
-    if (!account.ok) throw new Error(account.message);
     await setPlan(
       database.db,
-      account.value.id,
+      accountId,
       'enterprise',
       { perMinute: 1e6, perDay: 1e8 },
       nobodyToTell,
     );
-    const key = await createApiKey(database.db, systemClock, 'development', account.value.id, null);
+    const key = await createApiKey(database.db, systemClock, 'development', accountId, null);
     return key.secret;
   } finally {
     await database.close();

@@ -14,7 +14,7 @@ import type { Db } from '../store/database.js';
 import { type ApiKeyRow, toIso } from '../store/tables.js';
 import { type Account, type AnnounceKeysChanged, toAccount } from './accounts.js';
 import { randomBase62 } from './random.js';
-import { fail, ok, type Result } from './result.js';
+import { fail, ok, type Result, type Success } from './result.js';
 
 export interface ApiKey {
   id: string;
@@ -32,6 +32,8 @@ export interface Principal {
    * the shared mode, undefined until a version has been read before the key.
    */
   keysVersion?: number | string | undefined;
+  /** When the key was read from the store (`performance.now()`): how old what is kept of it is. */
+  verifiedAtMs?: number;
 }
 
 /** Production keys are `as_live_…`; staging and development keys are `as_test_…`. */
@@ -140,10 +142,7 @@ const VERIFIED_CACHE_SIZE = 10_000;
  */
 export class KeyAuthenticator {
   private readonly touched = new Map<string, number>();
-  private readonly verified = new Map<
-    string,
-    { found: Result<Principal, never>; keyId: string; version: number | string; atMs: number }
-  >();
+  private readonly verified = new Map<string, Success<Principal>>();
 
   private readonly prefix: string;
 
@@ -174,14 +173,25 @@ export class KeyAuthenticator {
     // Taken before the read: a write during it makes the entry stale, never the reverse.
     const generation = this.version();
     const known = this.verified.get(keyHash);
-    if (
-      known !== undefined &&
-      (this.shared ? performance.now() - known.atMs < SHARED_KEPT_MS : known.version === generation)
-    ) {
-      this.used(known.keyId);
-      return known.found;
+    if (known !== undefined && this.stands(known.value)) {
+      this.used(known.value.keyId);
+      return known;
     }
     return this.lookUp(keyHash, generation);
+  }
+
+  /**
+   * Whether a verification made earlier may be used as it is (see above): embedded, while the
+   * generation it was made under stands; shared, for SHARED_KEPT_MS after the key was read
+   * (the caller then confirms its version). One made under no version never stands.
+   */
+  stands(verified: Pick<Principal, 'keysVersion' | 'verifiedAtMs'>): boolean {
+    const { keysVersion, verifiedAtMs } = verified;
+    if (keysVersion === undefined) return false;
+    if (this.shared) {
+      return verifiedAtMs !== undefined && performance.now() - verifiedAtMs < SHARED_KEPT_MS;
+    }
+    return keysVersion === this.version();
   }
 
   /**
@@ -214,22 +224,18 @@ export class KeyAuthenticator {
       this.verified.delete(keyHash);
       return fail('invalid_api_key', 'The API key is not valid or has been revoked.');
     }
-    const principal = {
+    const verified = ok({
       account: toAccount(found.account),
       keyId: found.keyId,
       keysVersion: version,
-    };
+      verifiedAtMs: performance.now(),
+    });
     if (version !== undefined) {
       if (this.verified.size >= VERIFIED_CACHE_SIZE) this.verified.clear();
-      this.verified.set(keyHash, {
-        found: ok(principal),
-        keyId: found.keyId,
-        version,
-        atMs: performance.now(),
-      });
+      this.verified.set(keyHash, verified);
     }
     this.used(found.keyId);
-    return ok(principal);
+    return verified;
   }
 
   /**

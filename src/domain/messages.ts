@@ -43,6 +43,7 @@ export interface AcceptedMessage {
  * of this process's worker, as already `processing` under it (claimed at birth: the worker
  * takes it from memory, with no claim statement, and no other worker can take it before the
  * lease runs out). Either way the client is told `queued`: the message is accepted, not sent.
+ * One statement changes data (its route's write is `oneStatement`: keep it so).
  */
 export async function acceptMessage(
   db: Db,

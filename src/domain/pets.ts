@@ -61,6 +61,7 @@ const onOrder = (id: number) =>
 const unknownCategory = (id: number | undefined) =>
   fail('unknown_category', `No category ${id} in this account; create it first.`);
 
+/** Changes data with one statement (its route's write is `oneStatement`: keep it so). */
 export async function createPet(
   db: Db,
   clock: Clock,

@@ -2,7 +2,7 @@ import type { Socket } from 'node:net';
 import type { FastifyReply, FastifyRequest, onRequestHookHandler } from 'fastify';
 import type { Account } from '../domain/accounts.js';
 import { authenticatePassword } from '../domain/accounts.js';
-import { type KeyAuthenticator, SHARED_KEPT_MS } from '../domain/api-keys.js';
+import type { KeyAuthenticator } from '../domain/api-keys.js';
 import { limitsFor } from '../domain/plans.js';
 import type { Failure, Result, Success } from '../domain/result.js';
 import { ApiError } from '../errors.js';
@@ -16,6 +16,8 @@ export interface Caller {
   keyId: string | null;
   /** The version of the account's keys the key was verified under (see KeyAuthenticator). */
   keysVersion?: number | string | undefined;
+  /** When the key was read from the store (see Principal). */
+  verifiedAtMs?: number;
 }
 
 declare module 'fastify' {
@@ -142,7 +144,9 @@ function guard(
       if (stale === undefined || !reread) return;
       if (stale.versions === undefined) {
         // The store did not answer and lets requests through: nothing kept can be confirmed,
-        // so the key is read from the database, and nothing is kept.
+        // so the key is read from the database (unless it just was: no version), and nothing
+        // is kept.
+        if (keysVersion === undefined) return;
         return andThen(reread(request), (fresh) => {
           if (!fresh.ok) return refuse(request, reply, fresh);
           request.caller = fresh.value;
@@ -182,13 +186,10 @@ function asError(thrown: unknown): Error {
   return thrown instanceof Error ? thrown : new Error(`auth hook failed: ${String(thrown)}`);
 }
 
-/** The key last verified on each connection: the header it came in, and when and under which
- * embedded key generation it was verified. */
+/** The key last verified on each connection, and the header it came in. */
 interface LastKey {
   header: string;
   result: Success<Caller>;
-  generation: number | undefined;
-  atMs: number;
 }
 const lastOnConnection = new WeakMap<Socket, LastKey>();
 
@@ -201,26 +202,14 @@ const lastOnConnection = new WeakMap<Socket, LastKey>();
  * kept, and only as long as the connection.
  */
 export function bearerAuth(keys: KeyAuthenticator, limits: RateLimitGuard) {
-  const stands = (last: LastKey): boolean =>
-    keys.shared
-      ? performance.now() - last.atMs < SHARED_KEPT_MS
-      : last.generation !== undefined && last.generation === keys.version();
   const remember = (
     request: FastifyRequest,
     header: string | undefined,
-    generation: number | undefined,
     result: Result<Caller, AuthFailure>,
   ) => {
-    const keepable = keys.shared
-      ? result.ok && result.value.keysVersion !== undefined
-      : generation !== undefined;
-    if (result.ok && keepable && header !== undefined) {
-      lastOnConnection.set(request.raw.socket, {
-        header,
-        result,
-        generation,
-        atMs: performance.now(),
-      });
+    // Kept only when verified under a version, and so only as long as the key cache would.
+    if (result.ok && result.value.keysVersion !== undefined && header !== undefined) {
+      lastOnConnection.set(request.raw.socket, { header, result });
     } else {
       lastOnConnection.delete(request.raw.socket);
     }
@@ -229,21 +218,17 @@ export function bearerAuth(keys: KeyAuthenticator, limits: RateLimitGuard) {
   const read = (request: FastifyRequest) => {
     const header = request.headers.authorization;
     const last = lastOnConnection.get(request.raw.socket);
-    if (last !== undefined && last.header === header && stands(last)) {
+    if (last !== undefined && last.header === header && keys.stands(last.result.value)) {
       if (last.result.value.keyId !== null) keys.used(last.result.value.keyId);
       return last.result;
     }
-    // Taken before the key is read: a write during the read makes what is kept stale.
-    const generation = keys.version();
-    return andThen(readBearer(keys, header), (result) =>
-      remember(request, header, generation, result),
-    );
+    return andThen(readBearer(keys, header), (result) => remember(request, header, result));
   };
   // Shared mode: read again under a version just read (kept), or with none (nothing kept).
   const reread = (request: FastifyRequest, keysVersion?: string) => {
     const header = request.headers.authorization;
     return andThen(readBearer(keys, header, { keysVersion }), (result) =>
-      remember(request, header, undefined, result),
+      remember(request, header, result),
     );
   };
   return guard(limits, BEARER_CHALLENGE, read, keys.shared ? reread : undefined);

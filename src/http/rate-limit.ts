@@ -73,10 +73,7 @@ export class RateLimitGuard {
   ): MaybePromise<Stale | undefined> {
     let decision: MaybePromise<Decision | Stale>;
     try {
-      decision =
-        expectKeys === undefined
-          ? this.limiter.check(subject, limits)
-          : this.limiter.check(subject, limits, expectKeys);
+      decision = this.limiter.check(subject, limits, expectKeys);
     } catch (err) {
       return this.unavailable(request, err);
     }

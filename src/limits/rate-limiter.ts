@@ -1,7 +1,7 @@
 import type { Clock } from '../clock.js';
 import type { Limits } from '../domain/plans.js';
 import { andThen, type MaybePromise } from '../maybe.js';
-import type { CounterStore, HitInput, HitResult, Versions } from './store.js';
+import type { Counted, CounterStore, HitInput, Versions } from './store.js';
 
 export type WindowName = 'minute' | 'day';
 
@@ -43,7 +43,7 @@ export interface Stale {
   versions: Versions | undefined;
 }
 
-/** Subjects whose keys are kept at most; past it the cache starts again. */
+/** (Subject, ban owner) pairs whose keys are kept at most; past it the cache starts again. */
 const KEPT_SUBJECTS = 10_000;
 
 /** One window as it applies at the time of a request. */
@@ -62,7 +62,6 @@ interface Window {
  * every Map (or Redis client) use, which cost more than the whole count.
  */
 interface SubjectWindows {
-  banId: string;
   limits: Limits;
   windows: Window[];
   /** The span in which all of the windows stand (ms). */
@@ -118,13 +117,17 @@ export class RateLimiter {
    * counts only while it stands, and answers Stale otherwise.
    */
   check(subject: Subject, limits: Limits): MaybePromise<Decision>;
-  check(subject: Subject, limits: Limits, expectKeys: string): MaybePromise<Decision | Stale>;
+  check(
+    subject: Subject,
+    limits: Limits,
+    expectKeys: string | undefined,
+  ): MaybePromise<Decision | Stale>;
   check(subject: Subject, limits: Limits, expectKeys?: string): MaybePromise<Decision | Stale> {
     const nowMs = this.clock.now().getTime();
     const current = this.windowsOf(subject, limits, nowMs);
     const hit = this.store.hit(current.input, nowMs, expectKeys);
     return andThen(hit, (result) =>
-      result.outcome === 'stale' && result.versions
+      result.outcome === 'stale'
         ? { stale: true, versions: result.versions }
         : this.decide(current, nowMs, result),
     );
@@ -154,7 +157,7 @@ export class RateLimiter {
     return this.store.close();
   }
 
-  private decide(current: SubjectWindows, nowMs: number, result: HitResult): Decision {
+  private decide(current: SubjectWindows, nowMs: number, result: Counted): Decision {
     const { windows: specs, policy } = current;
     const windows: WindowState[] = [];
     let tightest: WindowState | undefined;
@@ -188,7 +191,7 @@ export class RateLimiter {
         versions,
       };
     }
-    const index = result.outcome === 'limited' ? result.index : 0;
+    const { index } = result;
     const full = specs[index] ?? specs[0];
     return {
       allowed: false,
@@ -218,7 +221,6 @@ export class RateLimiter {
     const windows = this.windows(limits, nowMs);
     const base = this.keyBase(subject.id);
     const current: SubjectWindows = {
-      banId: subject.banId,
       limits,
       windows,
       fromMs: Math.max(...windows.map((w) => w.endMs - w.seconds * 1000)),

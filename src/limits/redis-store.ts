@@ -2,7 +2,8 @@ import { Redis } from 'ioredis';
 import { randomBase62 } from '../domain/random.js';
 import type { CounterStore, HitInput, HitResult } from './store.js';
 
-/** A version key unused this long goes; the next request finds it missing and sets a new one. */
+/** A version key lives this long after it was last set (moved on, or set anew when missing);
+ * the next request then finds it missing and sets a new one. */
 const VERSION_TTL_MS = 86_400_000;
 
 /**
@@ -189,10 +190,13 @@ export class RedisCounterStore implements CounterStore {
     const counted = Number(accepted);
     // The strikes the refused requests of this batch took, the first of them being this one.
     const firstStrike = Number(strikes) - (waiting.length - counted) + 1;
-    waiting.forEach(({ resolve }, i) => {
+    waiting.forEach(({ resolve, reject }, i) => {
       const after = counts.map((c) => c + Math.min(i + 1, counted));
-      if (outcome === 2) resolve({ outcome: 'stale', counts: [], versions });
-      else if (outcome === -1) {
+      if (outcome === 2) {
+        // The script sets missing versions before it compares: a stale answer carries both.
+        if (versions) resolve({ outcome: 'stale', versions });
+        else reject(new Error('rate-limit script: stale without versions'));
+      } else if (outcome === -1) {
         resolve({ outcome: 'banned', counts, banMsLeft: Number(banMs), versions });
       } else if (i < counted) resolve({ outcome: 'allowed', counts: after, versions });
       else if (firstStrike + (i - counted) > input.banThreshold) {

@@ -35,13 +35,17 @@ export interface Versions {
   data: string;
 }
 
-export type HitResult = (
+/** A request counted (or refused), with the versions a shared store read beside it. */
+export type Counted = (
   | { outcome: 'allowed'; counts: number[] }
   | { outcome: 'limited'; counts: number[]; index: number }
   | { outcome: 'banned'; counts: number[]; banMsLeft: number }
-  // The keys version was not the one expected: nothing was counted.
-  | { outcome: 'stale'; counts: number[] }
 ) & { versions?: Versions };
+
+export type HitResult =
+  | Counted
+  // The keys version was not the one expected: nothing was counted.
+  | { outcome: 'stale'; versions: Versions };
 
 export interface CounterStore {
   readonly kind: 'memory' | 'redis';

@@ -72,23 +72,21 @@ export function openDatabase(url: string, options: DatabaseOptions = {}): Databa
   let pool: pg.Pool | undefined;
   let generation = (): number | undefined => undefined;
   let changesElsewhere = (): number | undefined => undefined;
-  let sqliteHandle: SqliteDatabase.Database | undefined;
-  let sqliteStatements: ReturnType<typeof cachedSqlite> | undefined;
+  let group: GroupCommit | undefined;
   if (dialect === 'sqlite') {
     const path = url.slice('sqlite:'.length);
     if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
     const sqlite = new SqliteDatabase(path);
-    sqliteHandle = sqlite;
     sqlite.pragma('journal_mode = WAL');
     // FULL: a commit we acknowledged survives a power cut, not just a process crash.
     sqlite.pragma('synchronous = FULL');
     sqlite.pragma('foreign_keys = ON');
     sqlite.pragma('busy_timeout = 5000');
     const cached = cachedSqlite(sqlite);
-    sqliteStatements = cached;
     generation = () => cached.generation();
     changesElsewhere = () => cached.changesElsewhere();
     db = new Kysely<Tables>({ dialect: new SqliteDialect({ database: cached }) });
+    group = new GroupCommit(db, sqlite, cached);
   } else {
     pool = new pg.Pool({
       connectionString: url,
@@ -105,29 +103,6 @@ export function openDatabase(url: string, options: DatabaseOptions = {}): Databa
     db = new Kysely<Tables>({ dialect: new PostgresDialect({ pool }) });
   }
   let closing: Promise<void> | undefined;
-  const group =
-    dialect === 'sqlite'
-      ? new GroupCommit(db, {
-          savepoint: (_db, text) => sqliteHandle?.exec(text),
-          direct: {
-            all: (text, parameters) => {
-              const statement = sqliteStatements?.prepare(text);
-              if (!statement) return [];
-              if (statement.reader) return statement.all(parameters);
-              statement.run(parameters);
-              return [];
-            },
-            insert: (text, parameters) => {
-              const result = sqliteStatements?.prepare(text).run(parameters);
-              // The last row id stays from an earlier insert when this one stored nothing.
-              if (result?.changes !== 1) throw new Error('the insert did not store one row');
-              return Number(result.lastInsertRowid);
-            },
-          },
-          changes: totalChanges(sqliteHandle),
-          inTransaction: () => sqliteHandle?.inTransaction === true,
-        })
-      : undefined;
   return {
     db,
     dialect,
@@ -141,11 +116,6 @@ export function openDatabase(url: string, options: DatabaseOptions = {}): Databa
       return closing;
     },
   };
-}
-
-function totalChanges(sqlite: SqliteDatabase.Database | undefined) {
-  const statement = sqlite?.prepare('select total_changes()').pluck();
-  return statement && (() => statement.get() as number);
 }
 
 function migrations(dialect: Dialect): Record<string, Migration> {

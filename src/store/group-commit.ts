@@ -1,7 +1,8 @@
+import type SqliteDatabase from 'better-sqlite3';
 import { sql } from 'kysely';
-import type { MaybePromise } from '../maybe.js';
 import type { Db } from './database.js';
 import { type DirectRunner, runDirectly } from './prepared.js';
+import type { CachedSqlite } from './sqlite-cache.js';
 
 interface Pending {
   work: (db: Db) => Promise<unknown>;
@@ -17,22 +18,6 @@ export interface WriteOptions {
    * fail after its statement changed rows, the whole batch is rolled back and fails.
    */
   oneStatement?: boolean;
-}
-
-export interface GroupCommitOptions {
-  /**
-   * Runs `savepoint`/`release` text on the connection directly, where the database can
-   * (SQLite: microseconds instead of a trip through the query builder). Neither changes
-   * data, so the select cache need not hear of them; `rollback to` does, and goes through
-   * Kysely.
-   */
-  savepoint?: (db: Db, text: 'savepoint write' | 'release write') => MaybePromise<unknown>;
-  /** Where the database can, hot queries run directly on the batch's connection. */
-  direct?: DirectRunner;
-  /** Rows changed on the connection so far (SQLite's total_changes()) and whether its
-   * transaction is still open: without them, every write has its savepoint. */
-  changes?: () => number;
-  inTransaction?: () => boolean;
 }
 
 type Outcome = { ok: true; value: unknown } | { ok: false; error: unknown };
@@ -53,14 +38,37 @@ const MAX_BATCH = 256;
 export class GroupCommit {
   private readonly queue: Pending[] = [];
   private flushing = false;
+  /** Hot queries run directly on the batch's connection (see runDirectly), through the
+   * statement cache, so the select cache hears of every write. */
+  private readonly direct: DirectRunner;
+  private readonly totalChanges: SqliteDatabase.Statement;
 
-  private readonly savepoint: NonNullable<GroupCommitOptions['savepoint']>;
-
+  /**
+   * @param db The Kysely handle over `statements`, itself over `sqlite`.
+   * @param sqlite The connection: `savepoint` and `release` run on it directly (microseconds
+   *   instead of a trip through the query builder); neither changes data, so the select cache
+   *   need not hear of them. `rollback to` does, and goes through Kysely.
+   */
   constructor(
     private readonly db: Db,
-    private readonly options: GroupCommitOptions = {},
+    private readonly sqlite: SqliteDatabase.Database,
+    statements: CachedSqlite,
   ) {
-    this.savepoint = options.savepoint ?? ((db, text) => sql.raw(text).execute(db));
+    this.totalChanges = sqlite.prepare('select total_changes()').pluck();
+    this.direct = {
+      all: (text, parameters) => {
+        const statement = statements.prepare(text);
+        if (statement.reader) return statement.all(parameters);
+        statement.run(parameters);
+        return [];
+      },
+      insert: (text, parameters) => {
+        const result = statements.prepare(text).run(parameters);
+        // The last row id stays from an earlier insert when this one stored nothing.
+        if (result.changes !== 1) throw new Error('the insert did not store one row');
+        return Number(result.lastInsertRowid);
+      },
+    };
   }
 
   /**
@@ -85,31 +93,26 @@ export class GroupCommit {
 
   /** One write in its savepoint; a failure that took the whole transaction fails the batch. */
   private async attempt(connection: Db, item: Pending): Promise<Outcome> {
-    const { changes, inTransaction } = this.options;
-    if (item.oneStatement && changes && inTransaction) {
-      const before = changes();
+    if (item.oneStatement) {
+      const before = this.changes();
       let value: unknown;
       try {
         value = await item.work(connection);
       } catch (error) {
         // Its statement failed and SQLite undid it alone: the caller gets the error, the
         // others go on. Anything else (rows changed, the transaction gone) fails the batch.
-        if (changes() === before && inTransaction()) return { ok: false, error };
+        if (this.changes() === before && this.sqlite.inTransaction) return { ok: false, error };
         throw error;
       }
       // A write that swallowed an error which ended the transaction: the writes after it
       // would each commit on their own (the savepoint path notices at its release).
-      if (!inTransaction()) throw new Error('the transaction ended during a write');
+      if (!this.sqlite.inTransaction) throw new Error('the transaction ended during a write');
       return { ok: true, value };
     }
-    // Awaited only when it is a promise: on SQLite it is done at once, and an await costs a
-    // turn through the microtask queue, twice a write.
-    const opened = this.savepoint(connection, 'savepoint write');
-    if (opened instanceof Promise) await opened;
+    this.sqlite.exec('savepoint write');
     try {
       const value = await item.work(connection);
-      const released = this.savepoint(connection, 'release write');
-      if (released instanceof Promise) await released;
+      this.sqlite.exec('release write');
       return { ok: true, value };
     } catch (error) {
       try {
@@ -134,7 +137,7 @@ export class GroupCommit {
     const outcomes: Outcome[] = [];
     try {
       await this.db.connection().execute(async (connection) => {
-        if (this.options.direct) runDirectly(connection, this.options.direct);
+        runDirectly(connection, this.direct);
         // IMMEDIATE: the write lock is taken once, up front, so a lock held by another
         // process is waited for (busy_timeout) once per batch, not once per write.
         await sql`begin immediate`.execute(connection);
@@ -157,5 +160,10 @@ export class GroupCommit {
     }
     if (this.queue.length > 0) setImmediate(() => void this.flush());
     else this.flushing = false;
+  }
+
+  /** Rows changed on the connection so far (SQLite's total_changes()). */
+  private changes(): number {
+    return this.totalChanges.get() as number;
   }
 }
