@@ -3,12 +3,12 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import { type Clock, systemClock } from './clock.js';
 import type { Config } from './config.js';
-import { KeyAuthenticator, SHARED_KEPT_MS } from './domain/api-keys.js';
+import { KeyAuthenticator, SHARED_KEPT_MS, UNANNOUNCED } from './domain/api-keys.js';
 import { ApiError } from './errors.js';
 import { anonymous, basicAuth, bearerAuth } from './http/auth.js';
 import type { AppContext } from './http/context.js';
 import { registerErrorHandling, sendError, toApiError } from './http/error-handler.js';
-import { announceWrites, localFreshness, sharedFreshness, UNANNOUNCED } from './http/freshness.js';
+import { announceWrites, localFreshness, sharedFreshness } from './http/freshness.js';
 import { registerOpenApi } from './http/openapi.js';
 import { PageCache } from './http/page-cache.js';
 import { RateLimitGuard } from './http/rate-limit.js';
@@ -101,31 +101,27 @@ export async function buildApp({
   if (config.worker) app.addHook('onReady', async () => queue.startWorker());
   // Where the store is shared by instances (PostgreSQL) and so are the counters (Redis),
   // what an instance keeps is checked against versions kept beside the counters.
-  const shared = database.generation() === undefined && limiter.store.kind === 'redis';
-  let keyChangesHere = 0;
+  const { shared } = config;
+  const keys = new KeyAuthenticator(database.db, clock, config.env, {
+    changesElsewhere: () => database.changesElsewhere(),
+    shared,
+  });
   const context: AppContext = {
     config,
     log,
     database,
     clock,
-    keys: new KeyAuthenticator(database.db, clock, config.env, {
-      // Embedded: a verified key stands until a key or a plan changes here (announced below) or
-      // another process commits anything (the CLI); this process's other writes leave it be.
-      generation: () => {
-        const elsewhere = database.changesElsewhere();
-        return elsewhere === undefined ? undefined : elsewhere + keyChangesHere;
-      },
-      shared,
-    }),
+    keys,
     limiter,
     queue,
     metrics,
     // Shared mode: what a lost announcement leaves stale is read again within this long.
     pages: new PageCache(shared ? SHARED_KEPT_MS : undefined),
     freshness: shared ? sharedFreshness : localFreshness(() => database.generation()),
-    keysChanged: (accountId) => {
-      keyChangesHere++;
-      return limiter.changed(accountId, 'keys').catch((err: unknown) => {
+    keysChanged: async (accountId) => {
+      keys.changed();
+      if (!shared) return;
+      await limiter.changed(accountId, 'keys').catch((err: unknown) => {
         log.error({ err, accountId }, `could not announce a keys change; ${UNANNOUNCED}`);
       });
     },

@@ -49,6 +49,9 @@ export interface Config {
   redisUrl: string | undefined;
   /** Prefix of every Redis key this deployment writes. */
   redisKeyPrefix: string;
+  /** PostgreSQL with Redis: instances share the data and the counters, and what one keeps (a
+   * verified key, a page) is checked against versions kept in Redis beside the counters. */
+  shared: boolean;
   /** Keys that sign the developer portal's cookies: the first signs, every one verifies (so a
    * key can be rotated without signing everyone out). Random per process in development. */
   sessionSecrets: string[];
@@ -244,11 +247,13 @@ export function loadConfig(env: Env = process.env): Config {
     if (value === undefined) throw new ConfigError(name, `must be set when APP_ENV is ${appEnv}`);
   }
   const host = read(env, 'HOST') ?? '127.0.0.1';
+  const database = databaseUrl(env);
+  const redis = redisUrl(env);
   return {
     env: appEnv,
     host,
     port: integer(env, 'PORT', 8080, 0, 65535),
-    databaseUrl: databaseUrl(env),
+    databaseUrl: database,
     logLevel: oneOf(
       env,
       'LOG_LEVEL',
@@ -273,8 +278,9 @@ export function loadConfig(env: Env = process.env): Config {
     migrateOnStart: boolean(env, 'MIGRATE_ON_START', true),
     shutdownTimeoutMs: integer(env, 'SHUTDOWN_TIMEOUT_SECONDS', 25, 1, 3_600) * 1000,
     metrics: metrics(env, appEnv, host),
-    redisUrl: redisUrl(env),
+    redisUrl: redis,
     redisKeyPrefix: read(env, 'REDIS_KEY_PREFIX') ?? 'as:',
+    shared: database.startsWith('postgres') && redis !== undefined,
     sessionSecrets: sessionSecrets(env, appEnv),
     worker: oneOf(env, 'WORKER', ['on', 'off'] as const, 'on') === 'on',
     messages: {
@@ -284,7 +290,7 @@ export function loadConfig(env: Env = process.env): Config {
       concurrency: integer(
         env,
         'WORKER_CONCURRENCY',
-        databaseUrl(env).startsWith('sqlite:') && !redisUrl(env) ? 128 : 32,
+        database.startsWith('sqlite:') && !redis ? 128 : 32,
         1,
         1000,
       ),

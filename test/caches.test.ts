@@ -7,7 +7,12 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { Redis } from 'ioredis';
 import { systemClock } from '../src/clock.js';
 import { nobodyToTell } from '../src/domain/accounts.js';
-import { revokeKeyById } from '../src/domain/api-keys.js';
+import {
+  createApiKey,
+  KeyAuthenticator,
+  revokeKeyById,
+  SHARED_KEPT_MS,
+} from '../src/domain/api-keys.js';
 import { createPet as storePet } from '../src/domain/pets.js';
 import { localFreshness } from '../src/http/freshness.js';
 import { PageCache } from '../src/http/page-cache.js';
@@ -21,6 +26,7 @@ import {
   planAccount,
   sqliteDatabaseUrl,
   startApp,
+  storeWithAccount,
   type Tenant,
   type TestApp,
 } from './helpers.js';
@@ -234,6 +240,107 @@ describe('caches: the page cache itself', () => {
     generation = 2; // a write lands while the page is read
     assert.ok(!freshness.keeps(request, 1));
     assert.equal(localFreshness(() => undefined).dataVersion(request), undefined, 'PostgreSQL');
+  });
+});
+
+describe('caches: the key cache itself', () => {
+  const file = sqliteDatabaseUrl();
+  let database: Database;
+  let secret: string;
+  before(async () => {
+    const store = await storeWithAccount(file.url);
+    database = store.database;
+    const created = await createApiKey(
+      database.db,
+      systemClock,
+      'development',
+      store.accountId,
+      'k',
+    );
+    secret = created.secret;
+  });
+  after(async () => {
+    await database.close();
+    file.cleanup();
+  });
+
+  it('keeps a key (embedded) until a key or plan changes in this process', async () => {
+    const keys = new KeyAuthenticator(database.db, systemClock, 'development', {
+      changesElsewhere: () => 0,
+    });
+    const read = await keys.authenticate(secret);
+    assert.ok(read.ok);
+    assert.equal(keys.authenticate(secret), read, 'answered as kept, without a read');
+    keys.changed();
+    const again = keys.authenticate(secret);
+    assert.ok(again instanceof Promise, 'read again');
+    const fresh = await again;
+    assert.equal(keys.authenticate(secret), fresh, 'and kept under the new generation');
+  });
+
+  it('trusts a key kept in the shared mode for 30 s after it was read, no longer', async () => {
+    let nowMs = 1_000;
+    const keys = new KeyAuthenticator(database.db, systemClock, 'development', {
+      shared: true,
+      monotonicMs: () => nowMs,
+    });
+    const read = await keys.reverify(secret, '7');
+    assert.ok(read.ok);
+    nowMs += SHARED_KEPT_MS - 1;
+    assert.ok(keys.stands(read.value));
+    assert.equal(keys.authenticate(secret), read, 'answered as kept, without a read');
+    nowMs += 1;
+    assert.ok(!keys.stands(read.value));
+    const again = keys.authenticate(secret);
+    assert.ok(again instanceof Promise, 'read again');
+    const fresh = await again;
+    assert.ok(fresh.ok);
+    assert.equal(fresh.value.keysVersion, undefined, 'under no version: kept only once confirmed');
+  });
+
+  it('reads a page again after its maximum age (the shared mode: 30 s)', () => {
+    let nowMs = 0;
+    const pages = new PageCache(SHARED_KEPT_MS, () => nowMs);
+    pages.keep('a', 1, { body: Buffer.from('[1]'), link: undefined });
+    nowMs = SHARED_KEPT_MS - 1;
+    assert.ok(pages.get('a', 1));
+    nowMs = SHARED_KEPT_MS;
+    assert.equal(pages.get('a', 1), undefined);
+  });
+});
+
+// SQLite with Redis: one instance (SQLite is not shared between machines) whose counters live
+// in Redis. Its caches go by the SQLite file, as embedded; nothing reads versions in Redis.
+describe('caches: SQLite with Redis', { skip: !process.env.TEST_REDIS_URL }, () => {
+  const file = sqliteDatabaseUrl();
+  const prefix = `test-${randomUUID()}:`;
+  let t: TestApp;
+  before(async () => {
+    t = await startApp({ env: { DATABASE_URL: file.url, REDIS_KEY_PREFIX: prefix } });
+  });
+  after(async () => {
+    await t.close();
+    file.cleanup();
+  });
+
+  it('sees every change at once, and keeps no versions in Redis', async () => {
+    const tenant = await newTenant(t.app, { plan: 'free' });
+    const categoryId = (await createCategory(t.app, tenant)).id;
+    const url = '/v1/pets?limit=100';
+    assert.deepEqual(ids(await as(t.app, tenant, { url })), []);
+    const pet = await createPet(t.app, tenant, { categoryId });
+    assert.deepEqual(ids(await as(t.app, tenant, { url })), [pet.id]);
+    await planAccount(t.app, tenant.accountId, 'pro');
+    assert.equal((await as(t.app, tenant, { url })).headers['x-ratelimit-limit'], '300');
+    assert.equal((await revokeThroughApi(t.app, tenant)).statusCode, 204);
+    assert.equal((await as(t.app, tenant, { url })).statusCode, 401);
+    const redis = new Redis(process.env.TEST_REDIS_URL ?? '');
+    try {
+      assert.ok((await redis.keys(`${prefix}rl:{${tenant.accountId}}:*`)).length > 0, 'counted');
+      assert.deepEqual(await redis.keys(`${prefix}*:version:*`), []);
+    } finally {
+      redis.disconnect();
+    }
   });
 });
 

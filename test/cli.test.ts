@@ -3,7 +3,7 @@ import { spawn, spawnSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { after, describe, it } from 'node:test';
 import { run } from '../src/cli/main.js';
-import { as, basic, newTenant, startApp, testDatabaseUrl } from './helpers.js';
+import { as, basic, newTenant, sqliteDatabaseUrl, startApp, testDatabaseUrl } from './helpers.js';
 
 describe('animal-store CLI', () => {
   const { url, cleanup } = testDatabaseUrl();
@@ -186,6 +186,37 @@ describe('animal-store CLI', () => {
     } finally {
       worker.kill('SIGKILL');
       await api.app.close();
+    }
+  });
+
+  it('changes keys and plans on SQLite without Redis, whatever REDIS_URL says', async () => {
+    // SQLite is one machine's: the service sees the CLI's commit by itself, so a Redis that
+    // cannot be reached (nothing listens on port 1) is never asked.
+    const file = sqliteDatabaseUrl();
+    const sqlite = {
+      DATABASE_URL: file.url,
+      LOG_LEVEL: 'silent',
+      REDIS_URL: 'redis://127.0.0.1:1',
+    };
+    try {
+      assert.equal((await run(['migrate'], sqlite)).code, 0);
+      const other = `cli-sqlite-${randomUUID()}@example.com`;
+      const created = await run(
+        ['accounts', 'create', '--email', other, '--password', password],
+        sqlite,
+      );
+      assert.equal(created.code, 0, created.out);
+      const key = await run(['keys', 'create', '--email', other], sqlite);
+      const keyId = /Created key (key_\w+)/.exec(key.out)?.[1] ?? '';
+      const planned = await run(
+        ['accounts', 'set-plan', '--email', other, '--plan', 'pro'],
+        sqlite,
+      );
+      assert.equal(planned.code, 0, planned.out);
+      const revoked = await run(['keys', 'revoke', '--key-id', keyId], sqlite);
+      assert.equal(revoked.code, 0, revoked.out);
+    } finally {
+      file.cleanup();
     }
   });
 

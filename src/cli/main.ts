@@ -10,7 +10,7 @@ import {
   nobodyToTell,
   setPlan,
 } from '../domain/accounts.js';
-import { createApiKey, revokeKeyById, SHARED_KEPT_MS } from '../domain/api-keys.js';
+import { createApiKey, revokeKeyById, UNANNOUNCED } from '../domain/api-keys.js';
 import { createDemoAccount, DEMO_EMAIL, seedDemoData } from '../domain/demo.js';
 import { isPlan } from '../domain/plans.js';
 import type { Result } from '../domain/result.js';
@@ -76,15 +76,16 @@ function check<T>(result: Result<T>): T {
 }
 
 /**
- * Runs `change` with the announcer of key and plan changes: through Redis when REDIS_URL is
- * set, so instances sharing it see the change on their next request. The change is committed
- * before it is announced; if the announcement fails, the command says so and fails.
+ * Runs `change` with the announcer of key and plan changes: through Redis in the shared mode
+ * (PostgreSQL with Redis), so every instance sees the change on its next request. The change is
+ * committed before it is announced; if the announcement fails, the command says so and fails.
+ * On SQLite there is nobody to tell: the service sees another process's commit by itself.
  */
 async function announcing<T>(
   config: Config,
   change: (announce: AnnounceKeysChanged) => Promise<T>,
 ): Promise<T> {
-  if (!config.redisUrl) return change(nobodyToTell);
+  if (!config.shared) return change(nobodyToTell);
   const limiter = await createRateLimiter(config, systemClock);
   try {
     return await change(async (accountId) => {
@@ -93,7 +94,7 @@ async function announcing<T>(
       } catch (err) {
         throw new CommandFailure(
           `the change is committed, but Redis could not be told (${(err as Error).message}): ` +
-            `instances sharing it may go on using what they kept for up to ${SHARED_KEPT_MS / 1000} s.`,
+            `${UNANNOUNCED}.`,
         );
       }
     });

@@ -106,7 +106,8 @@ export async function findAccountIdByEmail(db: Db, email: string): Promise<strin
 export type AnnounceKeysChanged = (accountId: string) => Promise<void>;
 
 /** Where no instance keeps anything of the account yet (a fixture, the benchmark's seeding), or
- * none shares the store (SQLite: its own writes are seen by every process at once). */
+ * another process changed SQLite (the CLI): the service sees such a commit within 10 ms. Never
+ * for the service's own changes, which its key cache hears of only through `keysChanged`. */
 export const nobodyToTell: AnnounceKeysChanged = async () => {};
 
 export async function setPlan(

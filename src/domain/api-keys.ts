@@ -32,7 +32,8 @@ export interface Principal {
    * the shared mode, undefined until a version has been read before the key.
    */
   keysVersion?: number | string | undefined;
-  /** When the key was read from the store (`performance.now()`): how old what is kept of it is. */
+  /** When the key was read from the store (KeyAuthenticator's monotonic ms): how old what is
+   * kept of it is. */
   verifiedAtMs?: number;
 }
 
@@ -122,6 +123,9 @@ const INVALID_KEY = fail('invalid_api_key', 'The API key is not valid.');
  */
 export const SHARED_KEPT_MS = 30_000;
 
+/** What a change whose announcement Redis lost can cost, for the messages that say so. */
+export const UNANNOUNCED = `other instances may use what they kept for up to ${SHARED_KEPT_MS / 1000} s`;
+
 /** Verified keys kept at most; past it the cache starts again. */
 const VERIFIED_CACHE_SIZE = 10_000;
 
@@ -130,9 +134,9 @@ const VERIFIED_CACHE_SIZE = 10_000;
  * on every instance. Verified keys are kept with the version of the account's keys they were
  * verified under:
  *
- * - embedded (`generation`: moved when a key or a plan changes in this process, announced by
- *   the domain functions that change them, and when another process commits anything): a kept
- *   verification stands while the generation does;
+ * - embedded (`changesElsewhere`: SQLite, shared by no other instance): a kept verification
+ *   stands until a key or a plan changes in this process (`changed`, called by the app's
+ *   announcer of such changes) or another process commits anything (the CLI);
  * - shared (PostgreSQL with Redis): the version lives in Redis, read in the same script that
  *   counts the request; a kept verification (for SHARED_KEPT_MS at most) is given back as it
  *   is, and the rate-limit guard counts the request only if its version is still the account's
@@ -143,6 +147,8 @@ const VERIFIED_CACHE_SIZE = 10_000;
 export class KeyAuthenticator {
   private readonly touched = new Map<string, number>();
   private readonly verified = new Map<string, Success<Principal>>();
+  /** Key and plan changes made in this process (embedded: part of the generation). */
+  private changesHere = 0;
 
   private readonly prefix: string;
 
@@ -151,10 +157,13 @@ export class KeyAuthenticator {
     private readonly clock: Clock,
     private readonly env: AppEnv,
     private readonly versions: {
-      /** The embedded store's generation; undefined where it has none. */
-      generation?: () => number | undefined;
+      /** The embedded store's count of other processes' commits (Database.changesElsewhere);
+       * undefined where it keeps none. */
+      changesElsewhere?: () => number | undefined;
       /** Versions come from the shared store, and the caller confirms them. */
       shared?: boolean;
+      /** Milliseconds on a clock that only goes forward (default `performance.now`). */
+      monotonicMs?: () => number;
     } = {},
   ) {
     this.prefix = keyPrefixFor(env);
@@ -189,7 +198,7 @@ export class KeyAuthenticator {
     const { keysVersion, verifiedAtMs } = verified;
     if (keysVersion === undefined) return false;
     if (this.shared) {
-      return verifiedAtMs !== undefined && performance.now() - verifiedAtMs < SHARED_KEPT_MS;
+      return verifiedAtMs !== undefined && this.monotonicMs() - verifiedAtMs < SHARED_KEPT_MS;
     }
     return keysVersion === this.version();
   }
@@ -228,7 +237,7 @@ export class KeyAuthenticator {
       account: toAccount(found.account),
       keyId: found.keyId,
       keysVersion: version,
-      verifiedAtMs: performance.now(),
+      verifiedAtMs: this.monotonicMs(),
     });
     if (version !== undefined) {
       if (this.verified.size >= VERIFIED_CACHE_SIZE) this.verified.clear();
@@ -243,7 +252,17 @@ export class KeyAuthenticator {
    * while it does. Undefined where none is kept by it (PostgreSQL).
    */
   version(): number | undefined {
-    return this.versions.generation?.();
+    const elsewhere = this.versions.changesElsewhere?.();
+    return elsewhere === undefined ? undefined : elsewhere + this.changesHere;
+  }
+
+  /** A key or a plan changed in this process: what was verified before is read again. */
+  changed(): void {
+    this.changesHere++;
+  }
+
+  private monotonicMs(): number {
+    return this.versions.monotonicMs?.() ?? performance.now();
   }
 
   /** Notes that the key was used now (its `last_used_at`, written at most once a minute). */

@@ -137,8 +137,13 @@ function guard(
     if (!result.ok) return refuse(request, reply, result);
     const { account, keyId, keysVersion } = result.value;
     request.caller = result.value;
-    const subject = { id: account.id, banId: keyId ?? `password:${account.id}`, account: true };
-    // Shared mode: counted only if the key was verified under the account's keys version now.
+    // Shared mode: the account's versions are read with its counts, and the request is counted
+    // only if the key was verified under the account's keys version now.
+    const subject = {
+      id: account.id,
+      banId: keyId ?? `password:${account.id}`,
+      withVersions: reread !== undefined,
+    };
     const expect = reread ? String(keysVersion ?? UNVERIFIED) : undefined;
     return andThen(limits.charge(request, reply, subject, account.limits, expect), (stale) => {
       if (stale === undefined || !reread) return;

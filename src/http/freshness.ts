@@ -1,5 +1,5 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { SHARED_KEPT_MS } from '../domain/api-keys.js';
+import { UNANNOUNCED } from '../domain/api-keys.js';
 import type { RateLimiter } from '../limits/rate-limiter.js';
 import type { Version } from './page-cache.js';
 
@@ -38,9 +38,6 @@ export const sharedFreshness: Freshness = {
   dataVersion: (request) => request.rateLimit?.versions?.data,
   keeps: () => true,
 };
-
-/** What a change whose announcement Redis lost can cost, for the log line that says so. */
-export const UNANNOUNCED = `other instances may use what they kept for up to ${SHARED_KEPT_MS / 1000} s`;
 
 /**
  * The shared mode's onSend hook for the catalogue: a successful write moves the caller's

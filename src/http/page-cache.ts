@@ -26,15 +26,21 @@ export class PageCache {
   >();
   private bytes = 0;
 
-  /** @param maxAgeMs Pages are read again after this long, whatever their version says. */
-  constructor(private readonly maxAgeMs = Number.POSITIVE_INFINITY) {}
+  /**
+   * @param maxAgeMs Pages are read again after this long, whatever their version says.
+   * @param monotonicMs Milliseconds on a clock that only goes forward.
+   */
+  constructor(
+    private readonly maxAgeMs = Number.POSITIVE_INFINITY,
+    private readonly monotonicMs = () => performance.now(),
+  ) {}
 
   /** The page under `key` if it was read under `version`. */
   get(key: string, version: Version): AnsweredPage | undefined {
     const kept = this.pages.get(key);
     if (kept === undefined || kept.version !== version) return undefined;
     return this.maxAgeMs === Number.POSITIVE_INFINITY ||
-      performance.now() - kept.atMs < this.maxAgeMs
+      this.monotonicMs() - kept.atMs < this.maxAgeMs
       ? kept.page
       : undefined;
   }
@@ -43,7 +49,7 @@ export class PageCache {
     const size = key.length + page.body.length + (page.link?.length ?? 0);
     this.bytes -= this.pages.get(key)?.size ?? 0;
     if (this.pages.size >= PAGES || this.bytes + size > BYTES) this.empty();
-    this.pages.set(key, { version, page, size, atMs: performance.now() });
+    this.pages.set(key, { version, page, size, atMs: this.monotonicMs() });
     this.bytes += size;
   }
 

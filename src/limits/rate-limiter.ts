@@ -77,8 +77,9 @@ export interface Subject {
   id: string;
   /** Ban owner: the API key, or the IP. */
   banId: string;
-  /** An account: its versions are read with its counts (see HitInput.versionKeys). */
-  account?: boolean;
+  /** An account whose versions are read with its counts (the shared mode; see
+   * HitInput.versionKeys). */
+  withVersions?: boolean;
 }
 
 export interface RateLimiterOptions {
@@ -237,7 +238,7 @@ export class RateLimiter {
         banKey: `${base}:ban:${subject.banId}`,
         banThreshold: this.options.banThreshold,
         banMs: this.options.banSeconds * 1000,
-        ...(subject.account && {
+        ...(subject.withVersions && {
           versionKeys: [this.versionKey(subject.id, 'keys'), this.versionKey(subject.id, 'data')],
         }),
       },
