@@ -151,6 +151,7 @@ export class KeyAuthenticator {
   private changesHere = 0;
 
   private readonly prefix: string;
+  private readonly monotonicMs: () => number;
 
   constructor(
     private readonly db: Db,
@@ -167,6 +168,7 @@ export class KeyAuthenticator {
     } = {},
   ) {
     this.prefix = keyPrefixFor(env);
+    this.monotonicMs = versions.monotonicMs ?? (() => performance.now());
   }
 
   /** Where kept verifications are confirmed by the caller (the shared mode). */
@@ -259,10 +261,6 @@ export class KeyAuthenticator {
   /** A key or a plan changed in this process: what was verified before is read again. */
   changed(): void {
     this.changesHere++;
-  }
-
-  private monotonicMs(): number {
-    return this.versions.monotonicMs?.() ?? performance.now();
   }
 
   /** Notes that the key was used now (its `last_used_at`, written at most once a minute). */
