@@ -320,6 +320,14 @@ checks.push([
 checks.push(['no non-2xx answers', modes.every((m) => m.rows.every((r) => r.errors === 0))]);
 const pgGet = rowOf('postgres+redis', 'GET /v1/pets?limit=20');
 if (pgGet) checks.push(['PostgreSQL + Redis GET ≥ 0.25 × ceiling', pgGet.ratio >= 0.25]);
+// BENCH_MEMORY=1: under 200 MB after each one-minute run, and not growing (the last run within
+// 5% of the first: RSS moves a few MB with every major collection).
+for (const { mode, memoryRunsMb: runs } of modes) {
+  const [firstRun, lastRun] = [runs[0], runs.at(-1)];
+  if (firstRun === undefined || lastRun === undefined) continue;
+  checks.push([`${mode}: RSS < 200 MB after each one-minute run`, runs.every((mb) => mb < 200)]);
+  checks.push([`${mode}: RSS not growing across the runs`, lastRun <= firstRun * 1.05]);
+}
 console.log('');
 for (const { mode, drainMs, rssMb, memoryRunsMb } of modes) {
   if (memoryRunsMb.length > 0) {

@@ -18,13 +18,23 @@ declare module 'fastify' {
  */
 export function setRateLimitHeaders(reply: FastifyReply, decision: Decision): void {
   const { tightest } = decision;
-  const secondsLeft = Math.max(0, Math.ceil(tightest.resetAt - decision.nowMs / 1000));
+  const remaining = digits(tightest.remaining);
+  const secondsLeft = digits(Math.max(0, Math.ceil(tightest.resetAt - decision.nowMs / 1000)));
   reply
-    .header('x-ratelimit-limit', tightest.limit)
-    .header('x-ratelimit-remaining', tightest.remaining)
-    .header('x-ratelimit-reset', tightest.resetAt)
+    .header('x-ratelimit-limit', digits(tightest.limit))
+    .header('x-ratelimit-remaining', remaining)
+    .header('x-ratelimit-reset', digits(tightest.resetAt))
     .header('ratelimit-policy', decision.policy)
-    .header('ratelimit', `"${tightest.name}";r=${tightest.remaining};t=${secondsLeft}`);
+    .header('ratelimit', `"${tightest.name}";r=${remaining};t=${secondsLeft}`);
+}
+
+/**
+ * A whole number's decimal digits, without V8's number-to-string cache: String(n) keeps each
+ * result in that long-lived cache, so a count that changes on every request left one string per
+ * request to outlive the young generation (~1 MB/s of old-space garbage at 30k requests/s).
+ */
+function digits(n: number): string {
+  return n.toFixed(0);
 }
 
 function refusal(decision: Decision, ip: boolean): ApiError {
