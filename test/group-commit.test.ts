@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import SqliteDatabase from 'better-sqlite3';
 import { sql } from 'kysely';
 import { systemClock } from '../src/clock.js';
 import { createCategory } from '../src/domain/categories.js';
@@ -16,14 +17,15 @@ if (process.env.TEST_DATABASE_URL) targets.push({ name: 'postgres', url: testDat
 for (const target of targets) {
   describe(`writes on ${target.name}`, () => {
     let database: Database;
+    let url: string;
     let cleanup: () => void;
     let accountId: string;
     let categoryId: number;
 
     before(async () => {
       const made = target.url();
-      cleanup = made.cleanup;
-      ({ database, accountId } = await storeWithAccount(made.url));
+      ({ url, cleanup } = made);
+      ({ database, accountId } = await storeWithAccount(url));
       categoryId = (await createCategory(database.db, systemClock, accountId, 'Dogs')).id;
     });
     after(async () => {
@@ -113,6 +115,34 @@ for (const target of targets) {
         assert.deepEqual(await names(), before);
       },
     );
+
+    it('takes a write started in the next turn into the same batch', batched, async () => {
+      // A second connection sees only what is committed.
+      const reader = new SqliteDatabase(url.slice('sqlite:'.length), { readonly: true });
+      const committed = (name: string) =>
+        reader.prepare('select count(*) from pets where name = ?').pluck().get(name);
+      try {
+        const first = database.write((db) => pet(db, 'First of the turn'), oneStatement);
+        let seenWhenNextRan: unknown;
+        const next = new Promise((resolve, reject) =>
+          setImmediate(() =>
+            database
+              .write(async (db) => {
+                seenWhenNextRan = committed('First of the turn');
+                return pet(db, 'Next turn');
+              }, oneStatement)
+              .then(resolve, reject),
+          ),
+        );
+        await Promise.all([first, next]);
+        // The first write was not committed yet when the next ran: one transaction for both.
+        assert.equal(seenWhenNextRan, 0);
+        assert.equal(committed('First of the turn'), 1);
+        assert.equal(committed('Next turn'), 1);
+      } finally {
+        reader.close();
+      }
+    });
 
     it(
       'fails the batch, not just the write, when a write ends the transaction',
