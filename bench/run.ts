@@ -131,7 +131,7 @@ async function runMode(
   for (let i = 0; ; i++) {
     if (service.exitCode !== null) throw new Error('the service exited at start');
     if (
-      await fetch(`${base}/healthz`).then(
+      await fetch(`${base}/readyz`).then(
         (r) => r.ok,
         () => false,
       )

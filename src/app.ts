@@ -1,11 +1,13 @@
+import { isUtf8 } from 'node:buffer';
 import { randomUUID } from 'node:crypto';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
-import { type Clock, systemClock } from './clock.js';
-import type { Config } from './config.js';
+import { type Clock, systemClock, withTimeout } from './clock.js';
+import { type Config, storeName } from './config.js';
 import { KeyAuthenticator, SHARED_KEPT_MS, UNANNOUNCED } from './domain/api-keys.js';
-import { ApiError } from './errors.js';
-import { anonymous, basicAuth, bearerAuth } from './http/auth.js';
+import { ApiError, RETRY_SOON } from './errors.js';
+import { anonymous, basicAuth, bearerAuth, countApiCaller } from './http/auth.js';
+import { clientErrorHandler } from './http/client-errors.js';
 import type { AppContext } from './http/context.js';
 import { registerErrorHandling, sendError, toApiError } from './http/error-handler.js';
 import { announceWrites, localFreshness, sharedFreshness } from './http/freshness.js';
@@ -22,12 +24,22 @@ import { storeRoutes } from './http/routes/store.js';
 import { validatorCompiler } from './http/validation.js';
 import { createRateLimiter } from './limits/create.js';
 import { createLog, requestLogger } from './log.js';
+import { Lifecycle, servedWhileStarting } from './ops/lifecycle.js';
 import { Metrics } from './ops/metrics.js';
+import { brief, Outages } from './ops/outages.js';
 import { portalPlugin } from './portal/plugin.js';
 import { createMessageQueue } from './queue/create.js';
 import { LogSink, type MessageSink } from './queue/sink.js';
-import type { Database } from './store/database.js';
+import { type Database, ping } from './store/database.js';
 import { countUnsettled } from './store/messages-repository.js';
+
+const NOT_UTF8 = 'The body is not valid UTF-8, which JSON must be (RFC 8259 §8.1).';
+
+const STARTING =
+  'The service is starting: its database or Redis does not answer yet; retry shortly.';
+
+/** How long a dependency may take to answer a probe during an outage. */
+const PROBE_TIMEOUT_MS = 1_000;
 
 /** A DNS name or IPv4 address, or a bracketed IPv6 address, then an optional port. */
 const VALID_HOST = /^(?:[A-Za-z0-9.-]+|\[[0-9A-Fa-f:.]+\])(?::[0-9]{1,5})?$/;
@@ -47,6 +59,13 @@ export interface AppOptions {
   logStream?: { write(line: string): void };
   /** Where the worker delivers messages (default: the log). */
   sink?: MessageSink;
+  /**
+   * The caller waits for the database and Redis, migrates, then calls
+   * `app.ctx.lifecycle.serve()`; until then API requests answer 503 (src/server.ts, which
+   * listens first, so an instance may start before its dependencies). Otherwise the database
+   * is given migrated, and the app waits for Redis when it becomes ready.
+   */
+  startLater?: boolean;
 }
 
 /** The whole service as a Fastify instance that never listens: src/server.ts does that. */
@@ -56,6 +75,7 @@ export async function buildApp({
   clock = systemClock,
   logStream,
   sink,
+  startLater = false,
 }: AppOptions): Promise<FastifyInstance> {
   const log = createLog(config.logLevel, logStream);
   const app = Fastify({
@@ -68,6 +88,13 @@ export async function buildApp({
       : { logger: false, childLoggerFactory: requestLogger(log) }),
     trustProxy: trustProxy(config.trustProxy),
     bodyLimit: config.bodyLimit,
+    // Explicit timeouts, so a client trickling its headers or body holds a connection for
+    // seconds, not Node's minutes; checked every second rather than Node's every 30.
+    requestTimeout: config.timeouts.requestMs,
+    keepAliveTimeout: config.timeouts.keepAliveMs,
+    http: { headersTimeout: config.timeouts.headersMs, connectionsCheckingInterval: 1_000 },
+    // What Node's parser refuses, and requests cut off by those timeouts, in our Error shape.
+    clientErrorHandler,
     genReqId: (req) => {
       const given = req.headers['x-request-id'];
       return typeof given === 'string' && /^[\w.-]{1,128}$/.test(given) ? given : randomUUID();
@@ -79,26 +106,54 @@ export async function buildApp({
       sendError(reply.header('x-request-id', request.id), toApiError(err)),
   }).withTypeProvider<TypeBoxTypeProvider>();
 
-  const limiter = await createRateLimiter(config, clock);
+  const limiter = await createRateLimiter(config, clock, { waitForRedis: false });
   app.addHook('onClose', () => limiter.close());
   const exposed = config.metrics.mode !== 'off';
   const metrics = new Metrics(
     { queueDepth: () => countUnsettled(database.db), pool: () => database.poolStats() },
     exposed,
   );
-  const limits = new RateLimitGuard(limiter, config.rateLimit.onStoreError, metrics);
+  // What the requests and the worker find away is logged once an outage, and probed until back.
+  const outages = new Outages(
+    log,
+    {
+      database: {
+        name: storeName(config.databaseUrl),
+        probe: () => ping(database, PROBE_TIMEOUT_MS),
+      },
+      ...(config.redisUrl && {
+        redis: {
+          name: storeName(config.redisUrl),
+          probe: () => withTimeout(limiter.store.ping(), PROBE_TIMEOUT_MS),
+          optional: config.rateLimit.onStoreError === 'open',
+        },
+      }),
+    },
+    metrics,
+  );
+  app.addHook('onClose', () => outages.close());
+  const limits = new RateLimitGuard(limiter, config.rateLimit.onStoreError, outages, metrics);
   const queue = await createMessageQueue(
     config,
     database,
     clock,
     sink ?? new LogSink(log),
     log,
+    outages,
     (outcome) => metrics.processed(outcome.status),
   );
   // Requests are finished before onClose hooks run; then the worker stops taking messages
   // and finishes (or, on BullMQ, releases) the ones in hand.
   app.addHook('onClose', () => queue.close());
-  if (config.worker) app.addHook('onReady', async () => queue.startWorker());
+  const lifecycle = new Lifecycle(() => {
+    if (config.worker) queue.startWorker();
+  });
+  if (!startLater) {
+    // The caller gave a migrated database; Redis is connected to in the background.
+    app.addHook('onReady', async () => {
+      if (await outages.untilAnswers('redis')) lifecycle.serve();
+    });
+  }
   // Where the store is shared by instances (PostgreSQL) and so are the counters (Redis),
   // what an instance keeps is checked against versions kept beside the counters.
   const { shared } = config;
@@ -115,6 +170,7 @@ export async function buildApp({
     limiter,
     queue,
     metrics,
+    outages,
     // Shared mode: what a lost announcement leaves stale is read again within this long.
     pages: new PageCache(shared ? SHARED_KEPT_MS : undefined),
     freshness: shared ? sharedFreshness : localFreshness(() => database.generation()),
@@ -122,10 +178,14 @@ export async function buildApp({
       keys.changed();
       if (!shared) return;
       await limiter.changed(accountId, 'keys').catch((err: unknown) => {
-        log.error({ err, accountId }, `could not announce a keys change; ${UNANNOUNCED}`);
+        log.error(
+          { error: brief(err), accountId },
+          `could not announce a keys change; ${UNANNOUNCED}`,
+        );
+        outages.failed('redis', err);
       });
     },
-    lifecycle: { draining: false },
+    lifecycle,
   };
   app.decorate('ctx', context);
   // Nearly every request names the same Host: the one last found valid is not checked again.
@@ -137,9 +197,13 @@ export async function buildApp({
   // An empty JSON body (some clients send the header on every request) counts as no body.
   const parseJson = app.getDefaultJsonParser('error', 'error');
   app.removeContentTypeParser(['text/plain', 'application/json']);
-  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) =>
-    body.length === 0 ? done(null, undefined) : parseJson(request, String(body), done),
-  );
+  // JSON is UTF-8 (RFC 8259 §8.1): a body that is not is refused, not stored with U+FFFD.
+  app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (request, body, done) => {
+    const bytes = body as Buffer;
+    if (bytes.length === 0) return done(null, undefined);
+    if (!isUtf8(bytes)) return done(new ApiError('invalid_json', NOT_UTF8), undefined);
+    parseJson(request, bytes.toString('utf8'), done);
+  });
   // By route pattern, never the raw URL, so clients cannot multiply the series. Not counted
   // at all when nobody can read them (METRICS=off).
   if (exposed) {
@@ -155,6 +219,10 @@ export async function buildApp({
   // in an onSend hook: headers set on the reply stay on whatever it answers, errors included.
   app.addHook('onRequest', (request, reply, done) => {
     reply.header('x-request-id', request.id);
+    if (lifecycle.starting && !servedWhileStarting(request.url)) {
+      done(new ApiError('service_unavailable', STARTING, undefined, RETRY_SOON));
+      return;
+    }
     // While shutting down, each answer ends its connection, so keep-alive clients reconnect to
     // another instance instead of holding this one open.
     if (context.lifecycle.draining) reply.header('connection', 'close');
@@ -174,7 +242,7 @@ export async function buildApp({
     // benchmark's VM, GET went from ~10k to ~15k requests/s, with a third less CPU a request.
     setImmediate(done);
   });
-  registerErrorHandling(app);
+  registerErrorHandling(app, countApiCaller(context.keys, limits));
   await registerOpenApi(app, config);
 
   await app.register(
@@ -195,7 +263,7 @@ export async function buildApp({
         scope.addHook('onRequest', bearerAuth(context.keys, limits));
         // Shared mode: a write to the catalogue is announced to every instance before it is
         // answered, so whoever reads next, anywhere, reads it.
-        if (shared) scope.addHook('onSend', announceWrites(limiter));
+        if (shared) scope.addHook('onSend', announceWrites(limiter, outages));
         await scope.register(accountRoutes);
         await scope.register(petRoutes);
         await scope.register(categoryRoutes);

@@ -30,6 +30,15 @@ export interface Config {
   demoAccount: boolean;
   /** Largest request body accepted, in bytes. */
   bodyLimit: number;
+  /** How long the server waits for things from a client before it gives up (408). */
+  timeouts: {
+    /** From the connection (or the previous request) to the end of a request's headers. */
+    headersMs: number;
+    /** From the connection to the whole request, body included. */
+    requestMs: number;
+    /** How long an idle keep-alive connection is kept open. */
+    keepAliveMs: number;
+  };
   /** PostgreSQL pool size. */
   databasePoolSize: number;
   /** PostgreSQL: longest a statement may run before the server cancels it. */
@@ -191,6 +200,22 @@ function metrics(env: Env, appEnv: AppEnv, host: string): Config['metrics'] {
   return { mode };
 }
 
+function timeouts(env: Env): Config['timeouts'] {
+  const headersMs = integer(env, 'HEADERS_TIMEOUT_SECONDS', 10, 1, 3_600) * 1000;
+  const requestMs = integer(env, 'REQUEST_TIMEOUT_SECONDS', 30, 1, 3_600) * 1000;
+  // Node refuses a headers timeout longer than the whole request's.
+  if (headersMs > requestMs) {
+    throw new ConfigError(
+      'HEADERS_TIMEOUT_SECONDS',
+      `must not be longer than REQUEST_TIMEOUT_SECONDS (${requestMs / 1000})`,
+    );
+  }
+  // Longer than the idle timeout of the balancers in front (60 s on most), so that they, not
+  // we, close an idle connection: never one they are about to send a request on.
+  const keepAliveMs = integer(env, 'KEEP_ALIVE_TIMEOUT_SECONDS', 72, 1, 3_600) * 1000;
+  return { headersMs, requestMs, keepAliveMs };
+}
+
 const SESSION_SECRET_MIN_LENGTH = 32;
 
 function sessionSecrets(env: Env, appEnv: AppEnv): string[] {
@@ -210,6 +235,20 @@ function sessionSecrets(env: Env, appEnv: AppEnv): string[] {
     );
   }
   return secrets;
+}
+
+/** A store as the log names it: its kind, host, port and database, never its credentials. */
+export function storeName(url: string): string {
+  if (url.startsWith('sqlite:')) return `SQLite at ${url.slice('sqlite:'.length)}`;
+  try {
+    const parsed = new URL(url);
+    const redis = parsed.protocol.startsWith('redis');
+    const port = parsed.port || (redis ? '6379' : '5432');
+    const database = redis ? '' : parsed.pathname;
+    return `${redis ? 'Redis' : 'PostgreSQL'} at ${parsed.hostname}:${port}${database}`;
+  } catch {
+    return redactUrl(url);
+  }
 }
 
 /** Hides the password of a connection string before it is shown anywhere. */
@@ -267,6 +306,7 @@ export function loadConfig(env: Env = process.env): Config {
     trustProxy: trustProxy(env),
     demoAccount,
     bodyLimit: integer(env, 'BODY_LIMIT', 128 * 1024, 1024, 16 * 1024 * 1024),
+    timeouts: timeouts(env),
     databasePoolSize: integer(env, 'DATABASE_POOL_SIZE', 10, 1, 1000),
     databaseStatementTimeoutMs: integer(
       env,

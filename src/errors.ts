@@ -37,7 +37,15 @@ export const ERRORS = {
     description: 'A portal form was sent without its valid CSRF token; reload the page and retry.',
   },
   not_found: { status: 404, description: 'The resource does not exist in this account.' },
-  route_not_found: { status: 404, description: 'No operation is served at this method and path.' },
+  route_not_found: { status: 404, description: 'No operation is served at this path.' },
+  method_not_allowed: {
+    status: 405,
+    description: 'The path is served, but not with this method; `Allow` lists those it is.',
+  },
+  request_timeout: {
+    status: 408,
+    description: 'The request (its headers, or all of it) did not arrive in time.',
+  },
   email_taken: { status: 409, description: 'An account with this email already exists.' },
   invalid_transition: {
     status: 409,
@@ -54,6 +62,11 @@ export const ERRORS = {
   },
   endpoint_removed: { status: 410, description: 'The operation has passed its sunset date.' },
   payload_too_large: { status: 413, description: 'The body is larger than the service accepts.' },
+  uri_too_long: { status: 414, description: 'The request line (path and query) is too long.' },
+  headers_too_large: {
+    status: 431,
+    description: 'The request headers are larger than the service accepts.',
+  },
   rate_limited: { status: 429, description: 'A rate-limit window of the plan is used up.' },
   key_banned: {
     status: 429,
@@ -82,10 +95,18 @@ export class ApiError extends Error {
     readonly code: ErrorCode,
     message: string,
     readonly details?: ErrorDetail[],
-    readonly headers?: Record<string, string>,
+    readonly headers?: Readonly<Record<string, string>>,
   ) {
     super(message);
     this.name = 'ApiError';
     this.status = ERRORS[code].status;
   }
+}
+
+/** Retry-After of a 503 for a dependency that is away or busy for a moment. */
+export const RETRY_SOON: Readonly<Record<string, string>> = { 'retry-after': '1' };
+
+/** What of a client's input an error message may repeat: the start of it, never kilobytes. */
+export function excerpt(input: string, max = 100): string {
+  return input.length <= max ? input : `${input.slice(0, max)}…`;
 }

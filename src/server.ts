@@ -43,14 +43,23 @@ function printDemo(demo: DemoAccount, baseUrl: string): void {
 }
 
 /** Start-up failures an operator can fix get one clear line, not a stack. */
-async function orExit(step: Promise<unknown>): Promise<void> {
-  try {
-    await step;
-  } catch (err) {
-    if (!(err instanceof SchemaMismatchError)) throw err;
-    process.stderr.write(`${err.message}\n`);
-    process.exit(1);
+function exitWith(message: string): never {
+  process.stderr.write(`${message}\n`);
+  process.exit(1);
+}
+
+/** Why the listener could not be opened, in a sentence, for the mistakes people make. */
+function listenFailure(err: unknown, host: string, port: number): string | undefined {
+  const code = (err as { code?: unknown }).code;
+  const where = `${host}:${port}`;
+  if (code === 'EADDRINUSE') {
+    return `Port ${port} is already in use on ${host}: stop what listens there, or start with PORT=<another port>.`;
   }
+  if (code === 'EACCES')
+    return `Not allowed to listen on ${where}: ports below 1024 need privileges; use PORT=8080.`;
+  if (code === 'EADDRNOTAVAIL') return `HOST=${host} is not an address of this machine.`;
+  if (code === 'ENOTFOUND' || code === 'EAI_AGAIN') return `HOST=${host} is not a known host name.`;
+  return undefined;
 }
 
 const config = loadConfigOrExit();
@@ -58,22 +67,57 @@ const database = openDatabase(config.databaseUrl, {
   poolSize: config.databasePoolSize,
   statementTimeoutMs: config.databaseStatementTimeoutMs,
 });
-await orExit(config.migrateOnStart ? migrate(database) : assertSchemaCurrent(database));
-const demo = config.demoAccount
-  ? await createDemoAccountIfEmpty(database.db, systemClock, config.env)
-  : undefined;
-const app = await buildApp({ config, database });
-const listening = await app.listen({ host: config.host, port: config.port });
-app.ctx.log.info(`Server listening at ${listening}`);
+// The instance listens before its database and Redis answer (they may start after it, in any
+// order): until they do and the schema is current, /readyz and the API answer 503.
+const app = await buildApp({ config, database, startLater: true });
+const { log, outages, lifecycle } = app.ctx;
+let listening: string;
+try {
+  listening = await app.listen({ host: config.host, port: config.port });
+} catch (err) {
+  const reason = listenFailure(err, config.host, config.port);
+  if (reason === undefined) throw err;
+  exitWith(reason);
+}
+log.info(`Server listening at ${listening}`);
 const metricsServer =
   config.metrics.mode === 'port'
     ? await startMetricsServer(app.ctx.metrics, config.metrics.host, config.metrics.port)
     : undefined;
-if (metricsServer) app.ctx.log.info({ url: metricsServer.url }, 'metrics listening');
+if (metricsServer) log.info({ url: metricsServer.url }, 'metrics listening');
 const address = app.server.address();
 const port = typeof address === 'object' && address ? address.port : config.port;
 const host = config.host.includes(':') ? `[${config.host}]` : config.host;
-if (demo) printDemo(demo, `http://${host}:${port}`);
+bringUp().catch((err: unknown) => {
+  log.fatal({ err }, 'could not start');
+  process.exit(1);
+});
+
+/**
+ * Waits for the database (retrying with back-off, a line per try), brings its schema up to
+ * date, waits for Redis, then serves. A schema of another version stops the process; the
+ * database going away midway is waited for again.
+ */
+async function bringUp(): Promise<void> {
+  let demo: DemoAccount | undefined;
+  for (;;) {
+    if (!(await outages.untilAnswers('database'))) return;
+    try {
+      await (config.migrateOnStart ? migrate(database) : assertSchemaCurrent(database));
+      if (config.demoAccount) {
+        demo = await createDemoAccountIfEmpty(database.db, systemClock, config.env);
+      }
+      break;
+    } catch (err) {
+      if (err instanceof SchemaMismatchError) exitWith(err.message);
+      if (!outages.databaseFailed(err)) throw err;
+    }
+  }
+  if (!(await outages.untilAnswers('redis'))) return;
+  lifecycle.serve();
+  log.info('ready: serving requests');
+  if (demo) printDemo(demo, `http://${host}:${port}`);
+}
 
 let stopping = false;
 /**
@@ -83,20 +127,17 @@ let stopping = false;
  */
 async function stop(signal: string): Promise<void> {
   if (stopping) {
-    app.ctx.log.warn({ signal }, 'second signal, exiting at once');
+    log.warn({ signal }, 'second signal, exiting at once');
     process.exit(1);
   }
   stopping = true;
-  app.ctx.lifecycle.draining = true;
-  app.ctx.log.info(
+  lifecycle.draining = true;
+  log.info(
     { signal, deadlineMs: config.shutdownTimeoutMs },
     'shutting down: finishing in-flight requests',
   );
   setTimeout(() => {
-    app.ctx.log.error(
-      { deadlineMs: config.shutdownTimeoutMs },
-      'shutdown deadline passed, exiting',
-    );
+    log.error({ deadlineMs: config.shutdownTimeoutMs }, 'shutdown deadline passed, exiting');
     process.exit(1);
   }, config.shutdownTimeoutMs).unref();
   // Connections that go idle after their last answer are closed as they do.
@@ -104,7 +145,7 @@ async function stop(signal: string): Promise<void> {
   await app.close();
   await metricsServer?.close();
   await database.close();
-  app.ctx.log.info('shut down');
+  log.info('shut down');
   process.exit(0);
 }
 process.on('SIGTERM', () => void stop('SIGTERM'));

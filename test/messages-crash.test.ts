@@ -4,6 +4,7 @@ import { randomUUID } from 'node:crypto';
 import { after, describe, it } from 'node:test';
 import { systemClock } from '../src/clock.js';
 import { createAccount } from '../src/domain/accounts.js';
+import { Outages } from '../src/ops/outages.js';
 import { MessageProcessor } from '../src/queue/processor.js';
 import type { MessageSink } from '../src/queue/sink.js';
 import { migrate, openDatabase } from '../src/store/database.js';
@@ -15,7 +16,7 @@ interface Server {
   output: () => string;
 }
 
-/** Starts `src/server.ts` as its own process and waits for its listening line. */
+/** Starts `src/server.ts` as its own process and waits until it serves. */
 async function startServer(env: Record<string, string>): Promise<Server> {
   // One process (tsx's loader inside node), so a signal reaches the server itself.
   const child = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], {
@@ -39,7 +40,9 @@ async function startServer(env: Record<string, string>): Promise<Server> {
   const deadline = Date.now() + 30_000;
   for (;;) {
     const match = /Server listening at (http:\/\/127\.0\.0\.1:\d+)/.exec(out);
-    if (match?.[1]) return { child, base: match[1], output: () => out };
+    if (match?.[1] && out.includes('ready: serving requests')) {
+      return { child, base: match[1], output: () => out };
+    }
     if (child.exitCode !== null || Date.now() > deadline)
       throw new Error(`server did not start:\n${out}`);
     await new Promise((r) => setTimeout(r, 50));
@@ -122,8 +125,22 @@ describe('a worker that dies holding a message', () => {
       const sink: MessageSink = { deliver: async (m) => void delivered.push(m.id) };
       const silent = { info() {}, warn() {}, error() {} } as never;
       const options = { maxAttempts: 5, retryBaseMs: 10, leaseMs: 30_000 };
-      const dying = new MessageProcessor(database, clock, sink, options, silent);
-      const healthy = new MessageProcessor(database, clock, sink, options, silent);
+      const dying = new MessageProcessor(
+        database,
+        clock,
+        sink,
+        options,
+        silent,
+        new Outages(silent, {}),
+      );
+      const healthy = new MessageProcessor(
+        database,
+        clock,
+        sink,
+        options,
+        silent,
+        new Outages(silent, {}),
+      );
 
       const { acceptMessage } = await import('../src/domain/messages.js');
       const { message } = await acceptMessage(database.db, clock, account.value.id, 'held');

@@ -40,7 +40,8 @@ const redisUrl = process.env.TEST_REDIS_URL;
 const stores: Array<{ name: string; make: () => Promise<CounterStore> }> = [
   { name: 'memory', make: async () => new MemoryCounterStore() },
 ];
-if (redisUrl) stores.push({ name: 'redis', make: () => RedisCounterStore.connect(redisUrl) });
+if (redisUrl)
+  stores.push({ name: 'redis', make: () => RedisCounterStore.connect(redisUrl, { wait: true }) });
 
 for (const backend of stores) {
   describe(`rate limiter on ${backend.name}`, () => {

@@ -94,7 +94,7 @@ describe('server process: start and shutdown', () => {
     });
     children.push(child);
     const log = follow(child);
-    await waitForLog(log, /Server listening at http:\/\/127\.0\.0\.1:\d+/);
+    await waitForLog(log, /ready: serving requests/);
     const base = /Server listening at (http:\/\/127\.0\.0\.1:\d+)/.exec(log())?.[1] ?? '';
     return { child, base, url, log };
   }

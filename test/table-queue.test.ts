@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { acceptMessage, type Message } from '../src/domain/messages.js';
+import { Outages } from '../src/ops/outages.js';
 import { MessageProcessor } from '../src/queue/processor.js';
 import type { MessageSink } from '../src/queue/sink.js';
 import { TableQueue } from '../src/queue/table-queue.js';
@@ -51,8 +52,18 @@ describe('table queue: messages claimed at birth', () => {
   });
 
   function queueWith(sink: MessageSink) {
-    const processor = new MessageProcessor(database, clock, sink, options, silent);
-    return { processor, queue: new TableQueue(processor, clock, 8, silent) };
+    const processor = new MessageProcessor(
+      database,
+      clock,
+      sink,
+      options,
+      silent,
+      new Outages(silent, {}),
+    );
+    return {
+      processor,
+      queue: new TableQueue(processor, clock, 8, silent, new Outages(silent, {})),
+    };
   }
 
   async function accept(queue: TableQueue, text: string) {

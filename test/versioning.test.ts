@@ -221,7 +221,9 @@ describe('a real process under faketime', {
       let base: string | undefined;
       for (let i = 0; i < 300 && !base; i++) {
         await new Promise((r) => setTimeout(r, 100));
-        base = /Server listening at (http:\/\/127\.0\.0\.1:\d+)/.exec(out)?.[1];
+        if (out.includes('ready: serving requests')) {
+          base = /Server listening at (http:\/\/127\.0\.0\.1:\d+)/.exec(out)?.[1];
+        }
       }
       assert.ok(base, out);
       const headers = { authorization: `Bearer ${secret}` };

@@ -1,8 +1,7 @@
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
-import { pino } from 'pino';
 import { systemClock } from '../clock.js';
-import { type Config, ConfigError, loadConfig, redactUrl } from '../config.js';
+import { type Config, ConfigError, loadConfig, redactUrl, storeName } from '../config.js';
 import {
   type AnnounceKeysChanged,
   createAccount,
@@ -15,9 +14,17 @@ import { createDemoAccount, DEMO_EMAIL, seedDemoData } from '../domain/demo.js';
 import { isPlan } from '../domain/plans.js';
 import type { Result } from '../domain/result.js';
 import { createRateLimiter } from '../limits/create.js';
+import { createLog } from '../log.js';
+import { Outages } from '../ops/outages.js';
 import { createMessageQueue } from '../queue/create.js';
 import { LogSink } from '../queue/sink.js';
-import { assertSchemaCurrent, type Database, migrate, openDatabase } from '../store/database.js';
+import {
+  assertSchemaCurrent,
+  type Database,
+  migrate,
+  openDatabase,
+  ping,
+} from '../store/database.js';
 
 const USAGE = `Usage: animal-store <command> [options]
 
@@ -86,7 +93,7 @@ async function announcing<T>(
   change: (announce: AnnounceKeysChanged) => Promise<T>,
 ): Promise<T> {
   if (!config.shared) return change(nobodyToTell);
-  const limiter = await createRateLimiter(config, systemClock);
+  const limiter = await createRateLimiter(config, systemClock, { waitForRedis: true });
   try {
     return await change(async (accountId) => {
       try {
@@ -161,8 +168,18 @@ const COMMANDS: Record<string, Command> = {
     return `Revoked key ${keyId}.`;
   },
   worker: async (database, _options, config) => {
-    const log = pino({ level: config.logLevel });
-    const queue = await createMessageQueue(config, database, systemClock, new LogSink(log), log);
+    const log = createLog(config.logLevel);
+    const outages = new Outages(log, {
+      database: { name: storeName(config.databaseUrl), probe: () => ping(database, 1_000) },
+    });
+    const queue = await createMessageQueue(
+      config,
+      database,
+      systemClock,
+      new LogSink(log),
+      log,
+      outages,
+    );
     queue.startWorker();
     log.info({ queue: queue.kind }, 'message worker started');
     await new Promise<void>((resolve) => {
@@ -171,6 +188,7 @@ const COMMANDS: Record<string, Command> = {
     });
     log.info('message worker stopping: finishing messages in hand');
     await queue.close();
+    outages.close();
     return 'Worker stopped.';
   },
   seed: async (database, options, config) => {

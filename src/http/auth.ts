@@ -5,7 +5,7 @@ import { authenticatePassword } from '../domain/accounts.js';
 import type { KeyAuthenticator } from '../domain/api-keys.js';
 import { limitsFor } from '../domain/plans.js';
 import type { Failure, Result, Success } from '../domain/result.js';
-import { ApiError } from '../errors.js';
+import { ApiError, RETRY_SOON } from '../errors.js';
 import { andThen, type MaybePromise } from '../maybe.js';
 import type { Db } from '../store/database.js';
 import type { RateLimitGuard } from './rate-limit.js';
@@ -158,7 +158,8 @@ function guard(
         });
       }
       // The keys changed (or were never confirmed here): read again, under the version now.
-      if (attempt >= 3) throw new ApiError('service_unavailable', KEYS_CHANGING, undefined, RETRY);
+      if (attempt >= 3)
+        throw new ApiError('service_unavailable', KEYS_CHANGING, undefined, RETRY_SOON);
       return andThen(reread(request, stale.versions.keys), (again) =>
         admit(request, reply, again, attempt + 1),
       );
@@ -184,7 +185,6 @@ function guard(
 /** No keys version is ever this: a key seen for the first time is always read again. */
 const UNVERIFIED = '-';
 const KEYS_CHANGING = "This account's keys are changing; retry in a moment.";
-const RETRY = { 'retry-after': '1' };
 
 /** What was thrown, as an Error: `done(undefined)` would let the request through. */
 function asError(thrown: unknown): Error {
@@ -247,6 +247,31 @@ export function basicAuth(db: Db, limits: RateLimitGuard) {
 export function anonymous(limits: RateLimitGuard) {
   return async (request: FastifyRequest, reply: FastifyReply): Promise<void> => {
     await limits.charge(request, reply, clientSubject(request), ANONYMOUS_LIMITS);
+  };
+}
+
+/** Paths of the API (the catalogue and the quickstart), where every answer is counted. */
+const API_PATH = /^\/(?:v1|messages)(?:[/?]|$)/;
+
+/**
+ * For answers made where no route matched (404, 405): under the API, a bearer key is checked
+ * and counted as on any operation, and without one the client address is, so these answers
+ * carry the rate-limit headers too and cannot be used to probe for free. Elsewhere (the portal,
+ * a stray path) nothing is counted.
+ */
+export function countApiCaller(keys: KeyAuthenticator, limits: RateLimitGuard) {
+  const bearer = bearerAuth(keys, limits);
+  const ip = anonymous(limits);
+  return (request: FastifyRequest, reply: FastifyReply, done: (err?: Error) => void): void => {
+    if (!API_PATH.test(request.url)) {
+      done();
+      return;
+    }
+    if (/^bearer /i.test(request.headers.authorization ?? '')) {
+      bearer.call(request.server, request, reply, done);
+      return;
+    }
+    ip(request, reply).then(() => done(), done);
   };
 }
 

@@ -4,7 +4,9 @@ import type { AnnounceKeysChanged } from '../domain/accounts.js';
 import type { KeyAuthenticator } from '../domain/api-keys.js';
 import type { RateLimiter } from '../limits/rate-limiter.js';
 import type { Log } from '../log.js';
+import type { Lifecycle } from '../ops/lifecycle.js';
 import type { Metrics } from '../ops/metrics.js';
+import type { Outages } from '../ops/outages.js';
 import type { MessageQueue } from '../queue/queue.js';
 import type { Database } from '../store/database.js';
 import type { Freshness } from './freshness.js';
@@ -21,14 +23,16 @@ export interface AppContext {
   limiter: RateLimiter;
   queue: MessageQueue;
   metrics: Metrics;
+  /** Which dependencies are away: their outages are logged once, not per request. */
+  outages: Outages;
   /** Answered list pages, kept while the version of the data they were read from stands. */
   pages: PageCache;
   /** The versions cached answers are checked against. */
   freshness: Freshness;
   /** Announces a change to an account's keys or plan to every instance (a failure is logged). */
   keysChanged: AnnounceKeysChanged;
-  /** Set when the process is shutting down: /readyz answers 503 so balancers move away. */
-  lifecycle: { draining: boolean };
+  /** Starting (API requests 503 until the dependencies answer), serving, or draining. */
+  lifecycle: Lifecycle;
 }
 
 declare module 'fastify' {

@@ -1,5 +1,13 @@
-import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { ApiError, type ErrorCode } from '../errors.js';
+import type {
+  FastifyError,
+  FastifyInstance,
+  FastifyReply,
+  FastifyRequest,
+  preHandlerHookHandler,
+} from 'fastify';
+import { ApiError, type ErrorCode, excerpt, RETRY_SOON } from '../errors.js';
+import { brief } from '../ops/outages.js';
+import { storeTrouble } from '../store/unavailable.js';
 import { describeValidation } from './validation.js';
 
 /** Fastify's own 4xx errors, in the words of our error table. */
@@ -24,6 +32,10 @@ const FRAMEWORK_CODES: Record<string, { code: ErrorCode; message?: string }> = {
   FST_ERR_CTP_BODY_TOO_LARGE: {
     code: 'payload_too_large',
     message: 'The body is larger than the service accepts.',
+  },
+  FST_ERR_BAD_URL: {
+    code: 'bad_request',
+    message: 'The path is not valid: its percent-encoding does not decode to UTF-8.',
   },
 };
 
@@ -50,29 +62,107 @@ export function toApiError(err: unknown): ApiError {
     const message = first ? `Invalid ${first.location}: ${first.message}.` : 'Invalid request.';
     return new ApiError('validation_failed', message, details);
   }
+  const trouble = storeTrouble(err);
+  if (trouble) {
+    const message =
+      trouble === 'unreachable'
+        ? 'The database cannot be reached at the moment; retry shortly.'
+        : 'The database is too busy to answer in time; retry shortly.';
+    return new ApiError('service_unavailable', message, undefined, RETRY_SOON);
+  }
   const known = e.code ? FRAMEWORK_CODES[e.code] : undefined;
   if (known) return new ApiError(known.code, known.message ?? e.message ?? known.code);
   const status = e.statusCode ?? 500;
   if (status >= 400 && status < 500) {
-    return new ApiError('bad_request', e.message || 'The request could not be understood.');
+    return new ApiError(
+      'bad_request',
+      excerpt(e.message || 'The request could not be understood.'),
+    );
   }
   return new ApiError('internal_error', 'Something went wrong on our side; it has been logged.');
 }
 
-export function registerErrorHandling(app: FastifyInstance): void {
+/**
+ * Logs a failed request as it deserves: a fault of ours (500) with its stack; the database
+ * going away once for the outage (Outages), never per request; the database too busy as a
+ * warning; a 503 we made on purpose (Redis away, shutting down) not at all, its cause being
+ * logged where it was found.
+ */
+export function logFailure(request: FastifyRequest, err: unknown, apiError: ApiError): void {
+  if (apiError.status < 500) return;
+  const trouble = storeTrouble(err);
+  if (trouble === 'unreachable') request.server.ctx.outages.failed('database', err);
+  else if (trouble === 'busy') request.log.warn({ error: brief(err) }, 'database too busy');
+  else if (apiError.code !== 'service_unavailable') request.log.error({ err }, 'request failed');
+}
+
+/**
+ * @param countCaller Runs before the 404/405 answer: authenticates and counts the caller, as
+ *   the API's own routes do (see app.ts).
+ */
+/** How much of a refused body is read and thrown away, at most, before the connection is
+ * closed instead. */
+const DISCARD_BYTES = 16 * 1024 * 1024;
+const DISCARD_MS = 5_000;
+
+/**
+ * A body refused before it was read (413) is still on its way: closing at once would reset a
+ * client that is still sending, and many (Node's fetch among them) then report the reset, not
+ * our answer. Instead the rest is read and thrown away, up to DISCARD_BYTES or DISCARD_MS (as
+ * nginx's lingering close), and the connection is kept open: a client that finishes sending
+ * reads the answer, and may send its next request on the same connection.
+ */
+function discardUnreadBody(request: FastifyRequest, reply: FastifyReply): void {
+  const raw = request.raw;
+  if (raw.complete || raw.destroyed) return;
+  // Fastify asks to close after a body error; unless we are shutting down, we linger instead.
+  if (!request.server.ctx.lifecycle.draining) reply.removeHeader('connection');
+  const socket = raw.socket;
+  let bytes = 0;
+  const timer = setTimeout(() => socket.destroy(), DISCARD_MS);
+  timer.unref();
+  raw.on('data', (chunk: Buffer) => {
+    bytes += chunk.length;
+    if (bytes > DISCARD_BYTES) socket.destroy();
+  });
+  raw.once('end', () => clearTimeout(timer));
+  raw.once('close', () => clearTimeout(timer));
+  raw.resume();
+}
+
+export function registerErrorHandling(
+  app: FastifyInstance,
+  countCaller: preHandlerHookHandler,
+): void {
   app.setErrorHandler((err, request: FastifyRequest, reply) => {
     const apiError = toApiError(err);
-    if (apiError.status >= 500) request.log.error({ err }, 'request failed');
+    logFailure(request, err, apiError);
+    if (apiError.code === 'payload_too_large') discardUnreadBody(request, reply);
     return sendError(reply, apiError);
   });
 
-  app.setNotFoundHandler((request, reply) =>
-    sendError(
+  // An unknown path is 404; a known path asked with another method is 405 with `Allow`
+  // (RFC 9110 §15.5.6). Under the API, the caller is counted first (its key, or its address),
+  // so these answers carry the rate-limit headers like every other.
+  app.setNotFoundHandler({ preHandler: countCaller }, (request, reply) => {
+    const path = request.url.split('?')[0] ?? '/';
+    const allowed = METHODS.filter((method) => app.findRoute({ method, url: path }) !== null);
+    if (allowed.length > 0) {
+      reply.header('allow', allowed.join(', '));
+      return sendError(
+        reply,
+        new ApiError(
+          'method_not_allowed',
+          `${excerpt(request.method)} is not served at ${excerpt(path)}; it answers ${allowed.join(', ')}.`,
+        ),
+      );
+    }
+    return sendError(
       reply,
-      new ApiError(
-        'route_not_found',
-        `No operation at ${request.method} ${request.url.split('?')[0]?.slice(0, 200)}; see /docs.`,
-      ),
-    ),
-  );
+      new ApiError('route_not_found', `No operation at ${excerpt(path)}; see /docs.`),
+    );
+  });
 }
+
+/** The methods an `Allow` header may list: those routes are declared with (HEAD with GET). */
+const METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'] as const;

@@ -1,6 +1,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { UNANNOUNCED } from '../domain/api-keys.js';
 import type { RateLimiter } from '../limits/rate-limiter.js';
+import type { Outages } from '../ops/outages.js';
 import type { Version } from './page-cache.js';
 
 /**
@@ -44,13 +45,20 @@ export const sharedFreshness: Freshness = {
  * account's data version on before it is answered, so whoever reads next, on any instance,
  * reads past it.
  */
-export function announceWrites(limiter: RateLimiter) {
+export function announceWrites(limiter: RateLimiter, outages: Outages) {
   return async (request: FastifyRequest, reply: FastifyReply, payload: unknown) => {
     const { caller, method } = request;
     if (caller && method !== 'GET' && method !== 'HEAD' && reply.statusCode < 400) {
-      await limiter.changed(caller.account.id, 'data').catch((err: unknown) => {
-        request.log.error({ err }, `could not announce a data change; ${UNANNOUNCED}`);
-      });
+      await limiter.changed(caller.account.id, 'data').then(
+        () => outages.answered('redis'),
+        (err: unknown) => {
+          // Once per outage: a kept page of this account may be served up to 30 s stale.
+          if (!outages.isDown('redis')) {
+            request.log.warn(`could not announce a data change; ${UNANNOUNCED}`);
+          }
+          outages.failed('redis', err);
+        },
+      );
     }
     return payload;
   };

@@ -1,9 +1,10 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Limits } from '../domain/plans.js';
-import { ApiError } from '../errors.js';
+import { ApiError, RETRY_SOON } from '../errors.js';
 import type { Decision, RateLimiter, Stale, Subject } from '../limits/rate-limiter.js';
 import type { MaybePromise } from '../maybe.js';
 import type { Metrics } from '../ops/metrics.js';
+import type { Outages } from '../ops/outages.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -14,16 +15,20 @@ declare module 'fastify' {
 
 /**
  * X-RateLimit-* (the window with the fewest requests left) and the IETF RateLimit-Policy /
- * RateLimit fields (draft-ietf-httpapi-ratelimit-headers) for both windows.
+ * RateLimit fields (draft-ietf-httpapi-ratelimit-headers) for both windows. During a ban they
+ * describe the ban, as Retry-After does: nothing remains until it ends, whatever the window.
  */
 export function setRateLimitHeaders(reply: FastifyReply, decision: Decision): void {
   const { tightest } = decision;
-  const remaining = digits(tightest.remaining);
-  const secondsLeft = digits(Math.max(0, Math.ceil(tightest.resetAt - decision.nowMs / 1000)));
+  const nowSeconds = decision.nowMs / 1000;
+  const banned = decision.refusal === 'key_banned';
+  const resetAt = banned ? Math.ceil(nowSeconds) + (decision.retryAfter ?? 1) : tightest.resetAt;
+  const remaining = banned ? '0' : digits(tightest.remaining);
+  const secondsLeft = digits(Math.max(0, Math.ceil(resetAt - nowSeconds)));
   reply
     .header('x-ratelimit-limit', digits(tightest.limit))
     .header('x-ratelimit-remaining', remaining)
-    .header('x-ratelimit-reset', digits(tightest.resetAt))
+    .header('x-ratelimit-reset', digits(resetAt))
     .header('ratelimit-policy', decision.policy)
     .header('ratelimit', `"${tightest.name}";r=${remaining};t=${secondsLeft}`);
 }
@@ -61,11 +66,10 @@ function refusal(decision: Decision, ip: boolean): ApiError {
 
 /** Counts the request against the subject's plan, sets the headers, and refuses when over. */
 export class RateLimitGuard {
-  private storeDown = false;
-
   constructor(
     private readonly limiter: RateLimiter,
     private readonly onStoreError: 'closed' | 'open',
+    private readonly outages: Outages,
     private readonly metrics?: Metrics,
   ) {}
 
@@ -85,12 +89,12 @@ export class RateLimitGuard {
     try {
       decision = this.limiter.check(subject, limits, expectKeys);
     } catch (err) {
-      return this.unavailable(request, err);
+      return this.unavailable(err);
     }
     return decision instanceof Promise
       ? decision.then(
           (d) => this.apply(request, reply, subject, d),
-          (err) => this.unavailable(request, err),
+          (err) => this.unavailable(err),
         )
       : this.apply(request, reply, subject, decision);
   }
@@ -101,9 +105,8 @@ export class RateLimitGuard {
     subject: Subject,
     decision: Decision | Stale,
   ): Stale | undefined {
+    this.outages.answered('redis');
     if ('stale' in decision) return decision;
-    if (this.storeDown) request.log.info('rate-limit store reachable again');
-    this.storeDown = false;
     request.rateLimit = decision;
     setRateLimitHeaders(reply, decision);
     if (!decision.allowed) {
@@ -114,17 +117,16 @@ export class RateLimitGuard {
   }
 
   /** The store did not answer: let the request through (open) or refuse it with 503 (closed). */
-  private unavailable(request: FastifyRequest, err: unknown): Stale | undefined {
+  private unavailable(err: unknown): Stale | undefined {
     // Logged once per outage, not once per request.
-    if (!this.storeDown) request.log.error({ err }, 'rate-limit store unreachable');
-    this.storeDown = true;
+    this.outages.failed('redis', err);
     // Let through uncounted; and no kept verification is confirmed (see the bearer guard).
     if (this.onStoreError === 'open') return { stale: true, versions: undefined };
     throw new ApiError(
       'service_unavailable',
       'Rate limiting is unavailable for a moment; retry shortly.',
       undefined,
-      { 'retry-after': '1' },
+      RETRY_SOON,
     );
   }
 }

@@ -94,13 +94,21 @@ export class RedisCounterStore implements CounterStore {
   private readonly inputs = new WeakMap<HitInput, { keys: string[]; limits: number[] }>();
   private batches = new Map<HitInput, Map<string, Batch>>();
   private flushScheduled = false;
+  /** The connection's last error, if any. */
+  private lastError: Error | undefined;
 
   private constructor(private readonly redis: Redis & { rateLimitHit: HitCommand }) {}
 
-  /** Connects before returning, so the first request does not meet a cold client. */
-  static async connect(url: string): Promise<RedisCounterStore> {
+  /**
+   * A store on the Redis at `url`. The connection is made in the background and made again
+   * whenever it drops, backing off to 2 s between tries, so Redis may start after the service
+   * or restart under it: meanwhile commands fail at once (the caller answers 503, or lets
+   * requests through) rather than queue. With `wait`, resolves only once connected and
+   * rejects if the first try fails (the CLI, which runs one command and leaves).
+   */
+  static async connect(url: string, { wait }: { wait: boolean }): Promise<RedisCounterStore> {
     const redis = new Redis(url, {
-      lazyConnect: true,
+      lazyConnect: wait,
       // Fail fast while disconnected instead of queueing: the caller decides open or closed.
       enableOfflineQueue: false,
       // No auto-pipelining: hit() already counts a turn's requests of one account in one call,
@@ -109,20 +117,25 @@ export class RedisCounterStore implements CounterStore {
       enableAutoPipelining: false,
       maxRetriesPerRequest: 1,
       connectTimeout: 2_000,
-      // Reconnect forever, backing off to 2 s between tries, so Redis coming back is enough.
       retryStrategy: (attempt) => Math.min(attempt * 100, 2_000),
     });
     redis.defineCommand('rateLimitHit', { lua: HIT_SCRIPT });
-    // Errors also reach callers through rejected commands; the listener only keeps an
-    // unreachable server from crashing the process as an unhandled 'error' event.
-    redis.on('error', () => {});
-    try {
-      await redis.connect();
-    } catch (err) {
-      redis.disconnect();
-      throw err;
+    const store = new RedisCounterStore(redis as Redis & { rateLimitHit: HitCommand });
+    // Errors also reach callers through rejected commands; the listener keeps an unreachable
+    // server from crashing the process as an unhandled 'error' event, and the last one says
+    // why the store is not connected (ping).
+    redis.on('error', (err: Error) => {
+      store.lastError = err;
+    });
+    if (wait) {
+      try {
+        await redis.connect();
+      } catch (err) {
+        redis.disconnect();
+        throw err;
+      }
     }
-    return new RedisCounterStore(redis as Redis & { rateLimitHit: HitCommand });
+    return store;
   }
 
   /**
@@ -236,6 +249,10 @@ export class RedisCounterStore implements CounterStore {
   }
 
   async ping(): Promise<void> {
+    // Not connected, the command would only say the stream is not writeable: say why instead.
+    if (this.redis.status !== 'ready') {
+      throw this.lastError ?? new Error(`not connected to Redis (${this.redis.status})`);
+    }
     await this.redis.ping();
   }
 

@@ -1,6 +1,7 @@
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 import type { Outcome } from '../queue/processor.js';
 import type { PoolStats } from '../store/database.js';
+import type { Dependency, OutageObserver } from './outages.js';
 
 export interface MetricSources {
   /** Messages not yet settled (queued or processing), read from the store at scrape time. */
@@ -14,13 +15,15 @@ export interface MetricSources {
  * one process). Request metrics are labelled by route pattern, never by raw URL, so the series
  * count stays bounded whatever clients send.
  */
-export class Metrics {
+export class Metrics implements OutageObserver {
   readonly registry = new Registry();
   private readonly requests: Counter<'method' | 'route' | 'status'>;
   private readonly duration: Histogram<'method' | 'route' | 'status'>;
   private readonly rejections: Counter<'reason'>;
   private readonly outcomes: Counter<'outcome'>;
   private readonly deprecated: Counter<'operation'>;
+  private readonly outages: Counter<'dependency'>;
+  private readonly up: Gauge<'dependency'>;
   // One child per label set, so a request costs no label hashing after the first of its kind.
   private readonly children = new Map<string, { count: Counter; seconds: Histogram }>();
 
@@ -60,6 +63,18 @@ export class Metrics {
       name: 'deprecated_calls_total',
       help: 'Calls to deprecated operations, by operation id.',
       labelNames: ['operation'],
+      registers,
+    });
+    this.outages = new Counter({
+      name: 'dependency_outages_total',
+      help: 'Outages of a dependency (database, redis) this instance noticed: it stopped answering.',
+      labelNames: ['dependency'],
+      registers,
+    });
+    this.up = new Gauge({
+      name: 'dependency_up',
+      help: 'Whether a dependency (database, redis) answers, as this instance last found it: 1 or 0.',
+      labelNames: ['dependency'],
       registers,
     });
     new Gauge({
@@ -110,6 +125,15 @@ export class Metrics {
 
   processed(outcome: Outcome['status']): void {
     this.outcomes.inc({ outcome });
+  }
+
+  dependencyDown(dependency: Dependency): void {
+    this.outages.inc({ dependency });
+    this.up.set({ dependency }, 0);
+  }
+
+  dependencyUp(dependency: Dependency): void {
+    this.up.set({ dependency }, 1);
   }
 
   deprecatedCall(operation: string): void {

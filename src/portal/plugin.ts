@@ -6,7 +6,7 @@ import helmet from '@fastify/helmet';
 import assets from '@fastify/static';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError } from '../errors.js';
-import { toApiError } from '../http/error-handler.js';
+import { logFailure, toApiError } from '../http/error-handler.js';
 import { pageContext, sendHtml } from './render.js';
 import { accountPages } from './routes/account.js';
 import { authPages } from './routes/auth.js';
@@ -30,12 +30,12 @@ const ASSETS = fileURLToPath(new URL('../../public/portal/', import.meta.url));
  * are scoped to it; the API never reads a cookie.
  */
 export async function portalPlugin(app: FastifyInstance): Promise<void> {
-  const { config, database, clock, limiter } = app.ctx;
+  const { config, database, clock, limiter, outages } = app.ctx;
   const development = config.env === 'development';
   const sessions = new PortalSessions(database.db, clock, config);
   app.decorate('portal', {
     sessions,
-    throttle: new PortalThrottle(limiter, clock, config.rateLimit.onStoreError),
+    throttle: new PortalThrottle(limiter, clock, config.rateLimit.onStoreError, outages),
   });
   app.decorateRequest('portalAccount', null);
   // Pages, not API operations: none of them belongs in the OpenAPI document.
@@ -83,7 +83,7 @@ export async function portalPlugin(app: FastifyInstance): Promise<void> {
   };
   app.setErrorHandler(async (err, request, reply) => {
     const error = toApiError(err);
-    if (error.status >= 500) request.log.error({ err }, 'portal request failed');
+    logFailure(request, err, error);
     if (error.headers) reply.headers(error.headers);
     return renderError(request, reply, error);
   });

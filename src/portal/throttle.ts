@@ -2,8 +2,9 @@ import type { FastifyRequest } from 'fastify';
 import type { Clock } from '../clock.js';
 import { sha256 } from '../digest.js';
 import type { Limits } from '../domain/plans.js';
-import { ApiError } from '../errors.js';
+import { ApiError, RETRY_SOON } from '../errors.js';
 import type { RateLimiter } from '../limits/rate-limiter.js';
+import type { Outages } from '../ops/outages.js';
 
 /** Sign-in and sign-up posts from one client address, right or wrong. */
 export const PORTAL_IP_LIMITS: Limits = { perMinute: 20, perDay: 300 };
@@ -41,11 +42,12 @@ export class PortalThrottle {
     private readonly limiter: RateLimiter,
     private readonly clock: Clock,
     private readonly onStoreError: 'closed' | 'open',
+    private readonly outages: Outages,
   ) {}
 
   /** The refusal to show, or undefined when the attempt may go ahead. */
   async admit(request: FastifyRequest, email?: string): Promise<ApiError | undefined> {
-    return this.guarded(request, async () => {
+    return this.guarded(async () => {
       const id = `portal-ip:${request.ip}`;
       const decision = await this.limiter.check({ id, banId: id }, PORTAL_IP_LIMITS);
       if (!decision.allowed) return tooMany(decision.retryAfter ?? 1);
@@ -65,7 +67,7 @@ export class PortalThrottle {
 
   /** Counts a wrong password for the email. */
   async failed(request: FastifyRequest, email: string): Promise<void> {
-    await this.guarded(request, async () => {
+    await this.guarded(async () => {
       for (const [id, limits] of this.emailSubjects(request, email)) {
         await this.limiter.check({ id, banId: id }, limits);
       }
@@ -81,20 +83,17 @@ export class PortalThrottle {
     ];
   }
 
-  private async guarded(
-    request: FastifyRequest,
-    work: () => Promise<ApiError | undefined>,
-  ): Promise<ApiError | undefined> {
+  private async guarded(work: () => Promise<ApiError | undefined>): Promise<ApiError | undefined> {
     try {
       return await work();
     } catch (err) {
-      request.log.error({ err }, 'rate-limit store unreachable');
+      this.outages.failed('redis', err);
       if (this.onStoreError === 'open') return undefined;
       return new ApiError(
         'service_unavailable',
         'Signing in is unavailable for a moment; try again shortly.',
         undefined,
-        { 'retry-after': '1' },
+        RETRY_SOON,
       );
     }
   }

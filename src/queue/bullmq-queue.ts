@@ -2,6 +2,7 @@ import { Queue, Worker } from 'bullmq';
 import type { FastifyBaseLogger } from 'fastify';
 import { Redis } from 'ioredis';
 import type { Clock } from '../clock.js';
+import type { Outages } from '../ops/outages.js';
 import type { Database } from '../store/database.js';
 import { findStranded } from '../store/messages-repository.js';
 import type { MessageRow } from '../store/tables.js';
@@ -40,9 +41,10 @@ export class BullMqQueue implements MessageQueue {
     private readonly clock: Clock,
     private readonly concurrency: number,
     private readonly log: FastifyBaseLogger,
+    private readonly outages: Outages,
   ) {}
 
-  static async create(options: {
+  static create(options: {
     redisUrl: string;
     prefix: string;
     processor: MessageProcessor;
@@ -50,16 +52,17 @@ export class BullMqQueue implements MessageQueue {
     clock: Clock;
     concurrency: number;
     log: FastifyBaseLogger;
-  }): Promise<BullMqQueue> {
-    // Adding a job fails fast while Redis is away; the sweep adds it later.
+    outages: Outages;
+  }): BullMqQueue {
+    // Adding a job fails fast while Redis is away; the sweep adds it later. The connection is
+    // made in the background and retried until Redis answers, so the service may start first:
+    // BullMQ waits for it to be ready before its first command.
     const connection = new Redis(options.redisUrl, {
       enableOfflineQueue: false,
       maxRetriesPerRequest: 1,
-      lazyConnect: true,
       retryStrategy: (attempt) => Math.min(attempt * 100, 2_000),
     });
     connection.on('error', () => {});
-    await connection.connect();
     const queue = new Queue(QUEUE_NAME, { connection, prefix: options.prefix });
     queue.on('error', () => {});
     return new BullMqQueue(
@@ -72,6 +75,7 @@ export class BullMqQueue implements MessageQueue {
       options.clock,
       options.concurrency,
       options.log,
+      options.outages,
     );
   }
 
@@ -99,8 +103,10 @@ export class BullMqQueue implements MessageQueue {
           backoff: { type: 'exponential', delay: 1_000 },
         },
       );
+      this.outages.answered('redis');
     } catch (err) {
-      this.log.warn({ err, messageId: id }, 'could not enqueue message; the sweep will retry');
+      // The message is stored: the sweep hands it to BullMQ when Redis is back.
+      this.outages.failed('redis', err);
     }
   }
 
@@ -123,7 +129,8 @@ export class BullMqQueue implements MessageQueue {
       },
       { connection, prefix: this.prefix, concurrency: this.concurrency },
     );
-    this.worker.on('error', (err) => this.log.error({ err }, 'message worker error'));
+    // Its errors are those of its Redis connections: noted once per outage.
+    this.worker.on('error', (err) => this.outages.failed('redis', err));
     this.reconciler = setInterval(() => void this.reconcile(), RECONCILE_EVERY_MS);
     this.reconciler.unref();
   }
@@ -137,7 +144,9 @@ export class BullMqQueue implements MessageQueue {
         await this.add(row.id, attempt, 0);
       }
     } catch (err) {
-      this.log.warn({ err }, 'message sweep failed; will try again');
+      if (!this.outages.databaseFailed(err)) {
+        this.log.warn({ err }, 'message sweep failed; will try again');
+      }
     }
   }
 

@@ -1,6 +1,7 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { Clock } from '../clock.js';
 import type { Config } from '../config.js';
+import type { Outages } from '../ops/outages.js';
 import type { Database } from '../store/database.js';
 import { MessageProcessor, type Outcome } from './processor.js';
 import type { MessageQueue } from './queue.js';
@@ -14,11 +15,20 @@ export async function createMessageQueue(
   clock: Clock,
   sink: MessageSink,
   log: FastifyBaseLogger,
+  outages: Outages,
   observe?: (outcome: Outcome) => void,
 ): Promise<MessageQueue> {
-  const processor = new MessageProcessor(database, clock, sink, config.messages, log, observe);
+  const processor = new MessageProcessor(
+    database,
+    clock,
+    sink,
+    config.messages,
+    log,
+    outages,
+    observe,
+  );
   const { concurrency } = config.messages;
-  if (!config.redisUrl) return new TableQueue(processor, clock, concurrency, log);
+  if (!config.redisUrl) return new TableQueue(processor, clock, concurrency, log, outages);
   // Loaded only when used: BullMQ adds ~20 MB to a process that does not need it.
   const { BullMqQueue } = await import('./bullmq-queue.js');
   return BullMqQueue.create({
@@ -29,5 +39,6 @@ export async function createMessageQueue(
     clock,
     concurrency,
     log,
+    outages,
   });
 }

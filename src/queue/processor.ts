@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { FastifyBaseLogger } from 'fastify';
 import type { Clock } from '../clock.js';
 import { type RetryPolicy, retryDelayMs, toMessage } from '../domain/messages.js';
+import type { Outages } from '../ops/outages.js';
 import type { Database } from '../store/database.js';
 import {
   claimDue,
@@ -37,6 +38,7 @@ export class MessageProcessor {
     private readonly sink: MessageSink,
     private readonly options: ProcessorOptions,
     private readonly log: FastifyBaseLogger,
+    private readonly outages: Outages,
     /** Told every outcome (the metrics). */
     private readonly observe: (outcome: Outcome) => void = () => {},
   ) {}
@@ -91,10 +93,12 @@ export class MessageProcessor {
         for (const id of done) settled.add(id);
       } catch (err) {
         // The failed deliveries below still settle; these go out again when their lease ends.
-        this.log.error(
-          { err, messages: ids.length },
-          'message worker: settling sent messages failed',
-        );
+        if (!this.outages.databaseFailed(err)) {
+          this.log.error(
+            { err, messages: ids.length },
+            'message worker: settling sent messages failed',
+          );
+        }
       }
     }
     const outcomes = await Promise.all(

@@ -10,7 +10,8 @@ export interface MessageSink {
   deliver(message: Message): Promise<void>;
 }
 
-/** The default sink: writes the message to the log and succeeds. */
+/** The default sink: writes the message to the log and succeeds. The log writes synchronously
+ * (src/log.ts), so the line is out before the row is settled `sent`. */
 export class LogSink implements MessageSink {
   constructor(private readonly log: FastifyBaseLogger) {}
 

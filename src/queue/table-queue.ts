@@ -1,12 +1,16 @@
 import { setImmediate } from 'node:timers/promises';
 import type { FastifyBaseLogger } from 'fastify';
 import type { Clock } from '../clock.js';
+import type { Outages } from '../ops/outages.js';
 import type { Lease } from '../store/messages-repository.js';
 import type { MessageRow } from '../store/tables.js';
 import type { MessageProcessor } from './processor.js';
 import type { MessageQueue } from './queue.js';
 
 const POLL_MS = 250;
+/** After a failed claim or settle the worker waits POLL_MS, twice as long after each next
+ * failure in a row, up to this. */
+const BACKOFF_MAX_MS = 5_000;
 /** Messages accepted within this long share a lease, so they settle in one statement. */
 const LEASE_SHARED_MS = 1_000;
 /** Messages held in memory at most, in claims' worth: each waits only for the ones before it,
@@ -34,6 +38,7 @@ export class TableQueue implements MessageQueue {
     private readonly clock: Clock,
     private readonly concurrency: number,
     private readonly log: FastifyBaseLogger,
+    private readonly outages: Outages,
   ) {}
 
   leaseForNew(): Lease | undefined {
@@ -69,15 +74,19 @@ export class TableQueue implements MessageQueue {
     // Accepted while the loop was ending: delivered now rather than when their lease runs out.
     if (this.held.length > 0) {
       await this.processor.processBatch(this.held.splice(0)).catch((err: unknown) => {
-        this.log.error({ err }, 'message worker: settle at shutdown failed');
+        if (!this.outages.databaseFailed(err)) {
+          this.log.error({ err }, 'message worker: settle at shutdown failed');
+        }
       });
     }
   }
 
   private async run(): Promise<void> {
     let claimedMs = Number.NEGATIVE_INFINITY;
+    let failures = 0;
     while (this.running || this.held.length > 0) {
       let worked = 0;
+      let failed = false;
       try {
         const held = this.held.splice(0, this.concurrency);
         if (held.length > 0) await this.processor.processBatch(held);
@@ -92,19 +101,26 @@ export class TableQueue implements MessageQueue {
           worked += rows.length;
         }
       } catch (err) {
-        // The database may be away for a moment; the leases keep the claimed rows safe.
-        this.log.error({ err }, 'message worker: claim or settle failed');
+        // The database may be away for a moment (noted once per outage); the leases keep the
+        // claimed rows safe, and the worker backs off until it answers.
+        if (!this.outages.databaseFailed(err)) {
+          this.log.error({ err }, 'message worker: claim or settle failed');
+        }
+        failed = true;
       }
-      if (worked === 0 && this.running) await this.idle();
+      failures = failed ? failures + 1 : 0;
+      if (failed) {
+        await this.idle(Math.min(POLL_MS * 2 ** (failures - 1), BACKOFF_MAX_MS));
+      } else if (worked === 0 && this.running) await this.idle(POLL_MS);
       // A turn of the event loop between batches: with a backlog, claim and settle would
       // otherwise follow each other in promise callbacks alone, and requests would wait.
       else await setImmediate();
     }
   }
 
-  private idle(): Promise<void> {
+  private idle(ms: number): Promise<void> {
     return new Promise((resolve) => {
-      const timer = setTimeout(done, POLL_MS);
+      const timer = setTimeout(done, ms);
       const self = this;
       function done() {
         clearTimeout(timer);

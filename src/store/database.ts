@@ -97,9 +97,13 @@ export function openDatabase(url: string, options: DatabaseOptions = {}): Databa
       idleTimeoutMillis: 30_000,
       statement_timeout: options.statementTimeoutMs ?? 10_000,
     });
-    // A server restart or a dropped connection is reported here for idle clients; the pool
-    // discards them and connects afresh, so the process only has to stay alive.
+    // A server restart or a dropped connection is reported as an 'error' event on the client:
+    // through the pool for idle clients, but on the client itself for one checked out (the pool
+    // takes its listener off while the client is lent), where an unheard event would end the
+    // process. Either way the client's next query fails and is answered 503 (storeTrouble),
+    // and the pool discards the client and connects afresh, so here we only have to listen.
     pool.on('error', () => {});
+    pool.on('connect', (client) => client.on('error', () => {}));
     db = new Kysely<Tables>({ dialect: new PostgresDialect({ pool }) });
   }
   let closing: Promise<void> | undefined;

@@ -202,7 +202,7 @@ export class Instance {
     const instance = new Instance(name, port, child);
     await until(`${name} to listen`, () => {
       if (child.exitCode !== null) throw new Error(`${name} exited:\n${instance.log}`);
-      return instance.log.includes('Server listening at');
+      return instance.log.includes('ready: serving requests');
     });
     return instance;
   }

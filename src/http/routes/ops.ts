@@ -44,6 +44,8 @@ export async function opsRoutes(app: FastifyInstance): Promise<void> {
     });
     if (lifecycle.draining) {
       failed.unshift({ location: 'process', message: 'shutting down' });
+    } else if (lifecycle.starting) {
+      failed.unshift({ location: 'process', message: 'starting: waiting for its dependencies' });
     }
     if (failed.length > 0) {
       const parts = failed.map((f) => f.location).join(' and ');

@@ -7,14 +7,14 @@ import { accountPage } from '../views/account.js';
 
 /** Plan, limits, the current windows' usage and the deprecated-call count. */
 export async function accountPages(app: FastifyInstance): Promise<void> {
-  const { database, limiter } = app.ctx;
+  const { database, limiter, outages } = app.ctx;
 
   app.get('/account', { preHandler: requireAccount }, async (request, reply) => {
     const account = signedInAccount(request);
     // Reading the counters counts nothing: looking at the page costs no quota.
     const [windows, deprecatedCalls, keys] = await Promise.all([
       limiter.usage(account.id, account.limits).catch((err) => {
-        request.log.error({ err }, 'rate-limit store unreachable');
+        outages.failed('redis', err);
         return [];
       }),
       deprecatedCallCount(database.db, account.id),

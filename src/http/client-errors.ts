@@ -1,0 +1,71 @@
+import { randomUUID } from 'node:crypto';
+import { STATUS_CODES } from 'node:http';
+import type { Socket } from 'node:net';
+import { ApiError, excerpt } from '../errors.js';
+
+/** How long a connection refused by the parser is read from (and what it sends discarded)
+ * after the answer, so that a client still sending reads the answer instead of a reset. */
+const LINGER_MS = 2_000;
+
+interface ParserError extends Error {
+  code?: string;
+  /** llhttp's own words for what it refused ("Invalid header value char"). */
+  reason?: unknown;
+  /** The bytes being parsed when the parser gave up (a Buffer). */
+  rawPacket?: unknown;
+}
+
+/** What the parser refused, as the error the client is told. */
+export function clientErrorOf(err: ParserError): ApiError {
+  if (err.code === 'ERR_HTTP_REQUEST_TIMEOUT') {
+    return new ApiError(
+      'request_timeout',
+      'The request did not arrive in time; send its headers, then its body, without pausing.',
+    );
+  }
+  if (err.code === 'HPE_HEADER_OVERFLOW') {
+    // The limit is on the request line and headers together: it is the line's fault when it
+    // alone does not end within the bytes seen.
+    const raw = err.rawPacket;
+    const packet = Buffer.isBuffer(raw) ? raw.subarray(0, 16 * 1024).toString('latin1') : '';
+    const lineEnd = packet.indexOf('\n');
+    if (/^[A-Z]+ /.test(packet) && (lineEnd === -1 || lineEnd > 8 * 1024)) {
+      return new ApiError('uri_too_long', 'The request line is too long; shorten the query.');
+    }
+    return new ApiError('headers_too_large', 'The request headers are too large (16 KB at most).');
+  }
+  const reason = typeof err.reason === 'string' ? `: ${excerpt(err.reason)}` : '';
+  return new ApiError('bad_request', `The request is not valid HTTP/1.1${reason}.`);
+}
+
+/**
+ * Fastify's `clientErrorHandler`: what Node's HTTP parser refuses, or a request cut off by the
+ * server's timeouts, answered in our Error shape (Fastify's own default answers in its own).
+ * No request exists yet, so no caller is known and no rate limit applies. The socket is
+ * answered only when no answer has begun on it, then read from a little longer before it is
+ * closed (a lingering close, as nginx does), so the client reads the answer.
+ */
+export function clientErrorHandler(err: ParserError, socket: Socket): void {
+  if (err.code === 'ECONNRESET' || socket.destroyed) return;
+  // Node calls this again for what arrives after the first refusal: it is already answered.
+  if (socket.writableEnded) return;
+  const inFlight = (socket as Socket & { _httpMessage?: { headersSent?: boolean } })._httpMessage;
+  if (!socket.writable || inFlight?.headersSent) {
+    socket.destroy();
+    return;
+  }
+  const error = clientErrorOf(err);
+  const body = JSON.stringify({ code: error.code, message: error.message, status: error.status });
+  socket.end(
+    `HTTP/1.1 ${error.status} ${STATUS_CODES[error.status]}\r\n` +
+      'Content-Type: application/json; charset=utf-8\r\n' +
+      `Content-Length: ${Buffer.byteLength(body)}\r\n` +
+      `X-Request-Id: ${randomUUID()}\r\n` +
+      'Connection: close\r\n\r\n' +
+      body,
+  );
+  const timer = setTimeout(() => socket.destroy(), LINGER_MS);
+  timer.unref();
+  socket.once('close', () => clearTimeout(timer));
+  socket.once('end', () => socket.destroy());
+}

@@ -1,0 +1,58 @@
+/**
+ * Which store errors are the store being away or overloaded, not a fault of the request or of
+ * our code: they are answered 503 with Retry-After, and a client may retry them as they are.
+ */
+export type StoreTrouble =
+  /** The database cannot be reached, or dropped the connection: an outage. */
+  | 'unreachable'
+  /** It answered, but could not serve the statement in time (timeout, lock, too busy). */
+  | 'busy';
+
+/** Socket-level failures of a connection to the database server. */
+const NETWORK_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ECONNABORTED',
+  'EPIPE',
+  'ETIMEDOUT',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+]);
+
+/**
+ * PostgreSQL SQLSTATEs (https://www.postgresql.org/docs/current/errcodes-appendix.html):
+ * class 08 is a connection exception; 57P01-57P03 a server shutting down, crashed or starting;
+ * class 53 insufficient resources (too many connections, disk full, out of memory).
+ */
+function postgresTrouble(code: string): StoreTrouble | undefined {
+  if (code.startsWith('08') || /^57P0[1-3]$/.test(code)) return 'unreachable';
+  // 57014: the statement timeout cancelled it; 55P03: a lock was not free; 40P01: deadlock.
+  if (code.startsWith('53') || code === '57014' || code === '55P03' || code === '40P01') {
+    return 'busy';
+  }
+  return undefined;
+}
+
+/** What node-postgres and its pool say, without a code, when a connection is lost or none
+ * can be had. */
+const LOST_CONNECTION =
+  /^(Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error|Client was closed and is not queryable|Connection ended)/;
+
+/** The trouble a store error stands for, or undefined when it is not one of availability. */
+export function storeTrouble(err: unknown): StoreTrouble | undefined {
+  if (!(err instanceof Error)) return undefined;
+  const { code } = err as { code?: unknown };
+  if (typeof code === 'string') {
+    if (NETWORK_CODES.has(code)) return 'unreachable';
+    // better-sqlite3: another process holds the write lock past busy_timeout.
+    if (code === 'SQLITE_BUSY' || code.startsWith('SQLITE_BUSY_')) return 'busy';
+    if (/^[0-9A-Z]{5}$/.test(code)) return postgresTrouble(code);
+  }
+  if (LOST_CONNECTION.test(err.message)) return 'unreachable';
+  // An AggregateError of every address tried (ECONNREFUSED on ::1 and on 127.0.0.1).
+  if (err instanceof AggregateError)
+    return err.errors.some(storeTrouble) ? 'unreachable' : undefined;
+  return undefined;
+}
