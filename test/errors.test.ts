@@ -1,8 +1,11 @@
 import assert from 'node:assert/strict';
 import { Writable } from 'node:stream';
 import { describe, it } from 'node:test';
+import { buildApp } from '../src/app.js';
+import { loadConfig } from '../src/config.js';
 import { ERRORS } from '../src/errors.js';
 import { toApiError } from '../src/http/error-handler.js';
+import { openDatabase } from '../src/store/database.js';
 import { newTenant, startApp } from './helpers.js';
 
 /** A log stream for an app, and what was written to it. */
@@ -38,6 +41,68 @@ describe('error table and handler', () => {
     assert.equal(err.status, 500);
     assert.equal(err.code, 'internal_error');
     assert.doesNotMatch(err.message, /10\.0\.0\.5|password/);
+  });
+
+  it('answers 503 with Retry-After, not 500, when the database is away or too busy', () => {
+    const coded = (message: string, code: string) => Object.assign(new Error(message), { code });
+    const away = [
+      coded('connect ECONNREFUSED 127.0.0.1:5432', 'ECONNREFUSED'),
+      coded('read ECONNRESET', 'ECONNRESET'),
+      coded('terminating connection due to administrator command', '57P01'),
+      coded('the database system is starting up', '57P03'),
+      coded('connection failure', '08006'),
+      new Error('Connection terminated unexpectedly'),
+      new Error('timeout exceeded when trying to connect'),
+      new AggregateError([coded('connect ECONNREFUSED ::1:5432', 'ECONNREFUSED')], ''),
+      coded('canceling statement due to statement timeout', '57014'),
+      coded('sorry, too many clients already', '53300'),
+      coded('database is locked', 'SQLITE_BUSY'),
+    ];
+    for (const err of away) {
+      const answer = toApiError(err);
+      assert.equal(answer.status, 503, err.message);
+      assert.equal(answer.code, 'service_unavailable');
+      assert.deepEqual(answer.headers, { 'retry-after': '1' });
+      assert.doesNotMatch(answer.message, /127\.0\.0\.1|ECONN|administrator/);
+    }
+    for (const err of [
+      coded('syntax error at or near "selec"', '42601'),
+      coded('duplicate key value violates unique constraint', '23505'),
+      coded('UNIQUE constraint failed: pets.id', 'SQLITE_CONSTRAINT_PRIMARYKEY'),
+    ]) {
+      assert.equal(toApiError(err).status, 500, err.message);
+    }
+  });
+
+  it('logs an unreachable database once, not per refused request', async () => {
+    const log = captureLog();
+    // Nothing listens on port 1: every query is refused at once.
+    const config = loadConfig({
+      DATABASE_URL: 'postgres://app:never-logged@127.0.0.1:1/nowhere',
+      LOG_LEVEL: 'warn',
+      DEMO_ACCOUNT: 'false',
+    });
+    const database = openDatabase(config.databaseUrl, { poolSize: 2 });
+    const app = await buildApp({ config, database, logStream: log.stream });
+    try {
+      for (let i = 0; i < 20; i++) {
+        const res = await app.inject({
+          url: '/v1/pets',
+          headers: { authorization: `Bearer as_test_${'x'.repeat(40)}` },
+        });
+        assert.equal(res.statusCode, 503, res.body);
+        assert.equal(res.headers['retry-after'], '1');
+        assert.equal(res.json().code, 'service_unavailable');
+      }
+      const lines = log.lines();
+      assert.equal(lines.length, 1, JSON.stringify(lines));
+      assert.equal(lines[0]?.level, 50);
+      assert.match(String(lines[0]?.msg), /PostgreSQL at 127\.0\.0\.1:1\/nowhere is unreachable/);
+      assert.doesNotMatch(log.text(), /never-logged|"stack"/);
+    } finally {
+      await app.close();
+      await database.close();
+    }
   });
 
   it('answers an error thrown inside a handler as a bare 500 Error body', async () => {

@@ -108,6 +108,94 @@ describe('a message survives a crash of the process that accepted it', () => {
   });
 });
 
+describe('a process killed while its worker delivers', () => {
+  const { url, cleanup } = testDatabaseUrl();
+  let server: Server | undefined;
+  after(async () => {
+    if (server) await kill(server, 'SIGKILL');
+    cleanup();
+  });
+
+  it('leaves no message `sent` without its delivery line (the default sink)', async () => {
+    const secret = await storeKey(url);
+    const env: Record<string, string> = { DATABASE_URL: url };
+    if (process.env.TEST_REDIS_URL) {
+      env.REDIS_URL = process.env.TEST_REDIS_URL;
+      env.REDIS_KEY_PREFIX = `test-${randomUUID()}:`;
+    }
+    server = await startServer(env);
+    const { base } = server;
+    const headers = { authorization: `Bearer ${secret}`, 'content-type': 'application/json' };
+    // Messages posted from 16 connections while the worker delivers; SIGKILL in mid-stream.
+    let posting = true;
+    const accepted: string[] = [];
+    const loops = Array.from({ length: 16 }, async () => {
+      while (posting) {
+        const res = await fetch(`${base}/messages`, {
+          method: 'POST',
+          headers,
+          body: JSON.stringify({ message: 'delivered before it is sent' }),
+        }).catch(() => undefined);
+        if (res?.status === 202) accepted.push(((await res.json()) as { id: string }).id);
+      }
+    });
+    const database = openDatabase(url, { poolSize: 1 });
+    try {
+      const sentCount = async () =>
+        Number(
+          (
+            await database.db
+              .selectFrom('messages')
+              .select((eb) => eb.fn.countAll().as('n'))
+              .where('status', '=', 'sent')
+              .executeTakeFirstOrThrow()
+          ).n,
+        );
+      // Killed once the worker has settled a good number, while more keep coming.
+      const deadline = Date.now() + 30_000;
+      while ((await sentCount()) < 300 && Date.now() < deadline) {
+        await new Promise((r) => setTimeout(r, 20));
+      }
+      // A log reader that falls behind (a busy terminal, a slow log shipper): the pipe fills,
+      // and a line not yet written must hold its message back from `sent`.
+      server.child.stdout?.pause();
+      await new Promise((r) => setTimeout(r, 1_000));
+      const closed = new Promise((r) => server?.child.once('close', r));
+      server.child.kill('SIGKILL');
+      server.child.stdout?.resume();
+      await closed;
+      posting = false;
+      await Promise.all(loops);
+
+      const delivered = new Set(
+        server
+          .output()
+          .split('\n')
+          .filter((line) => line.includes('"message sent"'))
+          .map((line) => (JSON.parse(line) as { messageId: string }).messageId),
+      );
+      const sent = await database.db
+        .selectFrom('messages')
+        .select('id')
+        .where('status', '=', 'sent')
+        .execute();
+      assert.ok(sent.length >= 300, `only ${sent.length} messages were sent before the kill`);
+      const missing = sent.filter((row) => !delivered.has(row.id));
+      assert.deepEqual(missing, [], `${missing.length} of ${sent.length} sent without a line`);
+      // And every acknowledged message is still there, whatever its status.
+      const stored = await database.db
+        .selectFrom('messages')
+        .select('id')
+        .where('id', 'in', accepted)
+        .execute();
+      assert.equal(stored.length, accepted.length);
+    } finally {
+      posting = false;
+      await database.close();
+    }
+  });
+});
+
 describe('a worker that dies holding a message', () => {
   it('loses it to another worker when its lease runs out, and cannot settle it after', async () => {
     const { url, cleanup } = testDatabaseUrl();

@@ -39,6 +39,12 @@ function sample(
   return undefined;
 }
 
+/** A tenant, made while the app serves (the lifecycle is only flipped back afterwards). */
+async function newTenantWhenServing(t: TestApp) {
+  t.app.ctx.lifecycle.serve();
+  return newTenant(t.app);
+}
+
 describe('health and readiness', () => {
   let t: TestApp;
   before(async () => {
@@ -76,6 +82,30 @@ describe('health and readiness', () => {
       assert.equal((await t.app.inject({ url: '/healthz' })).statusCode, 200);
     } finally {
       t.app.ctx.lifecycle.draining = false;
+    }
+  });
+
+  it('answers 503 to the API while starting, serving health, readiness and the docs', async () => {
+    const starting = await startApp({ startLater: true });
+    try {
+      const tenant = await newTenantWhenServing(starting);
+      starting.app.ctx.lifecycle.starting = true;
+      const pets = await as(starting.app, tenant, { url: '/v1/pets' });
+      assert.equal(pets.statusCode, 503);
+      assert.equal(errorCode(pets), 'service_unavailable');
+      assert.equal(pets.headers['retry-after'], '1');
+      const ready = await starting.app.inject({ url: '/readyz' });
+      assert.equal(ready.statusCode, 503);
+      assert.equal(ready.json().details[0].location, 'process');
+      for (const url of ['/healthz', '/v1/openapi.json', '/docs/']) {
+        assert.equal((await starting.app.inject({ url })).statusCode, 200, url);
+      }
+      // What the server does once its dependencies answer and the schema is current.
+      starting.app.ctx.lifecycle.starting = false;
+      assert.equal((await as(starting.app, tenant, { url: '/v1/pets' })).statusCode, 200);
+      assert.equal((await starting.app.inject({ url: '/readyz' })).statusCode, 200);
+    } finally {
+      await starting.close();
     }
   });
 

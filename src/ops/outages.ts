@@ -17,9 +17,11 @@ export interface Watched {
 const FALLBACK_NAMES: Record<Dependency, string> = { database: 'The database', redis: 'Redis' };
 
 /** First retry this long after a failed probe; each next one waits twice as long, up to
- * RETRY_MAX_MS. */
+ * STARTUP_RETRY_MAX_MS while starting (each try is logged) and OUTAGE_PROBE_MAX_MS during an
+ * outage (unlogged: its end is noticed within a second). */
 const RETRY_FIRST_MS = 250;
-const RETRY_MAX_MS = 5_000;
+const STARTUP_RETRY_MAX_MS = 5_000;
+const OUTAGE_PROBE_MAX_MS = 1_000;
 
 /** Told when a dependency goes away (an outage begins) and when it answers (at start too). */
 export interface OutageObserver {
@@ -103,7 +105,7 @@ export class Outages {
         return true;
       } catch (err) {
         if (this.closed) break;
-        const delayMs = retryDelayMs(attempt);
+        const delayMs = retryDelayMs(attempt, STARTUP_RETRY_MAX_MS);
         this.log.warn(
           { dependency, attempt, error: brief(err), retryInMs: delayMs },
           `${watched.name} does not answer yet; trying again in ${delayMs / 1000} s`,
@@ -128,7 +130,7 @@ export class Outages {
     const probe = this.watched[dependency]?.probe;
     if (probe === undefined) return;
     for (let attempt = 1; this.since.has(dependency) && !this.closed; attempt++) {
-      await this.sleep(retryDelayMs(attempt));
+      await this.sleep(retryDelayMs(attempt, OUTAGE_PROBE_MAX_MS));
       if (!this.since.has(dependency) || this.closed) return;
       try {
         await probe();
@@ -157,8 +159,8 @@ export class Outages {
   }
 }
 
-function retryDelayMs(attempt: number): number {
-  return Math.min(RETRY_FIRST_MS * 2 ** (attempt - 1), RETRY_MAX_MS);
+function retryDelayMs(attempt: number, maxMs: number): number {
+  return Math.min(RETRY_FIRST_MS * 2 ** (attempt - 1), maxMs);
 }
 
 /** What an operator needs of the error that began an outage: no stack, no connection string. */

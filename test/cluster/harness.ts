@@ -102,41 +102,46 @@ export class Postgres {
   }
 }
 
-/** A Redis server of its own, nothing on disk. */
+/** A Redis server of its own, nothing on disk; can be stopped and started again. */
 export class Redis {
-  private constructor(
-    readonly port: number,
-    private readonly child: ChildProcess,
-  ) {}
+  private child: ChildProcess | undefined;
+
+  private constructor(readonly port: number) {}
 
   get url(): string {
     return `redis://127.0.0.1:${this.port}`;
   }
 
-  static async create(): Promise<Redis> {
-    const port = await freePort();
+  /** Started, unless `started: false` (a port reserved for a Redis that comes up later). */
+  static async create({ started = true }: { started?: boolean } = {}): Promise<Redis> {
+    const redis = new Redis(await freePort());
+    if (started) await redis.start();
+    return redis;
+  }
+
+  async start(): Promise<void> {
     const child = spawn(
       'redis-server',
-      ['--bind', '127.0.0.1', '--port', String(port), '--save', '', '--appendonly', 'no'],
+      ['--bind', '127.0.0.1', '--port', String(this.port), '--save', '', '--appendonly', 'no'],
       { stdio: 'ignore' },
     );
     child.on('error', () => {});
-    const redis = new Redis(port, child);
+    this.child = child;
     await until('Redis', async () => {
       try {
-        execFileSync('redis-cli', ['-p', String(port), 'ping'], { stdio: 'pipe' });
+        execFileSync('redis-cli', ['-p', String(this.port), 'ping'], { stdio: 'pipe' });
         return true;
       } catch {
         return false;
       }
     });
-    return redis;
   }
 
   async destroy(): Promise<void> {
-    if (this.child.exitCode !== null) return;
-    this.child.kill('SIGTERM');
-    await once(this.child, 'exit');
+    const child = this.child;
+    if (!child || child.exitCode !== null) return;
+    child.kill('SIGTERM');
+    await once(child, 'exit');
   }
 }
 
@@ -193,7 +198,13 @@ export class Instance {
     });
   }
 
-  static async start(name: string, env: Record<string, string>): Promise<Instance> {
+  /** Waits until it serves, or with `until: 'listening'` only until it listens (it may be
+   * waiting for its dependencies). */
+  static async start(
+    name: string,
+    env: Record<string, string>,
+    { until: stage = 'serving' }: { until?: 'listening' | 'serving' } = {},
+  ): Promise<Instance> {
     const port = await freePort();
     const child = spawn(process.execPath, [join(ROOT, 'dist/server.js')], {
       env: { ...process.env, ...env, PORT: String(port) },
@@ -202,7 +213,9 @@ export class Instance {
     const instance = new Instance(name, port, child);
     await until(`${name} to listen`, () => {
       if (child.exitCode !== null) throw new Error(`${name} exited:\n${instance.log}`);
-      return instance.log.includes('ready: serving requests');
+      return instance.log.includes(
+        stage === 'serving' ? 'ready: serving requests' : 'Server listening at',
+      );
     });
     return instance;
   }
