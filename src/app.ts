@@ -7,7 +7,12 @@ import { type Config, storeName } from './config.js';
 import { KeyAuthenticator, SHARED_KEPT_MS, UNANNOUNCED } from './domain/api-keys.js';
 import { ApiError, RETRY_SOON } from './errors.js';
 import { anonymous, basicAuth, bearerAuth, countApiCaller } from './http/auth.js';
-import { clientErrorHandler } from './http/client-errors.js';
+import {
+  clientErrorHandler,
+  MAX_HEADER_BYTES,
+  MAX_URL_BYTES,
+  uriTooLong,
+} from './http/client-errors.js';
 import type { AppContext } from './http/context.js';
 import { registerErrorHandling, sendError, toApiError } from './http/error-handler.js';
 import { announceWrites, localFreshness, sharedFreshness } from './http/freshness.js';
@@ -92,7 +97,11 @@ export async function buildApp({
     // seconds, not Node's minutes; checked every second rather than Node's every 30.
     requestTimeout: config.timeouts.requestMs,
     keepAliveTimeout: config.timeouts.keepAliveMs,
-    http: { headersTimeout: config.timeouts.headersMs, connectionsCheckingInterval: 1_000 },
+    http: {
+      headersTimeout: config.timeouts.headersMs,
+      connectionsCheckingInterval: 1_000,
+      maxHeaderSize: MAX_HEADER_BYTES,
+    },
     // What Node's parser refuses, and requests cut off by those timeouts, in our Error shape.
     clientErrorHandler,
     genReqId: (req) => {
@@ -219,6 +228,11 @@ export async function buildApp({
   // in an onSend hook: headers set on the reply stay on whatever it answers, errors included.
   app.addHook('onRequest', (request, reply, done) => {
     reply.header('x-request-id', request.id);
+    // Node's parser takes a line up to the size of all headers: the target's own limit is ours.
+    if (request.url.length > MAX_URL_BYTES) {
+      done(uriTooLong());
+      return;
+    }
     if (lifecycle.starting && !servedWhileStarting(request.url)) {
       done(new ApiError('service_unavailable', STARTING, undefined, RETRY_SOON));
       return;

@@ -626,6 +626,7 @@ describe('routing', () => {
     ]) {
       const authed = await as(t.app, owner, { method: 'GET', url });
       expectError(authed, 404, 'route_not_found', url);
+      assert.equal(authed.headers.allow, undefined, `${url}: Allow`);
       const anonymous = await t.app.inject({ method: 'GET', url, remoteAddress: freshIp() });
       expectError(anonymous, 404, 'route_not_found', `${url} without credentials`);
     }
@@ -633,28 +634,30 @@ describe('routing', () => {
     expectError(post, 404, 'route_not_found', 'POST /v1/nope');
   });
 
-  it('an unknown method on a known path → 404 route_not_found or 405, and writes nothing', async () => {
-    const cases: Array<[InjectOptions['method'], string]> = [
-      ['PUT', `/v1/pets/${pet.id}`],
-      ['PUT', `/v1/categories/${category.id}`],
-      ['DELETE', '/v1/pets'],
-      ['PATCH', '/v1/pets'],
-      ['PUT', '/v1/pets'],
-      ['DELETE', '/v1/categories'],
-      ['POST', `/v1/pets/${pet.id}`],
-      ['POST', '/v1/account'],
-      ['DELETE', '/v1/account'],
-      ['PATCH', '/v1/accounts'],
-      ['GET', '/v1/accounts'],
-      ['PROPFIND', '/v1/pets'],
+  it('a known path with another method → 405 method_not_allowed with Allow, and writes nothing', async () => {
+    // [method, path, the methods the path is served with]
+    const cases: Array<[InjectOptions['method'], string, string]> = [
+      ['PUT', `/v1/pets/${pet.id}`, 'GET, HEAD, PATCH, DELETE'],
+      ['PUT', `/v1/categories/${category.id}`, 'GET, HEAD, PATCH, DELETE'],
+      ['DELETE', '/v1/pets', 'GET, HEAD, POST'],
+      ['PATCH', '/v1/pets', 'GET, HEAD, POST'],
+      ['PUT', '/v1/pets', 'GET, HEAD, POST'],
+      ['DELETE', '/v1/categories', 'GET, HEAD, POST'],
+      ['POST', `/v1/pets/${pet.id}`, 'GET, HEAD, PATCH, DELETE'],
+      ['POST', '/v1/account', 'GET, HEAD'],
+      ['DELETE', '/v1/account', 'GET, HEAD'],
+      ['PATCH', '/v1/accounts', 'POST'],
+      ['GET', '/v1/accounts', 'POST'],
+      ['PROPFIND', '/v1/pets', 'GET, HEAD, POST'],
     ];
-    for (const [method, url] of cases) {
+    for (const [method, url, allow] of cases) {
       const res = await as(t.app, owner, {
         method,
         url,
         payload: { name: 'Overwritten', categoryId: category.id },
       });
-      expectError(res, [404, 405], ['route_not_found', 'method_not_allowed'], `${method} ${url}`);
+      expectError(res, 405, 'method_not_allowed', `${method} ${url}`);
+      assert.equal(res.headers.allow, allow, `${method} ${url}: Allow`);
     }
     await catalogueUnchanged();
   });

@@ -7,6 +7,19 @@ import { ApiError, excerpt } from '../errors.js';
  * after the answer, so that a client still sending reads the answer instead of a reset. */
 const LINGER_MS = 2_000;
 
+/** The request line and headers together, at most (Node's `maxHeaderSize`; nginx allows 32 KB
+ * by default too). Past it Node's parser refuses the request. */
+export const MAX_HEADER_BYTES = 32 * 1024;
+/** The request target (path and query), at most: past it, 414. */
+export const MAX_URL_BYTES = 8 * 1024;
+
+export function uriTooLong(): ApiError {
+  return new ApiError(
+    'uri_too_long',
+    `The request target is too long (${MAX_URL_BYTES / 1024} KB at most); shorten the query.`,
+  );
+}
+
 interface ParserError extends Error {
   code?: string;
   /** llhttp's own words for what it refused ("Invalid header value char"). */
@@ -24,15 +37,19 @@ export function clientErrorOf(err: ParserError): ApiError {
     );
   }
   if (err.code === 'HPE_HEADER_OVERFLOW') {
-    // The limit is on the request line and headers together: it is the line's fault when it
-    // alone does not end within the bytes seen.
+    // Past MAX_HEADER_BYTES of request line and headers together. Lines up to that size are
+    // parsed and judged by the app (uriTooLong); here, only when the bytes being parsed begin
+    // with the request line and it does not end in them is the line known to be at fault.
     const raw = err.rawPacket;
-    const packet = Buffer.isBuffer(raw) ? raw.subarray(0, 16 * 1024).toString('latin1') : '';
+    const packet = Buffer.isBuffer(raw) ? raw.subarray(0, MAX_HEADER_BYTES).toString('latin1') : '';
     const lineEnd = packet.indexOf('\n');
-    if (/^[A-Z]+ /.test(packet) && (lineEnd === -1 || lineEnd > 8 * 1024)) {
-      return new ApiError('uri_too_long', 'The request line is too long; shorten the query.');
+    if (/^[A-Z]+ /.test(packet) && (lineEnd === -1 || lineEnd > MAX_URL_BYTES)) {
+      return uriTooLong();
     }
-    return new ApiError('headers_too_large', 'The request headers are too large (16 KB at most).');
+    return new ApiError(
+      'headers_too_large',
+      `The request headers are too large (${MAX_HEADER_BYTES / 1024} KB at most, with the request line).`,
+    );
   }
   const reason = typeof err.reason === 'string' ? `: ${excerpt(err.reason)}` : '';
   return new ApiError('bad_request', `The request is not valid HTTP/1.1${reason}.`);

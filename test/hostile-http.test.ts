@@ -1,0 +1,494 @@
+/**
+ * Clients that misbehave on a real port: what Node's HTTP parser refuses, requests that never
+ * finish arriving, bodies far over the limit, JSON that is not UTF-8, methods a path is not
+ * served with, and a banned key. Raw `node:net` sockets where the client must break the rules,
+ * `fetch` elsewhere. Every answer is our Error shape `{code, message, status}`, read by the
+ * client in full, and never repeats kilobytes of what it was sent.
+ */
+import assert from 'node:assert/strict';
+import { once } from 'node:events';
+import { connect, type Socket } from 'node:net';
+import { after, before, describe, it } from 'node:test';
+import { setTimeout as delay } from 'node:timers/promises';
+import { createCategory, newTenant, startApp, type Tenant, type TestApp } from './helpers.js';
+
+/** Every raw connection opened here, destroyed in `after` whatever a test did with it. */
+const sockets = new Set<Socket>();
+/** Every app started here, closed in `after`. */
+const apps: TestApp[] = [];
+after(async () => {
+  for (const socket of sockets) socket.destroy();
+  await Promise.all(apps.map((app) => app.close()));
+});
+
+/** An app from `startApp`, listening on a port of 127.0.0.1 only; returns its base URL. */
+async function listening(env: Record<string, string> = {}): Promise<{ t: TestApp; base: string }> {
+  const t = await startApp({ env });
+  apps.push(t);
+  const base = await t.app.listen({ host: '127.0.0.1', port: 0 });
+  assert.match(base, /^http:\/\/127\.0\.0\.1:\d+$/);
+  return { t, base };
+}
+
+/** An HTTP/1.1 answer as read from a raw socket. */
+interface RawAnswer {
+  status: number;
+  headers: Record<string, string>;
+  body: string;
+  /** The whole body arrived (as many bytes as Content-Length said). */
+  complete: boolean;
+}
+
+function parseAnswer(bytes: Buffer): RawAnswer | undefined {
+  const end = bytes.indexOf('\r\n\r\n');
+  if (end === -1) return undefined;
+  const [statusLine = '', ...lines] = bytes.subarray(0, end).toString('latin1').split('\r\n');
+  const status = Number(/^HTTP\/1\.1 (\d{3}) /.exec(statusLine)?.[1]);
+  const headers: Record<string, string> = {};
+  for (const line of lines) {
+    const colon = line.indexOf(':');
+    headers[line.slice(0, colon).trim().toLowerCase()] = line.slice(colon + 1).trim();
+  }
+  const rest = bytes.subarray(end + 4);
+  const length = Number(headers['content-length']);
+  return {
+    status,
+    headers,
+    body: rest.subarray(0, length).toString('utf8'),
+    complete: Number.isInteger(length) && rest.length >= length,
+  };
+}
+
+/** A raw connection that records what it receives, and how it ends. */
+class RawClient {
+  private readonly chunks: Buffer[] = [];
+  /** The socket's error, if any (a reset would lose an answer still unread). */
+  error: Error | undefined;
+  /** Resolves when the connection is closed, by either side. */
+  readonly closed: Promise<void>;
+
+  private constructor(readonly socket: Socket) {
+    sockets.add(socket);
+    socket.on('data', (chunk: Buffer) => this.chunks.push(chunk));
+    socket.on('error', (err) => {
+      this.error = err;
+    });
+    this.closed = once(socket, 'close').then(() => undefined);
+  }
+
+  /** A connection to `base`; `paused`, it reads nothing until `socket.resume()`. */
+  static async open(base: string, { paused = false } = {}): Promise<RawClient> {
+    const socket = connect({ host: '127.0.0.1', port: Number(new URL(base).port) });
+    // Paused before the 'data' listener is added, which then leaves it paused.
+    if (paused) socket.pause();
+    await once(socket, 'connect');
+    return new RawClient(socket);
+  }
+
+  get isClosed(): boolean {
+    return this.socket.destroyed;
+  }
+
+  write(data: string | Buffer): void {
+    if (this.socket.writable) this.socket.write(data);
+  }
+
+  /** Writes `data` and waits until it is handed to the system (or the write failed). */
+  send(data: Buffer): Promise<void> {
+    if (!this.socket.writable) return Promise.resolve();
+    return new Promise((resolve) => this.socket.write(data, () => resolve()));
+  }
+
+  answer(): RawAnswer | undefined {
+    return parseAnswer(Buffer.concat(this.chunks));
+  }
+
+  /** Waits for the connection to close; false if it is still open after `ms`. */
+  async closedWithin(ms: number): Promise<boolean> {
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<false>((resolve) => {
+      timer = setTimeout(() => resolve(false), ms);
+    });
+    const closed = await Promise.race([this.closed.then(() => true as const), timeout]);
+    clearTimeout(timer);
+    return closed;
+  }
+}
+
+/**
+ * Sends `request` on a new connection as a client that writes all of it before it reads
+ * anything, in pieces a moment apart (so that some arrive after the server has answered), then
+ * reads until the server closes. A server that closes while such a client is still sending
+ * resets the connection, and the client loses the answer: it must read the rest first.
+ */
+async function sendAllThenRead(
+  base: string,
+  request: string | Buffer,
+  piece = 4 * 1024,
+  pauseMs = 1,
+): Promise<RawClient> {
+  const client = await RawClient.open(base, { paused: true });
+  const bytes = Buffer.from(request);
+  for (let at = 0; at < bytes.length && client.socket.writable; at += piece) {
+    await client.send(bytes.subarray(at, at + piece));
+    if (pauseMs > 0) await delay(pauseMs);
+  }
+  if (client.socket.writable) client.socket.end();
+  client.socket.resume();
+  assert.ok(await client.closedWithin(8_000), 'the server did not close the connection');
+  return client;
+}
+
+/** Asserts that a raw answer is a complete Error body of `status` and `code`, with a short
+ * message, read without a reset; returns the message. */
+function assertRawError(client: RawClient, status: number, code: string, label: string): string {
+  const answer = client.answer();
+  assert.ok(answer, `${label}: no answer read`);
+  assert.ok(answer.complete, `${label}: the body was cut off: ${answer.body}`);
+  assert.equal(client.error, undefined, `${label}: ${client.error?.message}`);
+  assert.equal(answer.status, status, `${label}: ${answer.status} ${answer.body}`);
+  assert.match(answer.headers['content-type'] ?? '', /^application\/json/, label);
+  const body = JSON.parse(answer.body) as { code: unknown; message: unknown; status: unknown };
+  assert.deepEqual(Object.keys(body).sort(), ['code', 'message', 'status'], label);
+  assert.equal(body.code, code, `${label}: ${answer.body}`);
+  assert.equal(body.status, status, label);
+  assert.equal(typeof body.message, 'string', label);
+  const message = body.message as string;
+  assert.ok(message.length < 300, `${label}: a message of ${message.length} characters`);
+  return message;
+}
+
+/** Asserts a fetch answer is an Error body of `status` and `code`; returns the body. */
+async function assertError(
+  res: Response,
+  status: number,
+  code: string,
+  label: string,
+): Promise<{ code: string; message: string; status: number }> {
+  const text = await res.text();
+  assert.equal(res.status, status, `${label}: ${res.status} ${text.slice(0, 300)}`);
+  assert.match(res.headers.get('content-type') ?? '', /^application\/json/, label);
+  const body = JSON.parse(text) as { code: string; message: string; status: number };
+  assert.equal(body.code, code, `${label}: ${text.slice(0, 300)}`);
+  assert.equal(body.status, status, label);
+  assert.equal(typeof body.message, 'string', label);
+  return body;
+}
+
+const RATE_LIMIT_HEADERS = ['x-ratelimit-limit', 'x-ratelimit-remaining', 'x-ratelimit-reset'];
+
+describe('the default app on a real port', () => {
+  let t: TestApp;
+  let base: string;
+  let owner: Tenant;
+  let category: { id: number; name: string };
+
+  before(async () => {
+    ({ t, base } = await listening());
+    owner = await newTenant(t.app);
+    category = await createCategory(t.app, owner, 'Hostile');
+  });
+
+  const json = (body: RequestInit['body'], headers: Record<string, string> = {}): RequestInit => ({
+    method: 'POST',
+    headers: { ...owner.headers, 'content-type': 'application/json', ...headers },
+    body,
+  });
+
+  /** The owner's pets, as the API lists them. */
+  async function pets(): Promise<Array<{ id: number; name: string }>> {
+    const res = await fetch(`${base}/v1/pets?limit=100`, { headers: owner.headers });
+    assert.equal(res.status, 200);
+    return (await res.json()) as Array<{ id: number; name: string }>;
+  }
+
+  describe('parser refusals: the Error shape, read in full before the close', () => {
+    const head = 'Host: 127.0.0.1\r\nAccept: application/json\r\n';
+    const longUrl = `GET /v1/pets?q=${'a'.repeat(17_000)} HTTP/1.1\r\n${head}\r\n`;
+    const hugeUrl = `GET /v1/pets?q=${'a'.repeat(40_000)} HTTP/1.1\r\n${head}\r\n`;
+    // [what the client does, its request, the status and code, the size of its writes]
+    const cases: Array<[string, string | Buffer, number, string, number?]> = [
+      [
+        'a 100 KB header',
+        `GET /v1/pets HTTP/1.1\r\n${head}X-Big: ${'a'.repeat(100 * 1024)}\r\n\r\n`,
+        431,
+        'headers_too_large',
+      ],
+      // Within the parser's 32 KB, the app judges the target (the connection is kept); past it,
+      // the parser refuses the request and the connection is closed.
+      ['a 17,000-character URL, in one write', longUrl, 414, 'uri_too_long', longUrl.length],
+      ['a 17,000-character URL, arriving in 4 KB pieces', longUrl, 414, 'uri_too_long'],
+      ['a 40,000-character URL, in one write', hugeUrl, 414, 'uri_too_long', hugeUrl.length],
+      [
+        'a 0xFF byte in the request line',
+        Buffer.concat([
+          Buffer.from('GET /v1/pets/'),
+          Buffer.from([0xff]),
+          Buffer.from(` HTTP/1.1\r\n${head}\r\n`),
+        ]),
+        400,
+        'bad_request',
+      ],
+      [
+        'a NUL in a header value',
+        `GET /v1/pets HTTP/1.1\r\n${head}X-Note: a\0b\r\n\r\n`,
+        400,
+        'bad_request',
+      ],
+      [
+        'bare LF line endings',
+        'GET /v1/pets HTTP/1.1\nHost: 127.0.0.1\nAccept: application/json\n\n',
+        400,
+        'bad_request',
+      ],
+      [
+        'Content-Length with Transfer-Encoding: chunked',
+        `POST /v1/pets HTTP/1.1\r\n${head}Content-Type: application/json\r\n` +
+          'Content-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n',
+        400,
+        'bad_request',
+      ],
+    ];
+    for (const [label, request, status, code, piece] of cases) {
+      it(`${label} → ${status} ${code}`, async () => {
+        const client = await sendAllThenRead(base, request, piece);
+        assertRawError(client, status, code, label);
+        if (request !== longUrl) assert.equal(client.answer()?.headers.connection, 'close', label);
+      });
+    }
+  });
+
+  it('a 5 MB body is answered 413 payload_too_large, read by fetch every time, and stores nothing', async () => {
+    const before = await pets();
+    const body = JSON.stringify({ name: 'a'.repeat(5 * 1024 * 1024), categoryId: category.id });
+    for (let i = 0; i < 10; i++) {
+      const res = await fetch(`${base}/v1/pets`, json(body));
+      await assertError(res, 413, 'payload_too_large', `try ${i + 1} with Content-Length`);
+    }
+    const chunk = new TextEncoder().encode('a'.repeat(64 * 1024));
+    for (let i = 0; i < 10; i++) {
+      let sent = 0;
+      const stream = new ReadableStream<Uint8Array>({
+        start(controller) {
+          controller.enqueue(new TextEncoder().encode(`{"categoryId":${category.id},"name":"`));
+        },
+        pull(controller) {
+          if (sent >= 5 * 1024 * 1024) {
+            controller.enqueue(new TextEncoder().encode('"}'));
+            controller.close();
+            return;
+          }
+          sent += chunk.length;
+          controller.enqueue(chunk);
+        },
+      });
+      const res = await fetch(`${base}/v1/pets`, {
+        ...json(stream),
+        duplex: 'half',
+      } as RequestInit);
+      await assertError(res, 413, 'payload_too_large', `try ${i + 1} chunked`);
+    }
+    // A client that sends the whole body before it reads reads the 413 too, and the
+    // connection is kept for its next request.
+    const raw = await sendAllThenRead(
+      base,
+      `POST /v1/pets HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: ${owner.headers.authorization}\r\n` +
+        `Content-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+      64 * 1024,
+      0,
+    );
+    assertRawError(raw, 413, 'payload_too_large', 'a raw 5 MB body, read after sending');
+    assert.notEqual(raw.answer()?.headers.connection, 'close');
+    assert.deepEqual(await pets(), before);
+  });
+
+  it('JSON that is not UTF-8 → 400 invalid_json and no pet; multi-byte UTF-8 → 201 and round-trips', async () => {
+    const before = await pets();
+    const invalid: Array<[string, number[]]> = [
+      ['0xFF 0xFE', [0xff, 0xfe]],
+      ['an overlong "/" (0xC0 0xAF)', [0xc0, 0xaf]],
+      ['a lone surrogate (0xED 0xA0 0x80)', [0xed, 0xa0, 0x80]],
+    ];
+    for (const [label, bytes] of invalid) {
+      const body = Buffer.concat([
+        Buffer.from('{"name":"a'),
+        Buffer.from(bytes),
+        Buffer.from(`","categoryId":${category.id}}`),
+      ]);
+      const res = await fetch(`${base}/v1/pets`, json(body));
+      await assertError(res, 400, 'invalid_json', label);
+    }
+    assert.deepEqual(await pets(), before);
+
+    for (const name of ['Rex 🐕‍🦺🦜', '小狗 ポチ 강아지', 'Ünïcödé ẞ 𝔘']) {
+      const res = await fetch(
+        `${base}/v1/pets`,
+        json(JSON.stringify({ name, categoryId: category.id })),
+      );
+      assert.equal(res.status, 201, `${name}: ${await res.clone().text()}`);
+      const created = (await res.json()) as { id: number; name: string };
+      assert.equal(created.name, name);
+      const read = await fetch(`${base}/v1/pets/${created.id}`, { headers: owner.headers });
+      assert.equal(read.status, 200);
+      assert.equal(((await read.json()) as { name: string }).name, name);
+    }
+  });
+
+  it('a known path with another method → 405 with Allow; 404/405 under /v1 are counted and carry the rate-limit headers', async () => {
+    const caller = await newTenant(t.app);
+    const cases: Array<[string, string, string]> = [
+      ['PUT', '/v1/pets/1', 'GET, HEAD, PATCH, DELETE'],
+      ['DELETE', '/v1/pets', 'GET, HEAD, POST'],
+      ['PATCH', '/v1/categories', 'GET, HEAD, POST'],
+      ['POST', '/v1/account', 'GET, HEAD'],
+      ['GET', '/v1/nope', ''],
+      ['DELETE', '/v1/pets/1/extra', ''],
+    ];
+    let previous: number | undefined;
+    for (const [method, path, allow] of cases) {
+      const label = `${method} ${path}`;
+      const res = await fetch(base + path, {
+        method,
+        headers: { ...caller.headers, 'content-type': 'application/json' },
+        ...(method !== 'GET' && { body: '{"name":"Overwritten"}' }),
+      });
+      if (allow) {
+        await assertError(res, 405, 'method_not_allowed', label);
+        assert.equal(res.headers.get('allow'), allow, label);
+      } else {
+        await assertError(res, 404, 'route_not_found', label);
+        assert.equal(res.headers.get('allow'), null, label);
+      }
+      for (const name of RATE_LIMIT_HEADERS) {
+        assert.match(res.headers.get(name) ?? '', /^\d+$/, `${label}: ${name}`);
+      }
+      const remaining = Number(res.headers.get('x-ratelimit-remaining'));
+      if (previous !== undefined) assert.equal(remaining, previous - 1, `${label} is counted`);
+      previous = remaining;
+    }
+
+    // Without a key, the client address is counted (the Free plan's 60 a minute).
+    const anonymous = await fetch(`${base}/v1/nope`);
+    await assertError(anonymous, 404, 'route_not_found', 'GET /v1/nope without a key');
+    assert.equal(anonymous.headers.get('x-ratelimit-limit'), '60');
+    for (const name of RATE_LIMIT_HEADERS) {
+      assert.match(anonymous.headers.get(name) ?? '', /^\d+$/, `without a key: ${name}`);
+    }
+
+    // Outside the API nothing is counted.
+    const stray = await fetch(`${base}/nope`, { headers: caller.headers });
+    await assertError(stray, 404, 'route_not_found', 'GET /nope');
+    for (const name of [...RATE_LIMIT_HEADERS, 'ratelimit', 'ratelimit-policy']) {
+      assert.equal(stray.headers.get(name), null, `GET /nope: ${name}`);
+    }
+
+    // A bad key is refused before the path is looked at.
+    const badKey = await fetch(`${base}/v1/nope`, {
+      headers: { authorization: 'Bearer as_test_not_a_real_key' },
+    });
+    await assertError(badKey, 401, 'invalid_api_key', 'a bad key on an unknown /v1 path');
+  });
+
+  it('a 2,000-character path is not echoed back: 404 and 400 with messages under 300 characters', async () => {
+    const unknown = await fetch(`${base}/v1/${'a'.repeat(2_000)}`, { headers: owner.headers });
+    const notFound = await assertError(unknown, 404, 'route_not_found', 'a long unknown path');
+    assert.ok(notFound.message.length < 300, `a message of ${notFound.message.length}`);
+
+    const path = `/v1/pets/${'%E0%A4%A'.repeat(250)}`;
+    assert.ok(path.length > 2_000);
+    const badEncoding = await fetch(base + path, { headers: owner.headers });
+    const bad = await assertError(badEncoding, 400, 'bad_request', 'a long bad percent-encoding');
+    assert.ok(bad.message.length < 300, `a message of ${bad.message.length}`);
+  });
+});
+
+describe('timeouts (headers 1 s, request 2 s)', () => {
+  let base: string;
+  let key: Tenant;
+
+  before(async () => {
+    const started = await listening({ HEADERS_TIMEOUT_SECONDS: '1', REQUEST_TIMEOUT_SECONDS: '2' });
+    base = started.base;
+    key = await newTenant(started.t.app);
+  });
+
+  /** A normal request on a connection of its own is answered. */
+  async function othersAreServed(): Promise<void> {
+    const res = await fetch(`${base}/v1/pets`, { headers: key.headers });
+    assert.equal(res.status, 200);
+    await res.arrayBuffer();
+  }
+
+  it('a client that stops halfway through its headers gets 408 request_timeout and is closed', async () => {
+    const client = await RawClient.open(base);
+    client.write('GET /v1/pets HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: appl');
+    await othersAreServed();
+    assert.ok(await client.closedWithin(10_000), 'still open after 10 s');
+    assertRawError(client, 408, 'request_timeout', 'half the headers');
+  });
+
+  it('a client that trickles its body byte by byte is cut off by the request timeout', async () => {
+    const client = await RawClient.open(base);
+    client.write(
+      'POST /v1/pets HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n' +
+        `Authorization: ${key.headers.authorization}\r\nContent-Length: 100\r\n\r\n`,
+    );
+    const trickle = setInterval(() => client.write(' '), 500);
+    try {
+      await othersAreServed();
+      // The request timeout (2 s) plus the check interval (1 s), with room to spare.
+      assert.ok(await client.closedWithin(8_000), 'still open after 8 s');
+    } finally {
+      clearInterval(trickle);
+    }
+    const answer = client.answer();
+    // Cut off either with an answer or without one; an answer is a 408 in our shape.
+    if (answer !== undefined) assertRawError(client, 408, 'request_timeout', 'a trickled body');
+    await othersAreServed();
+  });
+});
+
+describe('ban headers (RATE_LIMIT_BAN_THRESHOLD=2)', () => {
+  let base: string;
+  let tenant: Tenant;
+
+  before(async () => {
+    const started = await listening({ RATE_LIMIT_BAN_THRESHOLD: '2' });
+    base = started.base;
+    tenant = await newTenant(started.t.app, { plan: 'free' });
+  });
+
+  it('a banned key is told the ban: Retry-After, X-RateLimit-Reset and RateLimit agree, nothing remains', async () => {
+    // The plan's 60 a minute, less what making the key took (it is counted to the account).
+    let remaining = Number.POSITIVE_INFINITY;
+    let served = 0;
+    while (remaining > 0 && served < 200) {
+      const res = await fetch(`${base}/v1/pets`, { headers: tenant.headers });
+      assert.equal(res.status, 200, `request ${served + 1}: ${await res.text()}`);
+      assert.equal(res.headers.get('x-ratelimit-limit'), '60');
+      remaining = Number(res.headers.get('x-ratelimit-remaining'));
+      served++;
+    }
+    assert.ok(served >= 58, `only ${served} requests served before the limit`);
+    let banned: Response | undefined;
+    // A minute may turn while this runs and grant 60 more; the ban comes all the same.
+    for (let i = 0; i < 200 && !banned; i++) {
+      const res = await fetch(`${base}/v1/pets`, { headers: tenant.headers });
+      const text = await res.text();
+      if (res.status === 429 && (JSON.parse(text) as { code: string }).code === 'key_banned') {
+        banned = res;
+      }
+    }
+    assert.ok(banned, 'never banned');
+    const now = Date.now() / 1000;
+    const retryAfter = Number(banned.headers.get('retry-after'));
+    const reset = Number(banned.headers.get('x-ratelimit-reset'));
+    assert.ok(retryAfter > 60, `Retry-After ${retryAfter} is the ban's, not the minute's`);
+    assert.ok(Math.abs(reset - now - retryAfter) <= 2, `reset ${reset}, now ${now}, ${retryAfter}`);
+    assert.equal(banned.headers.get('x-ratelimit-remaining'), '0');
+    const field = banned.headers.get('ratelimit') ?? '';
+    const seconds = Number(/;t=(\d+)/.exec(field)?.[1]);
+    assert.match(field, /;r=0;/);
+    assert.ok(Math.abs(seconds - retryAfter) <= 1, `RateLimit ${field}, Retry-After ${retryAfter}`);
+  });
+});
