@@ -1,13 +1,7 @@
-import type {
-  FastifyError,
-  FastifyInstance,
-  FastifyReply,
-  FastifyRequest,
-  preHandlerHookHandler,
-} from 'fastify';
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError, type ErrorCode, excerpt, RETRY_SOON } from '../errors.js';
 import { brief } from '../ops/outages.js';
-import { storeTrouble } from '../store/unavailable.js';
+import { storeTrouble, valueRefused } from '../store/store-errors.js';
 import { describeValidation } from './validation.js';
 
 /** Fastify's own 4xx errors, in the words of our error table. */
@@ -36,6 +30,10 @@ const FRAMEWORK_CODES: Record<string, { code: ErrorCode; message?: string }> = {
   FST_ERR_BAD_URL: {
     code: 'bad_request',
     message: 'The path is not valid: its percent-encoding does not decode to UTF-8.',
+  },
+  FST_ERR_MAX_PARAM_LENGTH: {
+    code: 'bad_request',
+    message: 'A path segment is longer than any identifier we issue.',
   },
 };
 
@@ -70,6 +68,9 @@ export function toApiError(err: unknown): ApiError {
         : 'The database is too busy to answer in time; retry shortly.';
     return new ApiError('service_unavailable', message, undefined, RETRY_SOON);
   }
+  if (valueRefused(err)) {
+    return new ApiError('bad_request', 'A value in the request cannot be stored or compared.');
+  }
   const known = e.code ? FRAMEWORK_CODES[e.code] : undefined;
   if (known) return new ApiError(known.code, known.message ?? e.message ?? known.code);
   const status = e.statusCode ?? 500;
@@ -89,6 +90,8 @@ export function toApiError(err: unknown): ApiError {
  * logged where it was found.
  */
 export function logFailure(request: FastifyRequest, err: unknown, apiError: ApiError): void {
+  // Validation should have refused it: worth a look, though the client was answered.
+  if (valueRefused(err)) request.log.warn({ error: brief(err) }, 'the database refused a value');
   if (apiError.status < 500) return;
   const trouble = storeTrouble(err);
   if (trouble === 'unreachable') request.server.ctx.outages.failed('database', err);
@@ -130,10 +133,7 @@ function discardUnreadBody(request: FastifyRequest, reply: FastifyReply): void {
   raw.resume();
 }
 
-export function registerErrorHandling(
-  app: FastifyInstance,
-  countCaller: preHandlerHookHandler,
-): void {
+export function registerErrorHandling(app: FastifyInstance): void {
   app.setErrorHandler((err, request: FastifyRequest, reply) => {
     const apiError = toApiError(err);
     logFailure(request, err, apiError);
@@ -142,9 +142,9 @@ export function registerErrorHandling(
   });
 
   // An unknown path is 404; a known path asked with another method is 405 with `Allow`
-  // (RFC 9110 §15.5.6). Under the API, the caller is counted first (its key, or its address),
-  // so these answers carry the rate-limit headers like every other.
-  app.setNotFoundHandler({ preHandler: countCaller }, (request, reply) => {
+  // (RFC 9110 §15.5.6). Under the API the caller was counted first (app.ts), so these answers
+  // carry the rate-limit headers like every other.
+  app.setNotFoundHandler((request, reply) => {
     const path = request.url.split('?')[0] ?? '/';
     const allowed = METHODS.filter((method) => app.findRoute({ method, url: path }) !== null);
     if (allowed.length > 0) {

@@ -1,5 +1,5 @@
 import type { Log } from '../log.js';
-import { storeTrouble } from '../store/unavailable.js';
+import { storeTrouble } from '../store/store-errors.js';
 
 /** The services an instance depends on, besides itself. */
 export type Dependency = 'database' | 'redis';

@@ -93,5 +93,10 @@ export const NewApiKey = Type.Object(
 );
 
 export const KeyParams = Type.Object({
-  keyId: Type.String({ minLength: 1, maxLength: 64, description: 'Key identifier (`key_…`).' }),
+  keyId: Type.String({
+    minLength: 1,
+    maxLength: 64,
+    pattern: '^[A-Za-z0-9_]+$',
+    description: 'Key identifier (`key_…`).',
+  }),
 });

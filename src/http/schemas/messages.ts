@@ -43,6 +43,9 @@ export const MessageParams = Type.Object({
   messageId: Type.String({
     minLength: 1,
     maxLength: 64,
+    // Ours are `msg_` and base62: anything else is no id (and a NUL is not even text to
+    // PostgreSQL).
+    pattern: '^[A-Za-z0-9_]+$',
     description: 'Identifier of the message record (`msg_…`).',
   }),
 });

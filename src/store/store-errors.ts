@@ -1,6 +1,7 @@
 /**
- * Which store errors are the store being away or overloaded, not a fault of the request or of
- * our code: they are answered 503 with Retry-After, and a client may retry them as they are.
+ * Store errors that are not a fault of our code. The store being away or overloaded: answered
+ * 503 with Retry-After, and a client may retry as it is. A value the store refuses (a NUL
+ * PostgreSQL cannot hold, a number out of range) that validation let through: answered 400.
  */
 export type StoreTrouble =
   /** The database cannot be reached, or dropped the connection: an outage. */
@@ -55,4 +56,14 @@ export function storeTrouble(err: unknown): StoreTrouble | undefined {
   if (err instanceof AggregateError)
     return err.errors.some(storeTrouble) ? 'unreachable' : undefined;
   return undefined;
+}
+
+/**
+ * PostgreSQL refused a value of the request itself (SQLSTATE class 22, data exception: a NUL
+ * in text, an invalid byte sequence, a number out of range). Validation should stop these
+ * first; this keeps one it missed a 400, not a 500.
+ */
+export function valueRefused(err: unknown): boolean {
+  const { code } = err as { code?: unknown };
+  return err instanceof Error && typeof code === 'string' && /^22[0-9A-Z]{3}$/.test(code);
 }
