@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { type ChildProcess, execFileSync, spawn, spawnSync } from 'node:child_process';
 import { once } from 'node:events';
-import { connect, type Socket } from 'node:net';
+import { type AddressInfo, connect, createServer, type Socket } from 'node:net';
 import { after, describe, it } from 'node:test';
 import { sql } from 'kysely';
 import { migrate, openDatabase } from '../src/store/database.js';
@@ -185,6 +185,29 @@ describe('server process: start and shutdown', () => {
     const newer = run({});
     assert.equal(newer.status, 1);
     assert.match(newer.stderr, /newer than this version of the code.*9999_future/s);
+  });
+
+  it('says in one line, without a stack, that its port is taken', async () => {
+    const { url, cleanup } = sqliteDatabaseUrl();
+    cleanups.push(cleanup);
+    const taken = createServer();
+    taken.listen(0, '127.0.0.1');
+    await once(taken, 'listening');
+    const { port } = taken.address() as AddressInfo;
+    try {
+      const run = spawnSync(process.execPath, ['--import', 'tsx', 'src/server.ts'], {
+        env: { ...process.env, PORT: String(port), DATABASE_URL: url, DEMO_ACCOUNT: 'false' },
+        encoding: 'utf8',
+        timeout: 30_000,
+      });
+      assert.equal(run.status, 1);
+      assert.equal(
+        run.stderr.trim(),
+        `Port ${port} is already in use on 127.0.0.1: stop what listens there, or start with PORT=<another port>.`,
+      );
+    } finally {
+      taken.close();
+    }
   });
 });
 
