@@ -212,6 +212,11 @@ export function errorCode(res: LightMyRequestResponse): string {
  * for tests that start the server as a process of its own. Returns the key's secret.
  */
 export async function storeKey(url: string): Promise<string> {
+  return (await storeAccountKey(url)).secret;
+}
+
+/** As storeKey, with the account's id. */
+export async function storeAccountKey(url: string): Promise<{ secret: string; accountId: string }> {
   const { database, accountId } = await storeWithAccount(url);
   try {
     await setPlan(
@@ -222,7 +227,7 @@ export async function storeKey(url: string): Promise<string> {
       nobodyToTell,
     );
     const key = await createApiKey(database.db, systemClock, 'development', accountId, null);
-    return key.secret;
+    return { secret: key.secret, accountId };
   } finally {
     await database.close();
   }

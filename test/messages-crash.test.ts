@@ -1,14 +1,20 @@
 import assert from 'node:assert/strict';
 import { type ChildProcess, spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { after, describe, it } from 'node:test';
+import { after, before, describe, it } from 'node:test';
 import { systemClock } from '../src/clock.js';
 import { createAccount } from '../src/domain/accounts.js';
 import { Outages } from '../src/ops/outages.js';
 import { MessageProcessor } from '../src/queue/processor.js';
 import type { MessageSink } from '../src/queue/sink.js';
 import { migrate, openDatabase } from '../src/store/database.js';
-import { storeKey, testDatabaseUrl } from './helpers.js';
+import {
+  freshPostgres,
+  sqliteDatabaseUrl,
+  storeAccountKey,
+  storeKey,
+  testDatabaseUrl,
+} from './helpers.js';
 
 interface Server {
   child: ChildProcess;
@@ -109,15 +115,22 @@ describe('a message survives a crash of the process that accepted it', () => {
 });
 
 describe('a process killed while its worker delivers', () => {
-  const { url, cleanup } = testDatabaseUrl();
   let server: Server | undefined;
+  // A store of its own: the kill leaves messages unsent, which no other test should meet.
+  let url = '';
+  let cleanup: () => unknown = () => {};
+  before(async () => {
+    const base = process.env.TEST_DATABASE_URL;
+    if (base) ({ url, drop: cleanup } = await freshPostgres(base));
+    else ({ url, cleanup } = sqliteDatabaseUrl());
+  });
   after(async () => {
     if (server) await kill(server, 'SIGKILL');
-    cleanup();
+    await cleanup();
   });
 
   it('leaves no message `sent` without its delivery line (the default sink)', async () => {
-    const secret = await storeKey(url);
+    const { secret, accountId } = await storeAccountKey(url);
     const env: Record<string, string> = { DATABASE_URL: url };
     if (process.env.TEST_REDIS_URL) {
       env.REDIS_URL = process.env.TEST_REDIS_URL;
@@ -147,6 +160,7 @@ describe('a process killed while its worker delivers', () => {
             await database.db
               .selectFrom('messages')
               .select((eb) => eb.fn.countAll().as('n'))
+              .where('account_id', '=', accountId)
               .where('status', '=', 'sent')
               .executeTakeFirstOrThrow()
           ).n,
@@ -177,6 +191,7 @@ describe('a process killed while its worker delivers', () => {
       const sent = await database.db
         .selectFrom('messages')
         .select('id')
+        .where('account_id', '=', accountId)
         .where('status', '=', 'sent')
         .execute();
       assert.ok(sent.length >= 300, `only ${sent.length} messages were sent before the kill`);

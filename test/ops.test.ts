@@ -39,8 +39,11 @@ function sample(
   return undefined;
 }
 
-/** A tenant, made while the app serves (the lifecycle is only flipped back afterwards). */
+/** A tenant, made while the app serves (the lifecycle is only flipped back afterwards), once
+ * Redis answers, as src/server.ts waits for it. */
 async function newTenantWhenServing(t: TestApp) {
+  await t.app.ready();
+  assert.ok(await t.app.ctx.outages.untilAnswers('redis'));
   t.app.ctx.lifecycle.serve();
   return newTenant(t.app);
 }

@@ -248,12 +248,33 @@ export class RedisCounterStore implements CounterStore {
     return values.map((value) => Number(value ?? 0));
   }
 
+  /** Answers once Redis does. While a connection is being made, waits for it (the caller
+   * bounds the wait); while none can be, fails with why (a command would only say that the
+   * stream is not writeable). */
   async ping(): Promise<void> {
-    // Not connected, the command would only say the stream is not writeable: say why instead.
-    if (this.redis.status !== 'ready') {
-      throw this.lastError ?? new Error(`not connected to Redis (${this.redis.status})`);
-    }
+    if (this.redis.status !== 'ready') await this.connected();
     await this.redis.ping();
+  }
+
+  /** The connection's next outcome: ready, or the error of its next try. */
+  private connected(): Promise<void> {
+    const { redis } = this;
+    if (redis.status === 'end') {
+      return Promise.reject(this.lastError ?? new Error('the Redis connection is closed'));
+    }
+    return new Promise((resolve, reject) => {
+      const settle = (err?: Error) => {
+        redis.off('ready', settle);
+        redis.off('error', settle);
+        redis.off('end', ended);
+        if (err) reject(err);
+        else resolve();
+      };
+      const ended = () => settle(new Error('the Redis connection is closed'));
+      redis.on('ready', settle);
+      redis.on('error', settle);
+      redis.on('end', ended);
+    });
   }
 
   close(): Promise<void> {
