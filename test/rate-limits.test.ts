@@ -470,7 +470,11 @@ describe('when Redis goes away', {
   after(() => server?.kill('SIGKILL'));
 
   it('fails closed with 503 by default, open when configured, and recovers by itself', async () => {
-    const closed = await startApp({ env: { REDIS_URL: `redis://127.0.0.1:${port}` } });
+    let logged = '';
+    const closed = await startApp({
+      env: { REDIS_URL: `redis://127.0.0.1:${port}`, LOG_LEVEL: 'warn' },
+      logStream: { write: (line: string) => void (logged += line) },
+    });
     const open = await startApp({
       env: {
         REDIS_URL: `redis://127.0.0.1:${port}`,
@@ -488,6 +492,7 @@ describe('when Redis goes away', {
       assert.equal(refused.statusCode, 503);
       assert.equal(errorCode(refused), 'service_unavailable');
       assert.equal(refused.headers['retry-after'], '1');
+      for (let i = 0; i < 20; i++) assert.equal((await get(closed)).statusCode, 503);
       const through = await get(open);
       assert.equal(through.statusCode, 200);
       assert.equal(through.headers['x-ratelimit-limit'], undefined);
@@ -499,6 +504,18 @@ describe('when Redis goes away', {
         status = (await get(closed)).statusCode;
       }
       assert.equal(status, 200);
+      // The outage is logged when it begins and when it ends, never per refused request.
+      for (let i = 0; i < 50 && !/reachable again/.test(logged); i++) {
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      const lines = logged
+        .trim()
+        .split('\n')
+        .map((line) => JSON.parse(line).msg as string);
+      assert.deepEqual(lines, [
+        `Redis at 127.0.0.1:${port} is unreachable: requests that need it answer 503 until it is back`,
+        `Redis at 127.0.0.1:${port} is reachable again`,
+      ]);
     } finally {
       await open.close();
       await closed.close();
