@@ -228,22 +228,10 @@ describe('a worker that dies holding a message', () => {
       const sink: MessageSink = { deliver: async (m) => void delivered.push(m.id) };
       const silent = { info() {}, warn() {}, error() {} } as never;
       const options = { maxAttempts: 5, retryBaseMs: 10, leaseMs: 30_000 };
-      const dying = new MessageProcessor(
-        database,
-        clock,
-        sink,
-        options,
-        silent,
-        new Outages(silent, {}),
-      );
-      const healthy = new MessageProcessor(
-        database,
-        clock,
-        sink,
-        options,
-        silent,
-        new Outages(silent, {}),
-      );
+      const worker = () =>
+        new MessageProcessor(database, clock, sink, options, silent, new Outages(silent, {}));
+      const dying = worker();
+      const healthy = worker();
 
       const { acceptMessage } = await import('../src/domain/messages.js');
       const { message } = await acceptMessage(database.db, clock, account.value.id, 'held');

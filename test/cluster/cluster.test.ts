@@ -8,7 +8,16 @@ import { randomUUID } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { after, before, describe, it } from 'node:test';
 import pg from 'pg';
-import { cli, Instance, instanceEnv, Postgres, Redis, until } from './harness.js';
+import {
+  cli,
+  cliKey,
+  Instance,
+  instanceEnv,
+  Postgres,
+  Redis,
+  unlimited,
+  until,
+} from './harness.js';
 
 const PASSWORD = 'a cluster test password';
 
@@ -45,22 +54,8 @@ describe('three instances on PostgreSQL and Redis', () => {
       body: JSON.stringify({ email, password: PASSWORD }),
     });
     assert.equal(res.status, 201, await res.text());
-    if (plan === 'enterprise') {
-      cli(
-        env,
-        'accounts',
-        'set-plan',
-        '--email',
-        email,
-        '--plan',
-        'enterprise',
-        '--per-minute',
-        '1000000',
-        '--per-day',
-        '100000000',
-      );
-    }
-    const key = cli(env, 'keys', 'create', '--email', email).trim().split('\n').pop() ?? '';
+    if (plan === 'enterprise') unlimited(env, email);
+    const key = cliKey(env, email);
     assert.match(key, /^as_live_/);
     return { email, key };
   }

@@ -10,7 +10,16 @@ import { randomUUID } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { after, before, describe, it } from 'node:test';
 import pg from 'pg';
-import { cli, Instance, instanceEnv, Postgres, Redis, until } from './harness.js';
+import {
+  cli,
+  cliKey,
+  Instance,
+  instanceEnv,
+  Postgres,
+  Redis,
+  unlimited,
+  until,
+} from './harness.js';
 
 /** The log lines an instance wrote, parsed (a line still being read left out). */
 function logLines(instance: Instance): Array<{ level: number; msg: string }> {
@@ -39,20 +48,8 @@ describe('one instance when PostgreSQL fails', () => {
     cli(env, 'migrate');
     const email = `faults-${randomUUID()}@example.com`;
     cli(env, 'accounts', 'create', '--email', email, '--password', 'a faults test password');
-    cli(
-      env,
-      'accounts',
-      'set-plan',
-      '--email',
-      email,
-      '--plan',
-      'enterprise',
-      '--per-minute',
-      '1000000',
-      '--per-day',
-      '100000000',
-    );
-    key = cli(env, 'keys', 'create', '--email', email).trim().split('\n').pop() ?? '';
+    unlimited(env, email);
+    key = cliKey(env, email);
   });
 
   after(async () => {
