@@ -473,7 +473,11 @@ describe('when Redis goes away', {
     let logged = '';
     const closed = await startApp({
       env: { REDIS_URL: `redis://127.0.0.1:${port}`, LOG_LEVEL: 'warn' },
-      logStream: { write: (line: string) => void (logged += line) },
+      logStream: {
+        write: (line: string) => {
+          logged += line;
+        },
+      },
     });
     const open = await startApp({
       env: {
