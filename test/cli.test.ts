@@ -1,9 +1,8 @@
 import assert from 'node:assert/strict';
-import { spawn, spawnSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { after, describe, it } from 'node:test';
 import { run } from '../src/cli/main.js';
-import { as, basic, newTenant, sqliteDatabaseUrl, startApp, testDatabaseUrl } from './helpers.js';
+import { basic, sqliteDatabaseUrl, startApp, testDatabaseUrl } from './helpers.js';
 
 describe('animal-store CLI', () => {
   const { url, cleanup } = testDatabaseUrl();
@@ -148,47 +147,6 @@ describe('animal-store CLI', () => {
     assert.match(badConfig.out, /DATABASE_URL/);
   });
 
-  it('runs the worker alone: it sends what API instances with WORKER=off accepted', async () => {
-    const api = await startApp({ env: { DATABASE_URL: url, WORKER: 'off', ...redis } });
-    const worker = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'worker'], {
-      env: { ...process.env, ...env, ...redis, LOG_LEVEL: 'info' },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let out = '';
-    worker.stdout.on('data', (chunk) => {
-      out += String(chunk);
-    });
-    try {
-      const tenant = await newTenant(api.app);
-      const res = await as(api.app, tenant, {
-        method: 'POST',
-        url: '/messages',
-        payload: { message: 'from the API, sent by the worker' },
-      });
-      assert.equal(res.statusCode, 202);
-      const id = res.json().id;
-      let status = 'queued';
-      for (let i = 0; i < 300 && status !== 'sent'; i++) {
-        await new Promise((r) => setTimeout(r, 50));
-        status = (await as(api.app, tenant, { method: 'GET', url: `/messages/${id}` })).json()
-          .status;
-      }
-      assert.equal(status, 'sent', out);
-      // The log line travels through a pipe: it may land a moment after the row says sent.
-      const logged = new RegExp(`"messageId":"${id}"`);
-      for (let i = 0; i < 100 && !logged.test(out); i++) {
-        await new Promise((r) => setTimeout(r, 20));
-      }
-      assert.match(out, logged);
-      const exited = new Promise<number | null>((r) => worker.once('exit', (code) => r(code)));
-      worker.kill('SIGTERM');
-      assert.equal(await exited, 0);
-    } finally {
-      worker.kill('SIGKILL');
-      await api.app.close();
-    }
-  });
-
   it('changes keys and plans on SQLite without Redis, whatever REDIS_URL says', async () => {
     // SQLite is one machine's: the service sees the CLI's commit by itself, so a Redis that
     // cannot be reached (nothing listens on port 1) is never asked.
@@ -218,21 +176,5 @@ describe('animal-store CLI', () => {
     } finally {
       file.cleanup();
     }
-  });
-
-  it('runs as a process with usage on --help and exit code 2 on a bad command', () => {
-    const tsx = 'node_modules/.bin/tsx';
-    const help = spawnSync(tsx, ['src/cli/main.ts', '--help'], {
-      encoding: 'utf8',
-      env: { ...process.env, ...env },
-    });
-    assert.equal(help.status, 0);
-    assert.match(help.stdout, /Usage: animal-store/);
-    const bad = spawnSync(tsx, ['src/cli/main.ts', 'nope'], {
-      encoding: 'utf8',
-      env: { ...process.env, ...env },
-    });
-    assert.equal(bad.status, 2);
-    assert.match(bad.stderr, /Unknown command/);
   });
 });

@@ -9,8 +9,12 @@ import { type Clock, systemClock } from '../src/clock.js';
 import { loadConfig } from '../src/config.js';
 import { createAccount, nobodyToTell, setPlan } from '../src/domain/accounts.js';
 import { createApiKey } from '../src/domain/api-keys.js';
+import { hashCheaplyForTests } from '../src/domain/passwords.js';
 import type { Limits, Plan } from '../src/domain/plans.js';
 import { type Database, migrate, openDatabase } from '../src/store/database.js';
+
+// Hundreds of sign-ups and sign-ins: at the production cost, scrypt alone took ~20 s.
+hashCheaplyForTests();
 
 /** PostgreSQL when CI sets TEST_DATABASE_URL; otherwise a fresh SQLite file per app. */
 export function testDatabaseUrl(): { url: string; cleanup: () => void } {

@@ -2,19 +2,19 @@ import assert from 'node:assert/strict';
 import { type ChildProcess, spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
-import { systemClock } from '../src/clock.js';
-import { createAccount } from '../src/domain/accounts.js';
-import { Outages } from '../src/ops/outages.js';
-import { MessageProcessor } from '../src/queue/processor.js';
-import type { MessageSink } from '../src/queue/sink.js';
-import { migrate, openDatabase } from '../src/store/database.js';
+import { systemClock } from '../../src/clock.js';
+import { createAccount } from '../../src/domain/accounts.js';
+import { Outages } from '../../src/ops/outages.js';
+import { MessageProcessor } from '../../src/queue/processor.js';
+import type { MessageSink } from '../../src/queue/sink.js';
+import { migrate, openDatabase } from '../../src/store/database.js';
 import {
   freshPostgres,
   sqliteDatabaseUrl,
   storeAccountKey,
   storeKey,
   testDatabaseUrl,
-} from './helpers.js';
+} from '../helpers.js';
 
 interface Server {
   child: ChildProcess;
@@ -233,7 +233,7 @@ describe('a worker that dies holding a message', () => {
       const dying = worker();
       const healthy = worker();
 
-      const { acceptMessage } = await import('../src/domain/messages.js');
+      const { acceptMessage } = await import('../../src/domain/messages.js');
       const { message } = await acceptMessage(database.db, clock, account.value.id, 'held');
       const [held] = await dying.claimDue(10);
       assert.equal(held?.id, message.id);

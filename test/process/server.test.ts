@@ -4,8 +4,8 @@ import { once } from 'node:events';
 import { type AddressInfo, connect, createServer, type Socket } from 'node:net';
 import { after, describe, it } from 'node:test';
 import { sql } from 'kysely';
-import { migrate, openDatabase } from '../src/store/database.js';
-import { sqliteDatabaseUrl } from './helpers.js';
+import { migrate, openDatabase } from '../../src/store/database.js';
+import { sqliteDatabaseUrl } from '../helpers.js';
 
 function hasCurl(): boolean {
   try {
