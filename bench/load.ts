@@ -12,8 +12,24 @@ export interface LoadSpec {
   method?: 'GET' | 'POST';
   headers?: Record<string, string>;
   body?: string;
+  /** Many tenants at once: each request from one picked at random (`url` gives the server). */
+  mix?: Mix;
   connections: number;
   seconds: number;
+}
+
+/** A tenant of a mixed load: its key, a category to add pets to, and its reads. */
+export interface MixTenant {
+  key: string;
+  categoryId: number;
+  /** Paths read, one picked at random per read (first pages, filters, deep pages). */
+  reads: string[];
+}
+
+export interface Mix {
+  tenants: MixTenant[];
+  /** The share of requests that are `POST /v1/pets` (0.1: 90% reads, 10% writes). */
+  writeShare: number;
 }
 
 export interface LoadResult {
@@ -87,7 +103,32 @@ function run(command: string, args: string[]): Promise<string> {
 const luaDir = mkdtempSync(join(tmpdir(), 'animal-store-bench-'));
 let luaCount = 0;
 
-/** wrk's Lua: method, headers, body, and a count of non-2xx answers printed at the end. */
+/** wrk's Lua for a mixed load: each request from a tenant picked at random, a write with the
+ * mix's share, otherwise one of the tenant's reads. */
+function mixLua(mix: Mix): string {
+  const lua = (value: string) => JSON.stringify(value);
+  const tenants = mix.tenants
+    .map(
+      (t) =>
+        `{ auth = ${lua(`Bearer ${t.key}`)}, body = ${lua(JSON.stringify({ name: 'Mix', categoryId: t.categoryId }))}, reads = { ${t.reads.map(lua).join(', ')} } }`,
+    )
+    .join(',\n  ');
+  return `local tenants = {
+  ${tenants}
+}
+local writeShare = ${mix.writeShare}
+request = function()
+  local t = tenants[math.random(#tenants)]
+  if math.random() < writeShare then
+    return wrk.format("POST", "/v1/pets", { ["authorization"] = t.auth, ["content-type"] = "application/json" }, t.body)
+  end
+  return wrk.format("GET", t.reads[math.random(#t.reads)], { ["authorization"] = t.auth })
+end
+`;
+}
+
+/** wrk's Lua: method, headers, body (or a mix), and a count of non-2xx answers printed at the
+ * end. */
 function wrkScript(spec: LoadSpec): string {
   const file = join(luaDir, `load-${luaCount++}.lua`);
   const headers = Object.entries(spec.headers ?? {})
@@ -98,6 +139,7 @@ function wrkScript(spec: LoadSpec): string {
     `wrk.method = ${JSON.stringify(spec.method ?? 'GET')}
 ${headers}
 ${spec.body !== undefined ? `wrk.body = ${JSON.stringify(spec.body)}` : ''}
+${spec.mix ? mixLua(spec.mix) : ''}
 local threads = {}
 function setup(thread) table.insert(threads, thread) end
 function init(args) bad = 0 end
@@ -139,8 +181,19 @@ async function autocannon(spec: LoadSpec): Promise<LoadResult> {
   const script = `
     const autocannon = (await import('autocannon')).default;
     const spec = JSON.parse(process.argv[1]);
+    const pick = (items) => items[Math.floor(Math.random() * items.length)];
+    // A mix: each request from a tenant picked at random, as wrk's mixed script does.
+    const requests = spec.mix && [{ setupRequest: (request) => {
+      const t = pick(spec.mix.tenants);
+      const auth = { authorization: 'Bearer ' + t.key };
+      return Math.random() < spec.mix.writeShare
+        ? { ...request, method: 'POST', path: '/v1/pets',
+            headers: { ...auth, 'content-type': 'application/json' },
+            body: JSON.stringify({ name: 'Mix', categoryId: t.categoryId }) }
+        : { ...request, method: 'GET', path: pick(t.reads), headers: auth, body: undefined };
+    } }];
     const r = await autocannon({ url: spec.url, method: spec.method ?? 'GET', headers: spec.headers,
-      body: spec.body, connections: spec.connections, duration: spec.seconds });
+      body: spec.body, requests, connections: spec.connections, duration: spec.seconds });
     process.stdout.write(JSON.stringify({ rps: r.requests.average, p50: r.latency.p50,
       p99: r.latency.p99, bad: r.non2xx + r.errors }));`;
   const out = await run(process.execPath, [

@@ -35,6 +35,8 @@ const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
 const ROOT = new URL('../', import.meta.url).pathname;
 const ONLY = process.env.BENCH_ONLY ?? '';
+/** The mixed loads' name: every request from one of 20 tenants, picked at random. */
+const MIX = '20 tenants:';
 
 interface Row extends LoadResult {
   mode: string;
@@ -182,6 +184,14 @@ async function runMode(
       'POST /messages',
       { url: `${base}/messages`, method: 'POST', headers: json, body: '{"message":"bench"}' },
     ],
+    [
+      `${MIX} reads`,
+      { url: `${base}/`, mix: { tenants: seeded.tenants, writeShare: 0 } },
+    ],
+    [
+      `${MIX} 90% reads, 10% POST /v1/pets`,
+      { url: `${base}/`, mix: { tenants: seeded.tenants, writeShare: 0.1 } },
+    ],
   ];
   if (ONLY) {
     for (let i = scenarios.length - 1; i > 0; i--) {
@@ -320,6 +330,15 @@ checks.push([
 checks.push(['no non-2xx answers', modes.every((m) => m.rows.every((r) => r.errors === 0))]);
 const pgGet = rowOf('postgres+redis', 'GET /v1/pets?limit=20');
 if (pgGet) checks.push(['PostgreSQL + Redis GET ≥ 0.25 × ceiling', pgGet.ratio >= 0.25]);
+const mixReads = rowOf('embedded', `${MIX} reads`);
+const mixed = rowOf('embedded', `${MIX} 90%`);
+checks.push(['20 tenants, reads ≥ 0.55 × ceiling', mixReads && mixReads.ratio >= 0.55]);
+checks.push(['20 tenants, 90/10 mix ≥ 0.40 × ceiling', mixed && mixed.ratio >= 0.4]);
+checks.push(['20 tenants, 90/10 mix p99 ≤ 15 ms', mixed && mixed.p99Ms <= 15]);
+const pgMixed = rowOf('postgres+redis', `${MIX} 90%`);
+if (pgMixed) {
+  checks.push(['PostgreSQL + Redis 90/10 mix ≥ 0.25 × ceiling', pgMixed.ratio >= 0.25]);
+}
 // BENCH_MEMORY=1: under 200 MB after each one-minute run, and not growing (the last run within
 // 5% of the first: RSS moves a few MB with every major collection).
 for (const { mode, memoryRunsMb: runs } of modes) {

@@ -1,9 +1,10 @@
 /**
  * The benchmark's data, written straight into the store through the compiled code: one account
- * with N pets, ten more with 1,000 each (so the indexes hold other tenants' rows too), and an
- * enterprise key whose limits never bind.
+ * with N pets, ten more with 1,000 each (so the indexes hold other tenants' rows too), twenty
+ * with 300 each for the mixed loads, and enterprise keys whose limits never bind.
  */
 import { randomUUID } from 'node:crypto';
+import type { MixTenant } from './load.js';
 
 const dist = (path: string) => new URL(`../dist/${path}`, import.meta.url).href;
 const { systemClock } = (await import(dist('clock.js'))) as typeof import('../src/clock.js');
@@ -25,7 +26,13 @@ export interface Seeded {
   categoryId: number;
   /** A cursor nine tenths of the way through the big account's pets. */
   deepCursor: string;
+  /** The tenants of the mixed loads, each with its reads. */
+  tenants: MixTenant[];
 }
+
+/** Tenants of the mixed loads, and the pets each has (as the issue measured them). */
+const MIX_TENANTS = 20;
+const MIX_PETS = 300;
 
 const STATUSES = ['available', 'pending', 'sold'] as const;
 const BATCH = 500;
@@ -76,7 +83,28 @@ export async function seed(databaseUrl: string, pets: number): Promise<Seeded> {
     const big = await tenant(database.db, pets, 'production');
     for (let i = 0; i < 5; i++) await tenant(database.db, 1_000, 'production');
     const deepId = big.first + Math.floor((big.last - big.first) * 0.9);
-    return { key: big.key, categoryId: big.categoryId, deepCursor: encodeCursor(deepId) };
+    const tenants: MixTenant[] = [];
+    for (let i = 0; i < MIX_TENANTS; i++) {
+      const t = await tenant(database.db, MIX_PETS, 'production');
+      const deep = encodeCursor(t.first + Math.floor((t.last - t.first) * 0.9));
+      tenants.push({
+        key: t.key,
+        categoryId: t.categoryId,
+        // First pages, status filters and deep pages, as clients page through a catalogue.
+        reads: [
+          '/v1/pets?limit=20',
+          '/v1/pets?status=available&limit=20',
+          '/v1/pets?status=sold&limit=20',
+          `/v1/pets?limit=20&cursor=${deep}`,
+        ],
+      });
+    }
+    return {
+      key: big.key,
+      categoryId: big.categoryId,
+      deepCursor: encodeCursor(deepId),
+      tenants,
+    };
   } finally {
     await database.close();
   }
