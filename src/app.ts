@@ -15,7 +15,13 @@ import {
 } from './http/client-errors.js';
 import type { AppContext } from './http/context.js';
 import { registerErrorHandling, sendError, toApiError } from './http/error-handler.js';
-import { announceWrites, localFreshness, sharedFreshness } from './http/freshness.js';
+import {
+  announceWrites,
+  type Freshness,
+  localFreshness,
+  nothingKept,
+  sharedFreshness,
+} from './http/freshness.js';
 import { registerOpenApi } from './http/openapi.js';
 import { PageCache } from './http/page-cache.js';
 import { RateLimitGuard } from './http/rate-limit.js';
@@ -28,6 +34,7 @@ import { petRoutes } from './http/routes/pets.js';
 import { storeRoutes } from './http/routes/store.js';
 import { validatorCompiler } from './http/validation.js';
 import { createRateLimiter } from './limits/create.js';
+import type { RateLimiter } from './limits/rate-limiter.js';
 import { createLog, requestLogger } from './log.js';
 import { Lifecycle, servedWhileStarting } from './ops/lifecycle.js';
 import { Metrics } from './ops/metrics.js';
@@ -54,6 +61,20 @@ const VALID_HOST = /^(?:[A-Za-z0-9.-]+|\[[0-9A-Fa-f:.]+\])(?::[0-9]{1,5})?$/;
 function trustProxy(setting: Config['trustProxy']) {
   if (typeof setting !== 'number') return setting;
   return (_address: string, hop: number) => hop < setting;
+}
+
+/** How cached answers are kept fresh: by the SQLite file, by the versions in Redis beside the
+ * counters (PostgreSQL with Redis), or not at all (PostgreSQL alone). */
+function freshnessFor(
+  config: Config,
+  database: Database,
+  limiter: RateLimiter,
+  outages: Outages,
+): Freshness {
+  if (config.shared) return sharedFreshness(limiter, outages);
+  const changesElsewhere = () => database.changesElsewhere();
+  if (changesElsewhere() === undefined) return nothingKept;
+  return localFreshness(() => changesElsewhere() ?? 0);
 }
 
 export interface AppOptions {
@@ -187,7 +208,7 @@ export async function buildApp({
     outages,
     // Shared mode: what a lost announcement leaves stale is read again within this long.
     pages: new PageCache(shared ? SHARED_KEPT_MS : undefined),
-    freshness: shared ? sharedFreshness : localFreshness(() => database.generation()),
+    freshness: freshnessFor(config, database, limiter, outages),
     keysChanged: async (accountId) => {
       keys.changed();
       if (!shared) return;
@@ -284,9 +305,9 @@ export async function buildApp({
       });
       await v1.register(async (scope) => {
         scope.addHook('onRequest', bearerAuth(context.keys, limits));
-        // Shared mode: a write to the catalogue is announced to every instance before it is
-        // answered, so whoever reads next, anywhere, reads it.
-        if (shared) scope.addHook('onSend', announceWrites(limiter, outages));
+        // A write to the catalogue moves the account's data version on before it is answered
+        // (in the shared mode, on every instance), so whoever reads next, anywhere, reads it.
+        scope.addHook('onSend', announceWrites(context.freshness));
         await scope.register(accountRoutes);
         await scope.register(petRoutes);
         await scope.register(categoryRoutes);

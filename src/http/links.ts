@@ -62,7 +62,7 @@ export function sendPage<T>(
 ): void | Promise<void> {
   const origin = config.ownBaseUrl ? '' : `${request.protocol}://${request.host}`;
   const key = `${accountId} ${origin}${request.url}`;
-  const version = freshness.dataVersion(request);
+  const version = freshness.dataVersion(request, accountId);
   const kept = version === undefined ? undefined : pages.get(key, version);
   if (kept) {
     answerPage(reply, kept);
@@ -75,7 +75,9 @@ export function sendPage<T>(
       body: Buffer.from(reply.serialize(items) as string),
       link: nextCursor ? nextLink(config, request, path, query, nextCursor) : undefined,
     };
-    if (version !== undefined && freshness.keeps(request, version)) pages.keep(key, version, page);
+    if (version !== undefined && freshness.keeps(request, accountId, version)) {
+      pages.keep(key, version, page);
+    }
     answerPage(reply, page);
   });
 }

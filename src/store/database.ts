@@ -36,12 +36,6 @@ export interface Database {
    */
   write<T>(work: (db: Db) => Promise<T>, options?: WriteOptions): Promise<T>;
   /**
-   * Names the data as this process last saw it, changing on every write (here at once, by other
-   * processes within 10 ms): something read under one value may be reused while it stands.
-   * Undefined on PostgreSQL, where other instances write unseen.
-   */
-  generation(): number | undefined;
-  /**
    * Counts the commits of other connections and processes noticed so far (within 10 ms of
    * them), so that what depends on rows only this process otherwise changes (API keys, plans)
    * can be kept across this process's own writes. Undefined on PostgreSQL.
@@ -70,7 +64,6 @@ export function openDatabase(url: string, options: DatabaseOptions = {}): Databa
   const dialect: Dialect = url.startsWith('sqlite:') ? 'sqlite' : 'postgres';
   let db: Db;
   let pool: pg.Pool | undefined;
-  let generation = (): number | undefined => undefined;
   let changesElsewhere = (): number | undefined => undefined;
   let group: GroupCommit | undefined;
   if (dialect === 'sqlite') {
@@ -83,7 +76,6 @@ export function openDatabase(url: string, options: DatabaseOptions = {}): Databa
     sqlite.pragma('foreign_keys = ON');
     sqlite.pragma('busy_timeout = 5000');
     const cached = cachedSqlite(sqlite);
-    generation = () => cached.generation();
     changesElsewhere = () => cached.changesElsewhere();
     db = new Kysely<Tables>({ dialect: new SqliteDialect({ database: cached }) });
     group = new GroupCommit(db, sqlite, cached);
@@ -111,7 +103,6 @@ export function openDatabase(url: string, options: DatabaseOptions = {}): Databa
     db,
     dialect,
     write: (work, options) => (group ? group.run(work, options) : work(db)),
-    generation,
     changesElsewhere,
     poolStats: () =>
       pool && { total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount },

@@ -25,9 +25,6 @@ const EXTERNAL_MS = 10;
  * callers, which only read them (repositories map rows to new objects).
  */
 export interface CachedSqlite extends KyselySqlite {
-  /** Changes whenever the cache is emptied (a write here, or one elsewhere noticed): what was
-   * read under one value may be reused while it stands. */
-  generation(): number;
   /** Changes whenever a commit by another connection or process is noticed (within 10 ms). */
   changesElsewhere(): number;
 }
@@ -38,11 +35,9 @@ export function cachedSqlite(sqlite: SqliteDatabase.Database): CachedSqlite {
   const dataVersion = sqlite.prepare('pragma data_version').pluck();
   let seenVersion = dataVersion.get();
 
-  let generation = 0;
   let elsewhere = 0;
   const invalidate = () => {
     results.clear();
-    generation++;
   };
   // Asking SQLite for data_version takes a read lock (~15 µs): ask at most once a
   // millisecond-window, so another process's commit (the CLI's) is seen within EXTERNAL_MS.
@@ -96,10 +91,6 @@ export function cachedSqlite(sqlite: SqliteDatabase.Database): CachedSqlite {
   }
 
   return {
-    generation: () => {
-      fresh();
-      return generation;
-    },
     changesElsewhere: () => {
       fresh();
       return elsewhere;
