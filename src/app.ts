@@ -145,7 +145,7 @@ export async function buildApp({
   app.addHook('onClose', () => limiter.close());
   const exposed = config.metrics.mode !== 'off';
   const metrics = new Metrics(
-    { queueDepth: () => countUnsettled(database.db), pool: () => database.poolStats() },
+    { queueDepth: () => countUnsettled(database.reader), pool: () => database.poolStats() },
     exposed,
   );
   // What the requests and the worker find away is logged once an outage, and probed until back.
@@ -192,7 +192,7 @@ export async function buildApp({
   // Where the store is shared by instances (PostgreSQL) and so are the counters (Redis),
   // what an instance keeps is checked against versions kept beside the counters.
   const { shared } = config;
-  const keys = new KeyAuthenticator(database.db, clock, config.env, {
+  const keys = new KeyAuthenticator(database, clock, config.env, {
     changesElsewhere: () => database.changesElsewhere(),
     shared,
   });
@@ -296,7 +296,7 @@ export async function buildApp({
         await scope.register(signUpRoutes);
       });
       await v1.register(async (scope) => {
-        scope.addHook('onRequest', basicAuth(database.db, limits));
+        scope.addHook('onRequest', basicAuth(database.reader, limits));
         // A key may be created without a body: `{}` is implied.
         scope.addHook('preValidation', async (request) => {
           if (request.body === undefined && request.method === 'POST') request.body = {};

@@ -274,7 +274,7 @@ describe('caches: the key cache itself', () => {
   });
 
   it('keeps a key (embedded) until a key or plan changes in this process', async () => {
-    const keys = new KeyAuthenticator(database.db, systemClock, 'development', {
+    const keys = new KeyAuthenticator(database, systemClock, 'development', {
       changesElsewhere: () => 0,
     });
     const read = await keys.authenticate(secret);
@@ -289,7 +289,7 @@ describe('caches: the key cache itself', () => {
 
   it('trusts a key kept in the shared mode for 30 s after it was read, no longer', async () => {
     let nowMs = 1_000;
-    const keys = new KeyAuthenticator(database.db, systemClock, 'development', {
+    const keys = new KeyAuthenticator(database, systemClock, 'development', {
       shared: true,
       monotonicMs: () => nowMs,
     });

@@ -10,7 +10,7 @@ import {
   revokeApiKey,
   touchApiKey,
 } from '../store/api-keys-repository.js';
-import type { Db } from '../store/database.js';
+import type { Database, Db } from '../store/database.js';
 import { type ApiKeyRow, toIso } from '../store/tables.js';
 import { type Account, type AnnounceKeysChanged, toAccount } from './accounts.js';
 import { randomBase62 } from './random.js';
@@ -154,7 +154,8 @@ export class KeyAuthenticator {
   private readonly monotonicMs: () => number;
 
   constructor(
-    private readonly db: Db,
+    /** Keys are read from `reader`; their last use is written through `db`. */
+    private readonly store: Pick<Database, 'db' | 'reader'>,
     private readonly clock: Clock,
     private readonly env: AppEnv,
     private readonly versions: {
@@ -230,7 +231,7 @@ export class KeyAuthenticator {
     keyHash: string,
     version: number | string | undefined,
   ): Promise<Result<Principal, 'invalid_api_key'>> {
-    const found = await findLiveKeyByHash(this.db, keyHash);
+    const found = await findLiveKeyByHash(this.store.reader, keyHash);
     if (!found) {
       this.verified.delete(keyHash);
       return fail('invalid_api_key', 'The API key is not valid or has been revoked.');
@@ -271,6 +272,6 @@ export class KeyAuthenticator {
     this.touched.set(keyId, now.getTime());
     if (this.touched.size > 10_000) this.touched.clear();
     // Best effort: a missed last-used stamp must never fail the request it rides on.
-    touchApiKey(this.db, keyId, now.toISOString()).catch(() => this.touched.delete(keyId));
+    touchApiKey(this.store.db, keyId, now.toISOString()).catch(() => this.touched.delete(keyId));
   }
 }

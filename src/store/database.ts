@@ -10,7 +10,7 @@ import * as messages from './migrations/0002_messages.js';
 import * as deprecatedCalls from './migrations/0003_deprecated_calls.js';
 import * as orders from './migrations/0004_orders.js';
 import * as portalSessions from './migrations/0005_portal_sessions.js';
-import { cachedSqlite } from './sqlite-cache.js';
+import { sqliteStatements } from './sqlite-statements.js';
 import type { Tables } from './tables.js';
 
 export type Dialect = 'sqlite' | 'postgres';
@@ -25,7 +25,14 @@ export interface PoolStats {
 }
 
 export interface Database {
+  /** Writes, and reads that must see them (inside a transaction or a write's work). */
   readonly db: Db;
+  /**
+   * Reads outside a write. On SQLite a read-only connection of its own: it sees every commit
+   * at once and, the database being in WAL mode, never waits for a write in progress (a group
+   * commit holds `db`'s one connection across event-loop turns). On PostgreSQL, `db`.
+   */
+  readonly reader: Db;
   readonly dialect: Dialect;
   /** The PostgreSQL pool's state; undefined on SQLite (one connection, no pool). */
   poolStats(): PoolStats | undefined;
@@ -60,9 +67,17 @@ const pgTypes = {
       : pg.types.getTypeParser(oid, format as 'text')) as typeof pg.types.getTypeParser,
 };
 
+/** The read-only connection beside the writer's (which made the file, in WAL mode, first). */
+function openReader(path: string): SqliteDatabase.Database {
+  const sqlite = new SqliteDatabase(path, { readonly: true });
+  sqlite.pragma('busy_timeout = 5000');
+  return sqlite;
+}
+
 export function openDatabase(url: string, options: DatabaseOptions = {}): Database {
   const dialect: Dialect = url.startsWith('sqlite:') ? 'sqlite' : 'postgres';
   let db: Db;
+  let reader: Db;
   let pool: pg.Pool | undefined;
   let changesElsewhere = (): number | undefined => undefined;
   let group: GroupCommit | undefined;
@@ -75,10 +90,17 @@ export function openDatabase(url: string, options: DatabaseOptions = {}): Databa
     sqlite.pragma('synchronous = FULL');
     sqlite.pragma('foreign_keys = ON');
     sqlite.pragma('busy_timeout = 5000');
-    const cached = cachedSqlite(sqlite);
-    changesElsewhere = () => cached.changesElsewhere();
-    db = new Kysely<Tables>({ dialect: new SqliteDialect({ database: cached }) });
-    group = new GroupCommit(db, sqlite, cached);
+    const statements = sqliteStatements(sqlite);
+    changesElsewhere = () => statements.changesElsewhere();
+    db = new Kysely<Tables>({ dialect: new SqliteDialect({ database: statements }) });
+    group = new GroupCommit(db, sqlite, statements);
+    // A second connection to an in-memory database would be another database.
+    reader =
+      path === ':memory:'
+        ? db
+        : new Kysely<Tables>({
+            dialect: new SqliteDialect({ database: sqliteStatements(openReader(path)) }),
+          });
   } else {
     pool = new pg.Pool({
       connectionString: url,
@@ -97,17 +119,21 @@ export function openDatabase(url: string, options: DatabaseOptions = {}): Databa
     pool.on('error', () => {});
     pool.on('connect', (client) => client.on('error', () => {}));
     db = new Kysely<Tables>({ dialect: new PostgresDialect({ pool }) });
+    reader = db;
   }
   let closing: Promise<void> | undefined;
   return {
     db,
+    reader,
     dialect,
     write: (work, options) => (group ? group.run(work, options) : work(db)),
     changesElsewhere,
     poolStats: () =>
       pool && { total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount },
     close: () => {
-      closing ??= db.destroy();
+      closing ??= Promise.all([db.destroy(), reader === db ? undefined : reader.destroy()]).then(
+        () => undefined,
+      );
       return closing;
     },
   };

@@ -2,7 +2,7 @@ import type SqliteDatabase from 'better-sqlite3';
 import { sql } from 'kysely';
 import type { Db } from './database.js';
 import { type DirectRunner, runDirectly } from './prepared.js';
-import type { CachedSqlite } from './sqlite-cache.js';
+import type { SqliteStatements } from './sqlite-statements.js';
 
 interface Pending {
   work: (db: Db) => Promise<unknown>;
@@ -39,20 +39,19 @@ export class GroupCommit {
   private readonly queue: Pending[] = [];
   private flushing = false;
   /** Hot queries run directly on the batch's connection (see runDirectly), through the
-   * statement cache, so the select cache hears of every write. */
+   * prepared statements. */
   private readonly direct: DirectRunner;
   private readonly totalChanges: SqliteDatabase.Statement;
 
   /**
    * @param db The Kysely handle over `statements`, itself over `sqlite`.
    * @param sqlite The connection: `savepoint` and `release` run on it directly (microseconds
-   *   instead of a trip through the query builder); neither changes data, so the select cache
-   *   need not hear of them. `rollback to` does, and goes through Kysely.
+   *   instead of a trip through the query builder).
    */
   constructor(
     private readonly db: Db,
     private readonly sqlite: SqliteDatabase.Database,
-    statements: CachedSqlite,
+    statements: SqliteStatements,
   ) {
     this.totalChanges = sqlite.prepare('select total_changes()').pluck();
     this.direct = {

@@ -67,7 +67,7 @@ export const accountRoutes: FastifyPluginAsyncTypebox = async (app) => {
         plan,
         limits,
         usage: { minute: used('minute'), day: used('day') },
-        deprecatedCalls: await deprecatedCallCount(app.ctx.database.db, id),
+        deprecatedCalls: await deprecatedCallCount(app.ctx.database.reader, id),
       };
     },
   );

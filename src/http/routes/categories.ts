@@ -31,7 +31,7 @@ const base = [...COMMON_ERRORS, ...BEARER_ERRORS] as const;
 
 export const categoryRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const { database, clock, config } = app.ctx;
-  const { db } = database;
+  const { db, reader } = database;
 
   app.get(
     '/categories',
@@ -56,7 +56,7 @@ export const categoryRoutes: FastifyPluginAsyncTypebox = async (app) => {
     (request, reply) => {
       const { account } = callerOf(request);
       return sendPage(app.ctx, request, reply, account.id, '/categories', async () =>
-        unwrap(await listCategoryPage(db, account.id, request.query)),
+        unwrap(await listCategoryPage(reader, account.id, request.query)),
       );
     },
   );
@@ -103,7 +103,7 @@ export const categoryRoutes: FastifyPluginAsyncTypebox = async (app) => {
     },
     async (request) => {
       const { account } = callerOf(request);
-      return unwrap(await getCategory(db, account.id, request.params.categoryId));
+      return unwrap(await getCategory(reader, account.id, request.params.categoryId));
     },
   );
 

@@ -19,7 +19,7 @@ const BASIC_ERRORS: ErrorCode[] = [
 /** Key management, signed in with email and password (HTTP Basic). */
 export const keyRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const { database, clock, config } = app.ctx;
-  const { db } = database;
+  const { db, reader } = database;
 
   app.post(
     '/keys',
@@ -67,7 +67,7 @@ export const keyRoutes: FastifyPluginAsyncTypebox = async (app) => {
         },
       },
     },
-    async (request) => listApiKeys(db, callerOf(request).account.id),
+    async (request) => listApiKeys(reader, callerOf(request).account.id),
   );
 
   app.delete(

@@ -72,7 +72,7 @@ export const messageRoutes: FastifyPluginAsyncTypebox = async (app) => {
     async (request) => {
       const { account } = callerOf(request);
       const { failureReason, ...record } = unwrap(
-        await getMessage(database.db, account.id, request.params.messageId),
+        await getMessage(database.reader, account.id, request.params.messageId),
       );
       return failureReason === null ? record : { ...record, failureReason };
     },

@@ -21,7 +21,7 @@ const base = [...COMMON_ERRORS, ...BEARER_ERRORS] as const;
 
 export const petRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const { database, clock, config } = app.ctx;
-  const { db } = database;
+  const { db, reader } = database;
 
   app.get(
     '/pets',
@@ -48,7 +48,7 @@ export const petRoutes: FastifyPluginAsyncTypebox = async (app) => {
     (request, reply) => {
       const { account } = callerOf(request);
       return sendPage(app.ctx, request, reply, account.id, '/pets', async () =>
-        unwrap(await listPetPage(db, account.id, request.query)),
+        unwrap(await listPetPage(reader, account.id, request.query)),
       );
     },
   );
@@ -105,7 +105,7 @@ export const petRoutes: FastifyPluginAsyncTypebox = async (app) => {
     },
     async (request) => {
       const { account } = callerOf(request);
-      return unwrap(await getPet(db, account.id, request.params.petId));
+      return unwrap(await getPet(reader, account.id, request.params.petId));
     },
   );
 

@@ -28,7 +28,7 @@ const base = [...COMMON_ERRORS, ...BEARER_ERRORS] as const;
 /** Store orders and inventory: what moves a pet from available to pending to sold. */
 export const storeRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const { database, clock, config } = app.ctx;
-  const { db } = database;
+  const { db, reader } = database;
 
   app.post(
     '/store/orders',
@@ -79,7 +79,7 @@ export const storeRoutes: FastifyPluginAsyncTypebox = async (app) => {
     (request, reply) => {
       const { account } = callerOf(request);
       return sendPage(app.ctx, request, reply, account.id, '/store/orders', async () =>
-        unwrap(await listOrderPage(db, account.id, request.query)),
+        unwrap(await listOrderPage(reader, account.id, request.query)),
       );
     },
   );
@@ -102,7 +102,7 @@ export const storeRoutes: FastifyPluginAsyncTypebox = async (app) => {
     },
     async (request) => {
       const { account } = callerOf(request);
-      return unwrap(await getOrder(db, account.id, request.params.orderId));
+      return unwrap(await getOrder(reader, account.id, request.params.orderId));
     },
   );
 
@@ -148,6 +148,6 @@ export const storeRoutes: FastifyPluginAsyncTypebox = async (app) => {
         },
       },
     },
-    async (request) => inventory(db, callerOf(request).account.id),
+    async (request) => inventory(reader, callerOf(request).account.id),
   );
 };

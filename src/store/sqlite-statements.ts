@@ -1,0 +1,55 @@
+import type SqliteDatabase from 'better-sqlite3';
+import type { SqliteDatabase as KyselySqlite, SqliteStatement } from 'kysely';
+
+/** Most distinct SQL texts kept prepared; our queries are a few dozen shapes. */
+const STATEMENTS = 500;
+/** How late another process's commit may be noticed. */
+const EXTERNAL_MS = 10;
+
+/**
+ * better-sqlite3 as Kysely sees it, with its statements kept prepared by SQL text: Kysely
+ * prepares every query it runs, and preparing costs more than running a keyset page.
+ * Statements run synchronously (`all`, `run`), one at a time.
+ */
+export interface SqliteStatements extends KyselySqlite {
+  /**
+   * Counts the commits of other connections noticed so far (SQLite's `data_version`, asked at
+   * most every 10 ms: the CLI revoking a key is seen within 10 ms). On the writing connection,
+   * that is every other process's commit, and none of this process's own.
+   */
+  changesElsewhere(): number;
+}
+
+export function sqliteStatements(sqlite: SqliteDatabase.Database): SqliteStatements {
+  const statements = new Map<string, SqliteStatement>();
+  const dataVersion = sqlite.prepare('pragma data_version').pluck();
+  let seenVersion = dataVersion.get();
+  let elsewhere = 0;
+  // Asking SQLite for data_version takes a read lock (~15 µs): at most once in EXTERNAL_MS.
+  let checkedAt = 0;
+
+  return {
+    changesElsewhere: () => {
+      const now = performance.now();
+      if (now - checkedAt >= EXTERNAL_MS) {
+        checkedAt = now;
+        const version = dataVersion.get();
+        if (version !== seenVersion) {
+          seenVersion = version;
+          elsewhere++;
+        }
+      }
+      return elsewhere;
+    },
+    close: () => sqlite.close(),
+    prepare: (text) => {
+      let statement = statements.get(text);
+      if (!statement) {
+        if (statements.size >= STATEMENTS) statements.clear();
+        statement = sqlite.prepare(text);
+        statements.set(text, statement);
+      }
+      return statement;
+    },
+  };
+}
