@@ -145,7 +145,16 @@ export async function buildApp({
   app.addHook('onClose', () => limiter.close());
   const exposed = config.metrics.mode !== 'off';
   const metrics = new Metrics(
-    { queueDepth: () => countUnsettled(database.reader), pool: () => database.poolStats() },
+    {
+      queueDepth: () => countUnsettled(database.reader),
+      pool: () => database.poolStats(),
+      caches: () => [
+        context.pages.cache,
+        ...keys.caches,
+        ...context.freshness.caches,
+        ...database.caches,
+      ],
+    },
     exposed,
   );
   // What the requests and the worker find away is logged once an outage, and probed until back.

@@ -78,6 +78,41 @@ describe('caches: a write through the API shows on the next request', () => {
     assert.deepEqual(ids(await list('/v1/pets?limit=50')), [first.id]);
   });
 
+  it('keeps full pages across an append and shows the appended pet on the last page', async () => {
+    const tenant = await newTenant(t.app);
+    const category = (await createCategory(t.app, tenant)).id;
+    const made = [];
+    for (let i = 0; i < 3; i++)
+      made.push((await createPet(t.app, tenant, { categoryId: category })).id);
+    const list = (url: string) => as(t.app, tenant, { url });
+    const firstPage = await list('/v1/pets?limit=2');
+    const next = /<[^>]*\/v1(\/pets\?[^>]*)>/.exec(String(firstPage.headers.link))?.[1];
+    assert.ok(next, 'a full first page links the next');
+    assert.deepEqual(ids(await list(`/v1${next}`)), [made[2]]);
+
+    const { cache } = t.app.ctx.pages;
+    const added = await createPet(t.app, tenant, { categoryId: category });
+    const hits = cache.hits;
+    const again = await list('/v1/pets?limit=2');
+    // Shared mode: ids on PostgreSQL come in no commit order, so an append moves every page on.
+    const kept = t.app.ctx.config.shared ? 0 : 1;
+    assert.equal(cache.hits, hits + kept, 'embedded: the full page is answered as kept');
+    assert.equal(again.body, firstPage.body);
+    assert.deepEqual(ids(await list(`/v1${next}`)), [made[2], added.id], 'the last page shows it');
+    assert.equal(cache.hits, hits + kept, 'the last page was read again');
+
+    // Any other write reads every page of the account again.
+    const renamed = await as(t.app, tenant, {
+      method: 'PATCH',
+      url: `/v1/pets/${made[0]}`,
+      payload: { name: 'Renamed' },
+    });
+    assert.equal(renamed.statusCode, 200);
+    const changed = await list('/v1/pets?limit=2');
+    assert.equal(cache.hits, hits + kept);
+    assert.equal((changed.json() as Array<{ name: string }>)[0]?.name, 'Renamed');
+  });
+
   it('gives each account its own page for the same URL', async () => {
     const other = await newTenant(t.app);
     const otherCategory = (await createCategory(t.app, other)).id;
@@ -208,47 +243,85 @@ describe('caches: another process writing the same SQLite file', () => {
 });
 
 describe('caches: the page cache itself', () => {
-  const page = (text: string) => ({ body: Buffer.from(text), link: undefined });
+  const page = (text: string, link?: string) => ({ body: Buffer.from(text), link });
+  const at = (whole: number | string, fullPages: number | string = whole) => ({ whole, fullPages });
 
   it('answers a page only under the version it was read under', () => {
     const pages = new PageCache();
-    pages.keep('a', 1, page('[1]'));
-    assert.equal(pages.get('a', 1)?.body.toString(), '[1]', 'kept');
-    assert.equal(pages.get('b', 1), undefined, 'by key');
-    assert.equal(pages.get('a', 2), undefined, 'another version is another state of the data');
-    pages.keep('a', 2, page('[2]'));
-    assert.equal(pages.get('a', 2)?.body.toString(), '[2]');
-    assert.equal(pages.get('a', 1), undefined, 'replaced');
-    assert.equal(pages.get('a', '2'), undefined, 'versions compare exactly');
+    pages.keep('a', at(1), page('[1]'));
+    assert.equal(pages.get('a', at(1))?.body.toString(), '[1]', 'kept');
+    assert.equal(pages.get('b', at(1)), undefined, 'by key');
+    assert.equal(pages.get('a', at(2)), undefined, 'another version is another state of the data');
+    pages.keep('a', at(2), page('[2]'));
+    assert.equal(pages.get('a', at(2))?.body.toString(), '[2]');
+    assert.equal(pages.get('a', at(1)), undefined, 'replaced');
+    assert.equal(pages.get('a', at('2')), undefined, 'versions compare exactly');
   });
 
-  it('stays within its bounds', () => {
+  it("keeps a full page under the full pages' version, the last page under the whole", () => {
     const pages = new PageCache();
-    for (let i = 0; i < 5_000; i++) pages.keep(`k${i}`, 1, page('x'.repeat(1_000)));
+    pages.keep('full', at(1, 1), page('[1,2]', '<next>'));
+    pages.keep('last', at(1, 1), page('[3]'));
+    // An append: the whole moves on, full pages stand.
+    assert.ok(pages.get('full', at(2, 1)));
+    assert.equal(pages.get('last', at(2, 1)), undefined);
+    // Any other change moves both.
+    assert.equal(pages.get('full', at(3, 3)), undefined);
+  });
+
+  it('stays within its bounds, letting the oldest pages go first', () => {
+    const pages = new PageCache();
+    for (let i = 0; i < 5_000; i++) pages.keep(`k${i}`, at(1), page('x'.repeat(1_000)));
     let kept = 0;
-    for (let i = 0; i < 5_000; i++) if (pages.get(`k${i}`, 1)) kept++;
+    for (let i = 0; i < 5_000; i++) if (pages.get(`k${i}`, at(1))) kept++;
     assert.ok(kept > 0 && kept <= 2_000, `${kept} pages kept`);
+    assert.ok(pages.get('k4999', at(1)), 'the newest page is kept');
+    assert.equal(pages.get('k0', at(1)), undefined, 'the oldest went');
+    assert.equal(pages.cache.evictions, 5_000 - kept);
   });
 
   it('keeps (embedded) only what was read while no write to its account landed', () => {
     let elsewhere = 0;
     const freshness = localFreshness(() => elsewhere);
     const request = {} as FastifyRequest;
-    const a = freshness.dataVersion(request, 'acct_a');
-    const b = freshness.dataVersion(request, 'acct_b');
+    const last = page('[1]');
+    const a = freshness.dataVersions(request, 'acct_a');
+    const b = freshness.dataVersions(request, 'acct_b');
     assert.ok(a !== undefined && b !== undefined);
-    assert.ok(freshness.keeps(request, 'acct_a', a));
-    freshness.wrote(request, 'acct_a'); // a write to A lands while A's page is read
-    assert.ok(!freshness.keeps(request, 'acct_a', a));
-    assert.ok(freshness.keeps(request, 'acct_b', b), "B's pages stand");
-    const afterWrite = freshness.dataVersion(request, 'acct_a');
-    elsewhere = 1; // another process commits: which account it touched is not known
-    assert.ok(!freshness.keeps(request, 'acct_a', afterWrite as number));
-    assert.ok(!freshness.keeps(request, 'acct_b', b));
+    assert.ok(freshness.keeps(request, 'acct_a', a, last));
+    freshness.wrote(request, 'acct_a', 'changes'); // a write to A lands while A's page is read
+    assert.ok(!freshness.keeps(request, 'acct_a', a, last));
+    assert.ok(freshness.keeps(request, 'acct_b', b, last), "B's pages stand");
+    const afterWrite = freshness.dataVersions(request, 'acct_a');
+    assert.ok(afterWrite);
+    elsewhere = 1; // another process commits: what it touched is not known
+    assert.ok(!freshness.keeps(request, 'acct_a', afterWrite, last));
+    assert.ok(!freshness.keeps(request, 'acct_b', b, last));
     // No version is ever given twice, whatever happened in between.
-    const seen = new Set([a, afterWrite]);
-    const now = freshness.dataVersion(request, 'acct_a');
-    assert.ok(!seen.has(now));
+    const seen = new Set([a.whole, afterWrite.whole]);
+    const now = freshness.dataVersions(request, 'acct_a');
+    assert.ok(now && !seen.has(now.whole));
+  });
+
+  it('lets an append (embedded) move on only the last pages of its account', () => {
+    let elsewhere = 0;
+    const freshness = localFreshness(() => elsewhere);
+    const request = {} as FastifyRequest;
+    const full = page('[1,2]', '<next>');
+    const last = page('[3]');
+    const before = freshness.dataVersions(request, 'acct_a');
+    assert.ok(before);
+    freshness.wrote(request, 'acct_a', 'appends');
+    assert.ok(freshness.keeps(request, 'acct_a', before, full), 'a full page stands');
+    assert.ok(!freshness.keeps(request, 'acct_a', before, last), 'the last page does not');
+    freshness.wrote(request, 'acct_a', 'changes');
+    assert.ok(!freshness.keeps(request, 'acct_a', before, full), 'any other change: no page');
+    const afterChange = freshness.dataVersions(request, 'acct_a');
+    assert.ok(afterChange);
+    freshness.wrote(request, 'acct_a', 'appends');
+    assert.ok(freshness.keeps(request, 'acct_a', afterChange, full));
+    elsewhere = 1; // another process's commit could be anything
+    assert.ok(!freshness.keeps(request, 'acct_a', afterChange, full));
   });
 });
 
@@ -310,11 +383,12 @@ describe('caches: the key cache itself', () => {
   it('reads a page again after its maximum age (the shared mode: 30 s)', () => {
     let nowMs = 0;
     const pages = new PageCache(SHARED_KEPT_MS, () => nowMs);
-    pages.keep('a', 1, { body: Buffer.from('[1]'), link: undefined });
+    const version = { whole: 1, fullPages: 1 };
+    pages.keep('a', version, { body: Buffer.from('[1]'), link: undefined });
     nowMs = SHARED_KEPT_MS - 1;
-    assert.ok(pages.get('a', 1));
+    assert.ok(pages.get('a', version));
     nowMs = SHARED_KEPT_MS;
-    assert.equal(pages.get('a', 1), undefined);
+    assert.equal(pages.get('a', version), undefined);
   });
 });
 

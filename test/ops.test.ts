@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import { loadConfig } from '../src/config.js';
+import { nothingKept } from '../src/http/freshness.js';
 import { startMetricsServer } from '../src/ops/metrics-server.js';
 import {
   assertSchemaCurrent,
@@ -153,6 +154,25 @@ describe('metrics', () => {
     assert.equal(sample(text, 'http_requests_total', { route: 'unmatched', status: '404' }), 1);
     assert.doesNotMatch(text, /nowhere/);
     assert.ok(sample(text, 'process_resident_memory_bytes') !== undefined);
+  });
+
+  it("counts each cache's hits, misses and entries", async () => {
+    const tenant = await newTenant(t.app);
+    const scrape = async () => (await t.app.inject({ url: '/metrics' })).body;
+    const before = await scrape();
+    const pages = { cache: 'pages' };
+    const hitsBefore = sample(before, 'cache_hits_total', pages) ?? 0;
+    const missesBefore = sample(before, 'cache_misses_total', pages) ?? 0;
+    const url = `/v1/categories?limit=7`;
+    for (let i = 0; i < 3; i++) assert.equal((await as(t.app, tenant, { url })).statusCode, 200);
+    const text = await scrape();
+    // PostgreSQL alone keeps no pages: every read is a read.
+    const kept = t.app.ctx.freshness !== nothingKept;
+    assert.equal(sample(text, 'cache_misses_total', pages), missesBefore + (kept ? 1 : 0));
+    assert.equal(sample(text, 'cache_hits_total', pages), hitsBefore + (kept ? 2 : 0));
+    assert.ok((sample(text, 'cache_entries', { cache: 'keys' }) ?? 0) >= 1);
+    assert.ok((sample(text, 'cache_hits_total', { cache: 'keys' }) ?? 0) >= 2);
+    assert.ok(sample(text, 'cache_evictions_total', pages) !== undefined);
   });
 
   it('counts rate-limit refusals, deprecated calls, message outcomes and the queue depth', async () => {

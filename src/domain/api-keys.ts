@@ -1,3 +1,4 @@
+import { BoundedCache, type CacheStats } from '../bounded-cache.js';
 import type { Clock } from '../clock.js';
 import type { AppEnv } from '../config.js';
 import { sha256 } from '../digest.js';
@@ -145,8 +146,15 @@ const VERIFIED_CACHE_SIZE = 10_000;
  * Otherwise (PostgreSQL alone) the store is read on every call.
  */
 export class KeyAuthenticator {
-  private readonly touched = new Map<string, number>();
-  private readonly verified = new Map<string, Success<Principal>>();
+  /** When each key's last use was last written, by key id. */
+  private readonly touched = new BoundedCache<string, number>('key touches', {
+    maxEntries: 10_000,
+  });
+  /** Verified keys, by the hash of their secret. */
+  private readonly verified = new BoundedCache<string, Success<Principal>>('keys', {
+    maxEntries: VERIFIED_CACHE_SIZE,
+  });
+  readonly caches: readonly CacheStats[] = [this.verified, this.touched];
   /** Key and plan changes made in this process (embedded: part of the generation). */
   private changesHere = 0;
 
@@ -184,8 +192,8 @@ export class KeyAuthenticator {
     const keyHash = hashApiKey(secret);
     // Taken before the read: a write during it makes the entry stale, never the reverse.
     const generation = this.version();
-    const known = this.verified.get(keyHash);
-    if (known !== undefined && this.stands(known.value)) {
+    const known = this.verified.get(keyHash, (kept) => this.stands(kept.value));
+    if (known !== undefined) {
       this.used(known.value.keyId);
       return known;
     }
@@ -242,10 +250,7 @@ export class KeyAuthenticator {
       keysVersion: version,
       verifiedAtMs: this.monotonicMs(),
     });
-    if (version !== undefined) {
-      if (this.verified.size >= VERIFIED_CACHE_SIZE) this.verified.clear();
-      this.verified.set(keyHash, verified);
-    }
+    if (version !== undefined) this.verified.set(keyHash, verified);
     this.used(found.keyId);
     return verified;
   }
@@ -267,10 +272,11 @@ export class KeyAuthenticator {
   /** Notes that the key was used now (its `last_used_at`, written at most once a minute). */
   used(keyId: string): void {
     const now = this.clock.now();
-    const last = this.touched.get(keyId);
-    if (last !== undefined && now.getTime() - last < TOUCH_INTERVAL_MS) return;
-    this.touched.set(keyId, now.getTime());
-    if (this.touched.size > 10_000) this.touched.clear();
+    const nowMs = now.getTime();
+    if (this.touched.get(keyId, (lastMs) => nowMs - lastMs < TOUCH_INTERVAL_MS) !== undefined) {
+      return;
+    }
+    this.touched.set(keyId, nowMs);
     // Best effort: a missed last-used stamp must never fail the request it rides on.
     touchApiKey(this.store.db, keyId, now.toISOString()).catch(() => this.touched.delete(keyId));
   }

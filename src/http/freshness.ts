@@ -1,68 +1,113 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { BoundedCache, type CacheStats } from '../bounded-cache.js';
 import { UNANNOUNCED } from '../domain/api-keys.js';
 import type { RateLimiter } from '../limits/rate-limiter.js';
 import type { MaybePromise } from '../maybe.js';
 import type { Outages } from '../ops/outages.js';
-import type { Version } from './page-cache.js';
+import { type AnsweredPage, type DataVersions, versionFor } from './page-cache.js';
 
 /**
- * Says under which version of an account's data a read is made, so a cached answer is reused
- * only while that version stands: never staler than a read would be. Versions are per account:
- * a write to one account's catalogue leaves every other account's cached pages standing.
+ * What a write did to the account's catalogue, as its route declares it (`config.writes`):
+ * - `appends`: it only adds rows, each with an id above every id its table holds, so every
+ *   full page (one with a next page) stays as it was. True where ids are given in commit order:
+ *   the embedded store, whose one writer commits in turn;
+ * - `changes` (when not said): anything else.
  */
-export interface Freshness {
-  /** The version the caller's data would be read under now; undefined when nothing may be
-   * cached. Taken before the read: a write during it makes what is kept stale, never the
-   * reverse. */
-  dataVersion(request: FastifyRequest, accountId: string): Version | undefined;
-  /** Whether what was read under `version` may be kept for later requests. */
-  keeps(request: FastifyRequest, accountId: string, version: Version): boolean;
-  /** The account's catalogue changed (committed, not yet answered): what was kept of it is
-   * read again from the next request on, here and on every instance. */
-  wrote(request: FastifyRequest, accountId: string): MaybePromise<void>;
+export type CatalogueWrite = 'appends' | 'changes';
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** What this route's writes do to the account's catalogue (default `changes`). */
+    writes?: CatalogueWrite;
+  }
 }
 
-/** Accounts whose version is kept at most; past it every account moves on at once. */
+/**
+ * Says under which versions of an account's data a read is made, so a cached answer is reused
+ * only while the version it depends on stands: never staler than a read would be. Versions
+ * are per account: a write to one account's catalogue leaves every other account's cached
+ * pages standing.
+ */
+export interface Freshness {
+  /** The versions the caller's data would be read under now; undefined when nothing may be
+   * cached. Taken before the read: a write during it makes what is kept stale, never the
+   * reverse. */
+  dataVersions(request: FastifyRequest, accountId: string): DataVersions | undefined;
+  /** Whether `page`, read under `versions`, may be kept for later requests. */
+  keeps(
+    request: FastifyRequest,
+    accountId: string,
+    versions: DataVersions,
+    page: AnsweredPage,
+  ): boolean;
+  /** The account's catalogue changed (committed, not yet answered): what was kept of it that
+   * the write could have changed is read again from the next request on, here and on every
+   * instance. */
+  wrote(request: FastifyRequest, accountId: string, write: CatalogueWrite): MaybePromise<void>;
+  /** What it keeps, for /metrics. */
+  readonly caches: readonly CacheStats[];
+}
+
+/** Accounts whose versions are kept at most; past it every account moves on at once. */
 const KEPT_ACCOUNTS = 100_000;
 
 /**
- * The embedded store (SQLite, one process writing its catalogue): a version per account, moved
- * on by this process's writes to that account (`wrote`, before the write is answered), and for
- * every account at once when another process commits anything (the CLI, seen within 10 ms:
- * `changesElsewhere`), since which account it touched is not known. Versions come from one
- * counter that only goes forward, so no version is ever given twice.
+ * The embedded store (SQLite, one process writing its catalogue): versions per account, moved
+ * on by this process's writes to that account (`wrote`, before the write is answered; an
+ * append moves only `whole`), and for every account at once when another process commits
+ * anything (the CLI, seen within 10 ms: `changesElsewhere`), since what it touched is not
+ * known. Versions come from one counter that only goes forward, so none is ever given twice.
  */
 export function localFreshness(changesElsewhere: () => number): Freshness {
-  const versions = new Map<string, number>();
   let counter = 0;
-  /** The version every account has at least: moved on by another process's commit. */
-  let floor = 0;
+  /** The version every account has at least: moved on by another process's commit, and when
+   * an account's versions are let go (they must not fall back to an older value). */
+  let floor: DataVersions = { whole: 0, fullPages: 0 };
+  const versions = new BoundedCache<string, DataVersions>('account versions', {
+    maxEntries: KEPT_ACCOUNTS,
+    onEvict: () => {
+      floor = everyAccountMovesOn();
+    },
+  });
+  const everyAccountMovesOn = (): DataVersions => {
+    const next = ++counter;
+    return { whole: next, fullPages: next };
+  };
   let elsewhereSeen = changesElsewhere();
-  const versionOf = (accountId: string): number => {
+  const versionsOf = (accountId: string): DataVersions => {
     const elsewhere = changesElsewhere();
     if (elsewhere !== elsewhereSeen) {
       elsewhereSeen = elsewhere;
-      floor = ++counter;
+      floor = everyAccountMovesOn();
     }
     const own = versions.get(accountId);
-    return own === undefined || own < floor ? floor : own;
+    // Behind the floor: this account's last write came before another process's commit.
+    return own === undefined || (own.fullPages as number) < (floor.fullPages as number)
+      ? floor
+      : own;
   };
   return {
-    dataVersion: (_request, accountId) => versionOf(accountId),
-    keeps: (_request, accountId, version) => versionOf(accountId) === version,
-    wrote: (_request, accountId) => {
-      if (versions.size >= KEPT_ACCOUNTS) {
-        versions.clear();
-        floor = counter + 1;
-      }
-      versions.set(accountId, ++counter);
+    caches: [versions],
+    dataVersions: (_request, accountId) => versionsOf(accountId),
+    keeps: (_request, accountId, read, page) =>
+      versionFor(page, versionsOf(accountId)) === versionFor(page, read),
+    wrote: (_request, accountId, write) => {
+      const now = versionsOf(accountId);
+      const next = ++counter;
+      versions.set(
+        accountId,
+        write === 'appends'
+          ? { whole: next, fullPages: now.fullPages }
+          : { whole: next, fullPages: next },
+      );
     },
   };
 }
 
 /** PostgreSQL without Redis: other instances write unseen, so nothing read is kept. */
 export const nothingKept: Freshness = {
-  dataVersion: () => undefined,
+  caches: [],
+  dataVersions: () => undefined,
   keeps: () => false,
   wrote: () => {},
 };
@@ -75,7 +120,13 @@ export const nothingKept: Freshness = {
  */
 export function sharedFreshness(limiter: RateLimiter, outages: Outages): Freshness {
   return {
-    dataVersion: (request) => request.rateLimit?.versions?.data,
+    caches: [],
+    dataVersions: (request) => {
+      // One version in Redis, moved on by appends too: ids there are not given in commit
+      // order (concurrent transactions on PostgreSQL), so an append may land inside a page.
+      const data = request.rateLimit?.versions?.data;
+      return data === undefined ? undefined : { whole: data, fullPages: data };
+    },
     keeps: () => true,
     wrote: (request, accountId) =>
       limiter.changed(accountId, 'data').then(
@@ -100,7 +151,11 @@ export function announceWrites(freshness: Freshness) {
   return async (request: FastifyRequest, _reply: FastifyReply, payload: unknown) => {
     const { caller, method } = request;
     if (caller && method !== 'GET' && method !== 'HEAD') {
-      await freshness.wrote(request, caller.account.id);
+      await freshness.wrote(
+        request,
+        caller.account.id,
+        request.routeOptions.config.writes ?? 'changes',
+      );
     }
     return payload;
   };

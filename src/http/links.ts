@@ -49,7 +49,7 @@ export function docsUrl(config: Config, request: FastifyRequest, anchor = ''): U
 /**
  * A page as the API answers it: the bare array, and the next page in the `Link` header. Pages
  * go through the page cache, by account and URL (and, where links are built on the request's
- * address, that address too), under the version `Freshness` gives for the caller's data. A
+ * address, that address too), under the versions `Freshness` gives for the caller's data. A
  * kept page is answered at once, without a promise.
  */
 export function sendPage<T>(
@@ -62,8 +62,8 @@ export function sendPage<T>(
 ): void | Promise<void> {
   const origin = config.ownBaseUrl ? '' : `${request.protocol}://${request.host}`;
   const key = `${accountId} ${origin}${request.url}`;
-  const version = freshness.dataVersion(request, accountId);
-  const kept = version === undefined ? undefined : pages.get(key, version);
+  const versions = freshness.dataVersions(request, accountId);
+  const kept = versions === undefined ? undefined : pages.get(key, versions);
   if (kept) {
     answerPage(reply, kept);
     return;
@@ -75,8 +75,8 @@ export function sendPage<T>(
       body: Buffer.from(reply.serialize(items) as string),
       link: nextCursor ? nextLink(config, request, path, query, nextCursor) : undefined,
     };
-    if (version !== undefined && freshness.keeps(request, accountId, version)) {
-      pages.keep(key, version, page);
+    if (versions !== undefined && freshness.keeps(request, accountId, versions, page)) {
+      pages.keep(key, versions, page);
     }
     answerPage(reply, page);
   });

@@ -1,4 +1,5 @@
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
+import type { CacheStats } from '../bounded-cache.js';
 import type { Outcome } from '../queue/processor.js';
 import type { PoolStats } from '../store/database.js';
 import type { Dependency, OutageObserver } from './outages.js';
@@ -8,7 +9,24 @@ export interface MetricSources {
   queueDepth: () => Promise<number>;
   /** The PostgreSQL pool (undefined on SQLite). */
   pool: () => PoolStats | undefined;
+  /** The instance's caches (read at scrape time). */
+  caches?: () => Iterable<CacheStats>;
 }
+
+/** Cache metrics: each counts or measures one thing of every cache, labelled by its name. */
+const CACHE_METRICS = [
+  ['cache_hits_total', 'Lookups a cache answered, by cache.', (c: CacheStats) => c.hits],
+  [
+    'cache_misses_total',
+    'Lookups a cache could not answer (absent or stale), by cache.',
+    (c: CacheStats) => c.misses,
+  ],
+  [
+    'cache_evictions_total',
+    'Entries a cache let go to make room, by cache.',
+    (c: CacheStats) => c.evictions,
+  ],
+] as const;
 
 /**
  * The Prometheus metrics of one app instance, in a registry of its own (tests build many apps in
@@ -85,6 +103,28 @@ export class Metrics implements OutageObserver {
         // During a database outage the scrape still answers, with the last depth read.
         const depth = await sources.queueDepth().catch(() => undefined);
         if (depth !== undefined) this.set(depth);
+      },
+    });
+    const caches = sources.caches ?? (() => []);
+    for (const [name, help, read] of CACHE_METRICS) {
+      new Counter({
+        name,
+        help,
+        labelNames: ['cache'],
+        registers,
+        collect() {
+          this.reset();
+          for (const cache of caches()) this.inc({ cache: cache.name }, read(cache));
+        },
+      });
+    }
+    new Gauge({
+      name: 'cache_entries',
+      help: 'Entries a cache holds, by cache.',
+      labelNames: ['cache'],
+      registers,
+      collect() {
+        for (const cache of caches()) this.set({ cache: cache.name }, cache.entries);
       },
     });
     const pool = sources.pool;

@@ -3,6 +3,7 @@ import { dirname } from 'node:path';
 import SqliteDatabase from 'better-sqlite3';
 import { Kysely, type Migration, Migrator, PostgresDialect, SqliteDialect, sql } from 'kysely';
 import pg from 'pg';
+import type { CacheStats } from '../bounded-cache.js';
 import { withTimeout } from '../clock.js';
 import { GroupCommit, type WriteOptions } from './group-commit.js';
 import * as initial from './migrations/0001_initial.js';
@@ -48,6 +49,8 @@ export interface Database {
    * can be kept across this process's own writes. Undefined on PostgreSQL.
    */
   changesElsewhere(): number | undefined;
+  /** Its caches, for /metrics: the SQLite connections' prepared statements. */
+  readonly caches: readonly CacheStats[];
   /** Safe to call more than once. */
   close(): Promise<void>;
 }
@@ -80,6 +83,7 @@ export function openDatabase(url: string, options: DatabaseOptions = {}): Databa
   let reader: Db;
   let pool: pg.Pool | undefined;
   let changesElsewhere = (): number | undefined => undefined;
+  const caches: CacheStats[] = [];
   let group: GroupCommit | undefined;
   if (dialect === 'sqlite') {
     const path = url.slice('sqlite:'.length);
@@ -91,16 +95,18 @@ export function openDatabase(url: string, options: DatabaseOptions = {}): Databa
     sqlite.pragma('foreign_keys = ON');
     sqlite.pragma('busy_timeout = 5000');
     const statements = sqliteStatements(sqlite);
+    caches.push(statements.statements);
     changesElsewhere = () => statements.changesElsewhere();
     db = new Kysely<Tables>({ dialect: new SqliteDialect({ database: statements }) });
     group = new GroupCommit(db, sqlite, statements);
     // A second connection to an in-memory database would be another database.
-    reader =
-      path === ':memory:'
-        ? db
-        : new Kysely<Tables>({
-            dialect: new SqliteDialect({ database: sqliteStatements(openReader(path)) }),
-          });
+    if (path === ':memory:') {
+      reader = db;
+    } else {
+      const readerStatements = sqliteStatements(openReader(path), 'reader statements');
+      caches.push(readerStatements.statements);
+      reader = new Kysely<Tables>({ dialect: new SqliteDialect({ database: readerStatements }) });
+    }
   } else {
     pool = new pg.Pool({
       connectionString: url,
@@ -128,6 +134,7 @@ export function openDatabase(url: string, options: DatabaseOptions = {}): Databa
     dialect,
     write: (work, options) => (group ? group.run(work, options) : work(db)),
     changesElsewhere,
+    caches,
     poolStats: () =>
       pool && { total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount },
     close: () => {

@@ -1,5 +1,6 @@
 import type SqliteDatabase from 'better-sqlite3';
 import type { SqliteDatabase as KyselySqlite, SqliteStatement } from 'kysely';
+import { BoundedCache } from '../bounded-cache.js';
 
 /** Most distinct SQL texts kept prepared; our queries are a few dozen shapes. */
 const STATEMENTS = 500;
@@ -18,10 +19,15 @@ export interface SqliteStatements extends KyselySqlite {
    * that is every other process's commit, and none of this process's own.
    */
   changesElsewhere(): number;
+  /** The prepared statements, by SQL text. */
+  readonly statements: BoundedCache<string, SqliteStatement>;
 }
 
-export function sqliteStatements(sqlite: SqliteDatabase.Database): SqliteStatements {
-  const statements = new Map<string, SqliteStatement>();
+export function sqliteStatements(
+  sqlite: SqliteDatabase.Database,
+  name = 'statements',
+): SqliteStatements {
+  const statements = new BoundedCache<string, SqliteStatement>(name, { maxEntries: STATEMENTS });
   const dataVersion = sqlite.prepare('pragma data_version').pluck();
   let seenVersion = dataVersion.get();
   let elsewhere = 0;
@@ -41,11 +47,11 @@ export function sqliteStatements(sqlite: SqliteDatabase.Database): SqliteStateme
       }
       return elsewhere;
     },
+    statements,
     close: () => sqlite.close(),
     prepare: (text) => {
       let statement = statements.get(text);
       if (!statement) {
-        if (statements.size >= STATEMENTS) statements.clear();
         statement = sqlite.prepare(text);
         statements.set(text, statement);
       }
