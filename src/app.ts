@@ -4,7 +4,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import { type Clock, systemClock, withTimeout } from './clock.js';
 import { type Config, storeName } from './config.js';
-import { KeyAuthenticator, SHARED_KEPT_MS, UNANNOUNCED } from './domain/api-keys.js';
+import { KeyAuthenticator } from './domain/api-keys.js';
 import { ApiError, RETRY_SOON } from './errors.js';
 import { anonymous, basicAuth, bearerAuth, countApiCaller } from './http/auth.js';
 import {
@@ -38,7 +38,7 @@ import type { RateLimiter } from './limits/rate-limiter.js';
 import { createLog, requestLogger } from './log.js';
 import { Lifecycle, servedWhileStarting } from './ops/lifecycle.js';
 import { Metrics } from './ops/metrics.js';
-import { brief, Outages } from './ops/outages.js';
+import { Outages } from './ops/outages.js';
 import { portalPlugin } from './portal/plugin.js';
 import { createMessageQueue } from './queue/create.js';
 import { LogSink, type MessageSink } from './queue/sink.js';
@@ -70,8 +70,9 @@ function freshnessFor(
   database: Database,
   limiter: RateLimiter,
   outages: Outages,
+  log: FastifyBaseLogger,
 ): Freshness {
-  if (config.shared) return sharedFreshness(limiter, outages);
+  if (config.shared) return sharedFreshness(limiter, outages, log);
   const changesElsewhere = () => database.changesElsewhere();
   if (changesElsewhere() === undefined) return nothingKept;
   return localFreshness(() => changesElsewhere() ?? 0);
@@ -198,13 +199,8 @@ export async function buildApp({
       if (await outages.untilAnswers('redis')) lifecycle.serve();
     });
   }
-  // Where the store is shared by instances (PostgreSQL) and so are the counters (Redis),
-  // what an instance keeps is checked against versions kept beside the counters.
-  const { shared } = config;
-  const keys = new KeyAuthenticator(database, clock, config.env, {
-    changesElsewhere: () => database.changesElsewhere(),
-    shared,
-  });
+  const freshness = freshnessFor(config, database, limiter, outages, log);
+  const keys = new KeyAuthenticator(database, clock, config.env, freshness);
   const context: AppContext = {
     config,
     log,
@@ -215,20 +211,9 @@ export async function buildApp({
     queue,
     metrics,
     outages,
-    // Shared mode: what a lost announcement leaves stale is read again within this long.
-    pages: new PageCache(shared ? SHARED_KEPT_MS : undefined),
-    freshness: freshnessFor(config, database, limiter, outages),
-    keysChanged: async (accountId) => {
-      keys.changed();
-      if (!shared) return;
-      await limiter.changed(accountId, 'keys').catch((err: unknown) => {
-        log.error(
-          { error: brief(err), accountId },
-          `could not announce a keys change; ${UNANNOUNCED}`,
-        );
-        outages.failed('redis', err);
-      });
-    },
+    pages: new PageCache(freshness.pagesKeptAtMostMs),
+    freshness,
+    keysChanged: (accountId) => freshness.keysChanged(accountId),
     lifecycle,
   };
   app.decorate('ctx', context);
@@ -294,7 +279,7 @@ export async function buildApp({
     if (request.is404) setImmediate(() => countCaller(request, reply, done));
     else setImmediate(done);
   });
-  countCaller = countApiCaller(context.keys, limits);
+  countCaller = countApiCaller(context.keys, limits, context.freshness);
   registerErrorHandling(app);
   await registerOpenApi(app, config);
 
@@ -313,7 +298,7 @@ export async function buildApp({
         await scope.register(keyRoutes);
       });
       await v1.register(async (scope) => {
-        scope.addHook('onRequest', bearerAuth(context.keys, limits));
+        scope.addHook('onRequest', bearerAuth(context.keys, limits, context.freshness));
         // A write to the catalogue moves the account's data version on before it is answered
         // (in the shared mode, on every instance), so whoever reads next, anywhere, reads it.
         scope.addHook('onSend', announceWrites(context.freshness));
@@ -326,7 +311,7 @@ export async function buildApp({
     { prefix: '/v1' },
   );
   await app.register(async (scope) => {
-    scope.addHook('onRequest', bearerAuth(context.keys, limits));
+    scope.addHook('onRequest', bearerAuth(context.keys, limits, context.freshness));
     await scope.register(messageRoutes);
   });
 

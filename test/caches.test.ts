@@ -7,14 +7,9 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { Redis } from 'ioredis';
 import { systemClock } from '../src/clock.js';
 import { nobodyToTell } from '../src/domain/accounts.js';
-import {
-  createApiKey,
-  KeyAuthenticator,
-  revokeKeyById,
-  SHARED_KEPT_MS,
-} from '../src/domain/api-keys.js';
+import { createApiKey, KeyAuthenticator, revokeKeyById } from '../src/domain/api-keys.js';
 import { createPet as storePet } from '../src/domain/pets.js';
-import { localFreshness } from '../src/http/freshness.js';
+import { localFreshness, SHARED_KEPT_MS, sharedFreshness } from '../src/http/freshness.js';
 import { PageCache } from '../src/http/page-cache.js';
 import { type Database, openDatabase } from '../src/store/database.js';
 import {
@@ -347,13 +342,12 @@ describe('caches: the key cache itself', () => {
   });
 
   it('keeps a key (embedded) until a key or plan changes in this process', async () => {
-    const keys = new KeyAuthenticator(database, systemClock, 'development', {
-      changesElsewhere: () => 0,
-    });
+    const freshness = localFreshness(() => 0);
+    const keys = new KeyAuthenticator(database, systemClock, 'development', freshness);
     const read = await keys.authenticate(secret);
     assert.ok(read.ok);
     assert.equal(keys.authenticate(secret), read, 'answered as kept, without a read');
-    keys.changed();
+    await freshness.keysChanged('acct_any');
     const again = keys.authenticate(secret);
     assert.ok(again instanceof Promise, 'read again');
     const fresh = await again;
@@ -362,10 +356,9 @@ describe('caches: the key cache itself', () => {
 
   it('trusts a key kept in the shared mode for 30 s after it was read, no longer', async () => {
     let nowMs = 1_000;
-    const keys = new KeyAuthenticator(database, systemClock, 'development', {
-      shared: true,
-      monotonicMs: () => nowMs,
-    });
+    // Only the key rules are used here: nothing is announced or counted.
+    const freshness = sharedFreshness({} as never, {} as never, {} as never, () => nowMs);
+    const keys = new KeyAuthenticator(database, systemClock, 'development', freshness);
     const read = await keys.reverify(secret, '7');
     assert.ok(read.ok);
     nowMs += SHARED_KEPT_MS - 1;
@@ -377,7 +370,24 @@ describe('caches: the key cache itself', () => {
     assert.ok(again instanceof Promise, 'read again');
     const fresh = await again;
     assert.ok(fresh.ok);
-    assert.equal(fresh.value.keysVersion, undefined, 'under no version: kept only once confirmed');
+    assert.equal(fresh.value.kept.version, undefined, 'under no version: kept once confirmed');
+    // After the count: confirmed only under the version the count found.
+    const counted = { keys: '7', data: 'd' };
+    assert.ok(freshness.keyConfirmed(read.value.kept, counted).confirmed);
+    assert.deepEqual(freshness.keyConfirmed(read.value.kept, { ...counted, keys: '8' }), {
+      confirmed: false,
+      version: '8',
+    });
+    assert.deepEqual(freshness.keyConfirmed(fresh.value.kept, counted), {
+      confirmed: false,
+      version: '7',
+    });
+    // Redis away and requests let through: a kept key is read again and not kept.
+    assert.deepEqual(freshness.keyConfirmed(read.value.kept, undefined), {
+      confirmed: false,
+      version: undefined,
+    });
+    assert.ok(freshness.keyConfirmed(fresh.value.kept, undefined).confirmed, 'just read');
   });
 
   it('reads a page again after its maximum age (the shared mode: 30 s)', () => {

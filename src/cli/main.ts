@@ -9,10 +9,11 @@ import {
   nobodyToTell,
   setPlan,
 } from '../domain/accounts.js';
-import { createApiKey, revokeKeyById, UNANNOUNCED } from '../domain/api-keys.js';
+import { createApiKey, revokeKeyById } from '../domain/api-keys.js';
 import { createDemoAccount, DEMO_EMAIL, seedDemoData } from '../domain/demo.js';
 import { isPlan } from '../domain/plans.js';
 import type { Result } from '../domain/result.js';
+import { UNANNOUNCED } from '../http/freshness.js';
 import { createRateLimiter } from '../limits/create.js';
 import { createLog } from '../log.js';
 import { Outages } from '../ops/outages.js';

@@ -25,17 +25,25 @@ export interface ApiKey {
   lastUsedAt: string | null;
 }
 
+/** Under what a key verification is kept; what that allows is Freshness's rule. */
+export interface KeptUnder {
+  /** The version of the account's keys it was read under; undefined: not to be kept. */
+  readonly version: number | string | undefined;
+  /** When it was read (monotonic ms), where age matters. */
+  readonly atMs: number;
+}
+
+/** Where verifications are kept, and until when: Freshness (src/http/freshness.ts). */
+export type KeyFreshness = {
+  keyRead(version?: string): KeptUnder;
+  keyStands(kept: KeptUnder): boolean;
+};
+
 export interface Principal {
   account: Account;
   keyId: string;
-  /**
-   * The version of the account's keys the key was verified under (see KeyAuthenticator); in
-   * the shared mode, undefined until a version has been read before the key.
-   */
-  keysVersion?: number | string | undefined;
-  /** When the key was read from the store (KeyAuthenticator's monotonic ms): how old what is
-   * kept of it is. */
-  verifiedAtMs?: number;
+  /** Under what this verification is kept. */
+  kept: KeptUnder;
 }
 
 /** Production keys are `as_live_…`; staging and development keys are `as_test_…`. */
@@ -117,33 +125,13 @@ export async function revokeKeyById(
 
 const INVALID_KEY = fail('invalid_api_key', 'The API key is not valid.');
 
-/**
- * In the shared mode, a verification is also read again after this long, whatever the version
- * says: the bound on how long a change whose announcement Redis lost (see RateLimiter.changed)
- * can go unseen.
- */
-export const SHARED_KEPT_MS = 30_000;
-
-/** What a change whose announcement Redis lost can cost, for the messages that say so. */
-export const UNANNOUNCED = `other instances may use what they kept for up to ${SHARED_KEPT_MS / 1000} s`;
-
 /** Verified keys kept at most; past it the cache starts again. */
 const VERIFIED_CACHE_SIZE = 10_000;
 
 /**
- * Resolves a bearer secret to its account. A revoked key is refused from the next request on,
- * on every instance. Verified keys are kept with the version of the account's keys they were
- * verified under:
- *
- * - embedded (`changesElsewhere`: SQLite, shared by no other instance): a kept verification
- *   stands until a key or a plan changes in this process (`changed`, called by the app's
- *   announcer of such changes) or another process commits anything (the CLI);
- * - shared (PostgreSQL with Redis): the version lives in Redis, read in the same script that
- *   counts the request; a kept verification (for SHARED_KEPT_MS at most) is given back as it
- *   is, and the rate-limit guard counts the request only if its version is still the account's
- *   (else it reads the key again with `reverify`, under the version the script answered).
- *
- * Otherwise (PostgreSQL alone) the store is read on every call.
+ * Resolves a bearer secret to its account. Verified keys are kept, each under what Freshness
+ * said when it was read, and used again while Freshness says that stands; a revoked key is so
+ * refused from the next request on, on every instance.
  */
 export class KeyAuthenticator {
   /** When each key's last use was last written, by key id. */
@@ -155,76 +143,49 @@ export class KeyAuthenticator {
     maxEntries: VERIFIED_CACHE_SIZE,
   });
   readonly caches: readonly CacheStats[] = [this.verified, this.touched];
-  /** Key and plan changes made in this process (embedded: part of the generation). */
-  private changesHere = 0;
-
   private readonly prefix: string;
-  private readonly monotonicMs: () => number;
 
   constructor(
     /** Keys are read from `reader`; their last use is written through `db`. */
     private readonly store: Pick<Database, 'db' | 'reader'>,
     private readonly clock: Clock,
     private readonly env: AppEnv,
-    private readonly versions: {
-      /** The embedded store's count of other processes' commits (Database.changesElsewhere);
-       * undefined where it keeps none. */
-      changesElsewhere?: () => number | undefined;
-      /** Versions come from the shared store, and the caller confirms them. */
-      shared?: boolean;
-      /** Milliseconds on a clock that only goes forward (default `performance.now`). */
-      monotonicMs?: () => number;
-    } = {},
+    private readonly freshness: KeyFreshness,
   ) {
     this.prefix = keyPrefixFor(env);
-    this.monotonicMs = versions.monotonicMs ?? (() => performance.now());
   }
 
-  /** Where kept verifications are confirmed by the caller (the shared mode). */
-  get shared(): boolean {
-    return this.versions.shared === true;
-  }
-
-  /** At once when the key was verified and kept (see above); else a read. */
+  /** At once when the key was verified and kept, and that stands; else a read. */
   authenticate(secret: string): MaybePromise<Result<Principal, 'invalid_api_key'>> {
     if (!KEY_SHAPE.test(secret)) return INVALID_KEY;
     if (!secret.startsWith(this.prefix)) return this.otherEnvironment(secret);
     const keyHash = hashApiKey(secret);
-    // Taken before the read: a write during it makes the entry stale, never the reverse.
-    const generation = this.version();
-    const known = this.verified.get(keyHash, (kept) => this.stands(kept.value));
+    // Taken before the read: a change during it makes the entry stale, never the reverse.
+    const kept = this.freshness.keyRead();
+    const known = this.verified.get(keyHash, (entry) => this.stands(entry.value));
     if (known !== undefined) {
       this.used(known.value.keyId);
       return known;
     }
-    return this.lookUp(keyHash, generation);
+    return this.lookUp(keyHash, kept);
+  }
+
+  /** Whether a verification made earlier may be used as it is (Freshness.keyStands). */
+  stands(verified: Principal): boolean {
+    return this.freshness.keyStands(verified.kept);
   }
 
   /**
-   * Whether a verification made earlier may be used as it is (see above): embedded, while the
-   * generation it was made under stands; shared, for SHARED_KEPT_MS after the key was read
-   * (the caller then confirms its version). One made under no version never stands.
-   */
-  stands(verified: Pick<Principal, 'keysVersion' | 'verifiedAtMs'>): boolean {
-    const { keysVersion, verifiedAtMs } = verified;
-    if (keysVersion === undefined) return false;
-    if (this.shared) {
-      return verifiedAtMs !== undefined && this.monotonicMs() - verifiedAtMs < SHARED_KEPT_MS;
-    }
-    return keysVersion === this.version();
-  }
-
-  /**
-   * Reads the key from the store and keeps what is found under `keysVersion`, which the caller
-   * read before calling (so a change after it shows as another version, never the reverse);
-   * without one, keeps nothing.
+   * Reads the key from the store and keeps what is found under `version` of the account's
+   * keys, which the caller read before calling (so a change after it shows as another
+   * version, never the reverse); without one, keeps nothing.
    */
   reverify(
     secret: string,
-    keysVersion: string | undefined,
+    version: string | undefined,
   ): MaybePromise<Result<Principal, 'invalid_api_key'>> {
     if (!KEY_SHAPE.test(secret) || !secret.startsWith(this.prefix)) return INVALID_KEY;
-    return this.lookUp(hashApiKey(secret), keysVersion);
+    return this.lookUp(hashApiKey(secret), this.freshness.keyRead(version));
   }
 
   private otherEnvironment(secret: string): Result<never, 'invalid_api_key'> {
@@ -237,36 +198,17 @@ export class KeyAuthenticator {
 
   private async lookUp(
     keyHash: string,
-    version: number | string | undefined,
+    kept: KeptUnder,
   ): Promise<Result<Principal, 'invalid_api_key'>> {
     const found = await findLiveKeyByHash(this.store.reader, keyHash);
     if (!found) {
       this.verified.delete(keyHash);
       return fail('invalid_api_key', 'The API key is not valid or has been revoked.');
     }
-    const verified = ok({
-      account: toAccount(found.account),
-      keyId: found.keyId,
-      keysVersion: version,
-      verifiedAtMs: this.monotonicMs(),
-    });
-    if (version !== undefined) this.verified.set(keyHash, verified);
+    const verified = ok({ account: toAccount(found.account), keyId: found.keyId, kept });
+    if (kept.version !== undefined) this.verified.set(keyHash, verified);
     this.used(found.keyId);
     return verified;
-  }
-
-  /**
-   * The embedded generation verifications are checked against: one made under a value stands
-   * while it does. Undefined where none is kept by it (PostgreSQL).
-   */
-  version(): number | undefined {
-    const elsewhere = this.versions.changesElsewhere?.();
-    return elsewhere === undefined ? undefined : elsewhere + this.changesHere;
-  }
-
-  /** A key or a plan changed in this process: what was verified before is read again. */
-  changed(): void {
-    this.changesHere++;
   }
 
   /** Notes that the key was used now (its `last_used_at`, written at most once a minute). */

@@ -2,22 +2,20 @@ import type { Socket } from 'node:net';
 import type { FastifyReply, FastifyRequest, onRequestHookHandler } from 'fastify';
 import type { Account } from '../domain/accounts.js';
 import { authenticatePassword } from '../domain/accounts.js';
-import type { KeyAuthenticator } from '../domain/api-keys.js';
+import type { KeyAuthenticator, Principal } from '../domain/api-keys.js';
 import { limitsFor } from '../domain/plans.js';
 import type { Failure, Result, Success } from '../domain/result.js';
 import { ApiError, RETRY_SOON } from '../errors.js';
+import type { Versions } from '../limits/store.js';
 import { andThen, type MaybePromise } from '../maybe.js';
 import type { Db } from '../store/database.js';
+import type { Freshness } from './freshness.js';
 import type { RateLimitGuard } from './rate-limit.js';
 
 export interface Caller {
   account: Account;
   /** The API key used, or null when the caller signed in with email and password. */
   keyId: string | null;
-  /** The version of the account's keys the key was verified under (see KeyAuthenticator). */
-  keysVersion?: number | string | undefined;
-  /** When the key was read from the store (see Principal). */
-  verifiedAtMs?: number;
 }
 
 declare module 'fastify' {
@@ -49,11 +47,11 @@ const WHITESPACE = /\s/;
 function readBearer(
   keys: KeyAuthenticator,
   header: string | undefined,
-  /** Read the key from the store, kept under `keysVersion` (see KeyAuthenticator.reverify). */
-  fresh?: { keysVersion: string | undefined },
-): MaybePromise<Result<Caller, AuthFailure>> {
+  /** Read the key from the store, kept under `version` (see KeyAuthenticator.reverify). */
+  fresh?: { version: string | undefined },
+): MaybePromise<Result<Principal, AuthFailure>> {
   const check = (secret: string) =>
-    fresh ? keys.reverify(secret, fresh.keysVersion) : keys.authenticate(secret);
+    fresh ? keys.reverify(secret, fresh.version) : keys.authenticate(secret);
   if (header === undefined) {
     return {
       ok: false,
@@ -100,20 +98,29 @@ async function readBasic(db: Db, header: string | undefined): Promise<Result<Cal
 }
 
 /**
+ * Where kept key verifications are confirmed by the count (the shared mode): the count stands
+ * only if the account's keys version is the one `expect` names; when it is not, `again` reads
+ * the caller anew (the rules are Freshness's: keyExpected, keyConfirmed).
+ */
+interface Confirm<P> {
+  expect(caller: P): string;
+  again(
+    request: FastifyRequest,
+    caller: P,
+    versions: Versions | undefined,
+  ): MaybePromise<Result<P, AuthFailure>> | undefined;
+}
+
+/**
  * An onRequest hook: authenticate, then count the request against the account (or, when the
  * credentials are not valid, against the client IP) before answering 401. Callback-style and
  * synchronous when the key and the counters are in memory (the embedded mode's usual case).
  */
-function guard(
+function guard<P extends Caller>(
   limits: RateLimitGuard,
   challenge: string,
-  read: (request: FastifyRequest) => MaybePromise<Result<Caller, AuthFailure>>,
-  /** Reads the caller's key from the store, kept under a keys version just read, or not kept
-   * without one (the shared mode). */
-  reread?: (
-    request: FastifyRequest,
-    keysVersion?: string,
-  ) => MaybePromise<Result<Caller, AuthFailure>>,
+  read: (request: FastifyRequest) => MaybePromise<Result<P, AuthFailure>>,
+  confirm?: Confirm<P>,
 ): onRequestHookHandler {
   const refuse = (
     request: FastifyRequest,
@@ -131,38 +138,37 @@ function guard(
   const admit = (
     request: FastifyRequest,
     reply: FastifyReply,
-    result: Result<Caller, AuthFailure>,
+    result: Result<P, AuthFailure>,
     attempt = 1,
   ): MaybePromise<void> => {
     if (!result.ok) return refuse(request, reply, result);
-    const { account, keyId, keysVersion } = result.value;
-    request.caller = result.value;
+    const caller = result.value;
+    request.caller = caller;
+    const { account, keyId } = caller;
     // Shared mode: the account's versions are read with its counts, and the request is counted
     // only if the key was verified under the account's keys version now.
     const subject = {
       id: account.id,
       banId: keyId ?? `password:${account.id}`,
-      withVersions: reread !== undefined,
+      withVersions: confirm !== undefined,
     };
-    const expect = reread ? String(keysVersion ?? UNVERIFIED) : undefined;
+    const expect = confirm?.expect(caller);
     return andThen(limits.charge(request, reply, subject, account.limits, expect), (stale) => {
-      if (stale === undefined || !reread) return;
+      if (stale === undefined || confirm === undefined) return;
+      const again = confirm.again(request, caller, stale.versions);
+      if (again === undefined) return;
       if (stale.versions === undefined) {
-        // The store did not answer and lets requests through: nothing kept can be confirmed,
-        // so the key is read from the database (unless it just was: no version), and nothing
-        // is kept.
-        if (keysVersion === undefined) return;
-        return andThen(reread(request), (fresh) => {
+        // Let through uncounted (the store is away): read, and go on as read.
+        return andThen(again, (fresh) => {
           if (!fresh.ok) return refuse(request, reply, fresh);
           request.caller = fresh.value;
         });
       }
-      // The keys changed (or were never confirmed here): read again, under the version now.
-      if (attempt >= 3)
+      // The keys changed (or were never confirmed here): counted once read again.
+      if (attempt >= 3) {
         throw new ApiError('service_unavailable', KEYS_CHANGING, undefined, RETRY_SOON);
-      return andThen(reread(request, stale.versions.keys), (again) =>
-        admit(request, reply, again, attempt + 1),
-      );
+      }
+      return andThen(again, (next) => admit(request, reply, next, attempt + 1));
     });
   };
   return (request, reply, done) => {
@@ -182,8 +188,6 @@ function guard(
   };
 }
 
-/** No keys version is ever this: a key seen for the first time is always read again. */
-const UNVERIFIED = '-';
 const KEYS_CHANGING = "This account's keys are changing; retry in a moment.";
 
 /** What was thrown, as an Error: `done(undefined)` would let the request through. */
@@ -194,7 +198,7 @@ function asError(thrown: unknown): Error {
 /** The key last verified on each connection, and the header it came in. */
 interface LastKey {
   header: string;
-  result: Success<Caller>;
+  result: Success<Principal>;
 }
 const lastOnConnection = new WeakMap<Socket, LastKey>();
 
@@ -206,14 +210,14 @@ const lastOnConnection = new WeakMap<Socket, LastKey>();
  * counting script like any kept verification. Only the last header of each connection is
  * kept, and only as long as the connection.
  */
-export function bearerAuth(keys: KeyAuthenticator, limits: RateLimitGuard) {
+export function bearerAuth(keys: KeyAuthenticator, limits: RateLimitGuard, freshness: Freshness) {
   const remember = (
     request: FastifyRequest,
     header: string | undefined,
-    result: Result<Caller, AuthFailure>,
+    result: Result<Principal, AuthFailure>,
   ) => {
     // Kept only when verified under a version, and so only as long as the key cache would.
-    if (result.ok && result.value.keysVersion !== undefined && header !== undefined) {
+    if (result.ok && result.value.kept.version !== undefined && header !== undefined) {
       lastOnConnection.set(request.raw.socket, { header, result });
     } else {
       lastOnConnection.delete(request.raw.socket);
@@ -224,19 +228,23 @@ export function bearerAuth(keys: KeyAuthenticator, limits: RateLimitGuard) {
     const header = request.headers.authorization;
     const last = lastOnConnection.get(request.raw.socket);
     if (last !== undefined && last.header === header && keys.stands(last.result.value)) {
-      if (last.result.value.keyId !== null) keys.used(last.result.value.keyId);
+      keys.used(last.result.value.keyId);
       return last.result;
     }
     return andThen(readBearer(keys, header), (result) => remember(request, header, result));
   };
-  // Shared mode: read again under a version just read (kept), or with none (nothing kept).
-  const reread = (request: FastifyRequest, keysVersion?: string) => {
-    const header = request.headers.authorization;
-    return andThen(readBearer(keys, header, { keysVersion }), (result) =>
-      remember(request, header, result),
-    );
+  const confirm: Confirm<Principal> = {
+    expect: (principal) => freshness.keyExpected(principal.kept),
+    again: (request, principal, versions) => {
+      const check = freshness.keyConfirmed(principal.kept, versions);
+      if (check.confirmed) return undefined;
+      const header = request.headers.authorization;
+      return andThen(readBearer(keys, header, { version: check.version }), (result) =>
+        remember(request, header, result),
+      );
+    },
   };
-  return guard(limits, BEARER_CHALLENGE, read, keys.shared ? reread : undefined);
+  return guard(limits, BEARER_CHALLENGE, read, freshness.versionsCounted ? confirm : undefined);
 }
 
 export function basicAuth(db: Db, limits: RateLimitGuard) {
@@ -259,8 +267,12 @@ const API_PATH = /^\/(?:v1|messages)(?:[/?]|$)/;
  * carry the rate-limit headers too and cannot be used to probe for free. Elsewhere (the portal,
  * a stray path) nothing is counted.
  */
-export function countApiCaller(keys: KeyAuthenticator, limits: RateLimitGuard) {
-  const bearer = bearerAuth(keys, limits);
+export function countApiCaller(
+  keys: KeyAuthenticator,
+  limits: RateLimitGuard,
+  freshness: Freshness,
+) {
+  const bearer = bearerAuth(keys, limits, freshness);
   const ip = anonymous(limits);
   return (request: FastifyRequest, reply: FastifyReply, done: (err?: Error) => void): void => {
     if (!API_PATH.test(request.url)) {
