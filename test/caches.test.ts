@@ -354,6 +354,38 @@ describe('caches: the key cache itself', () => {
     assert.equal(keys.authenticate(secret), fresh, 'and kept under the new generation');
   });
 
+  it('never lets a request change what it was given from the cache', async () => {
+    const keys = new KeyAuthenticator(
+      database,
+      systemClock,
+      'development',
+      localFreshness(() => 0),
+    );
+    const read = await keys.authenticate(secret);
+    assert.ok(read.ok);
+    const kept = keys.authenticate(secret);
+    assert.equal(kept, read, 'every request is given the same object');
+    const mutable = read.value as unknown as {
+      keyId: string;
+      account: { plan: string; limits: { perMinute: number } };
+    };
+    assert.throws(() => {
+      mutable.keyId = 'key_other';
+    }, TypeError);
+    assert.throws(() => {
+      mutable.account.plan = 'enterprise';
+    }, TypeError);
+    assert.throws(() => {
+      mutable.account.limits.perMinute = 1e9;
+    }, TypeError);
+    const pages = new PageCache();
+    const page = { body: Buffer.from('[]'), link: undefined as string | undefined };
+    pages.keep('a', { whole: 1, fullPages: 1 }, page);
+    assert.throws(() => {
+      page.link = '<elsewhere>';
+    }, TypeError);
+  });
+
   it('trusts a key kept in the shared mode for 30 s after it was read, no longer', async () => {
     let nowMs = 1_000;
     // Only the key rules are used here: nothing is announced or counted.

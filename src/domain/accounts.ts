@@ -12,12 +12,13 @@ import { isPlan, type Limits, limitsFor, type Plan } from './plans.js';
 import { randomBase62 } from './random.js';
 import { fail, ok, type Result } from './result.js';
 
+/** Read-only: the one kept with a verified key is shared by every request that uses it. */
 export interface Account {
-  id: string;
-  email: string;
-  plan: Plan;
-  limits: Limits;
-  createdAt: string;
+  readonly id: string;
+  readonly email: string;
+  readonly plan: Plan;
+  readonly limits: Limits;
+  readonly createdAt: string;
 }
 
 export const PASSWORD_MIN_LENGTH = 12;

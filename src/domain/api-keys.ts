@@ -39,11 +39,12 @@ export type KeyFreshness = {
   keyStands(kept: KeptUnder): boolean;
 };
 
+/** Read-only, and frozen once kept: one is shared by every request that uses the key. */
 export interface Principal {
-  account: Account;
-  keyId: string;
+  readonly account: Account;
+  readonly keyId: string;
   /** Under what this verification is kept. */
-  kept: KeptUnder;
+  readonly kept: KeptUnder;
 }
 
 /** Production keys are `as_live_…`; staging and development keys are `as_test_…`. */
@@ -205,7 +206,13 @@ export class KeyAuthenticator {
       this.verified.delete(keyHash);
       return fail('invalid_api_key', 'The API key is not valid or has been revoked.');
     }
-    const verified = ok({ account: toAccount(found.account), keyId: found.keyId, kept });
+    // Frozen: a request that tried to change what every later request of the key is given
+    // would throw, not spread its change.
+    const account = toAccount(found.account);
+    Object.freeze(account.limits);
+    const verified = Object.freeze(
+      ok(Object.freeze({ account: Object.freeze(account), keyId: found.keyId, kept })),
+    );
     if (kept.version !== undefined) this.verified.set(keyHash, verified);
     this.used(found.keyId);
     return verified;

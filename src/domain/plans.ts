@@ -2,8 +2,8 @@ export const PLANS = ['free', 'pro', 'business', 'enterprise'] as const;
 export type Plan = (typeof PLANS)[number];
 
 export interface Limits {
-  perMinute: number;
-  perDay: number;
+  readonly perMinute: number;
+  readonly perDay: number;
 }
 
 /** The seed's plan table. Enterprise numbers are set per account (CLI `accounts set-plan`). */

@@ -21,11 +21,12 @@ export interface DataVersions {
   readonly fullPages: Version;
 }
 
+/** Read-only: a kept page is sent to every request for it (its bytes are never written to). */
 export interface AnsweredPage {
   /** The page's items, serialized by the route's response schema (bytes: sent as they are). */
-  body: Buffer;
+  readonly body: Buffer;
   /** The `Link` header announcing the next page, if there is one. */
-  link: string | undefined;
+  readonly link: string | undefined;
 }
 
 /** The version of the data a page depends on: see `DataVersions`. */
@@ -71,6 +72,13 @@ export class PageCache {
 
   /** Keeps `page`, read under `versions`. */
   keep(key: string, versions: DataVersions, page: AnsweredPage): void {
-    this.cache.set(key, { version: versionFor(page, versions), page, atMs: this.monotonicMs() });
+    this.cache.set(
+      key,
+      Object.freeze({
+        version: versionFor(page, versions),
+        page: Object.freeze(page),
+        atMs: this.monotonicMs(),
+      }),
+    );
   }
 }
