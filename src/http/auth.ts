@@ -7,7 +7,7 @@ import { limitsFor } from '../domain/plans.js';
 import type { Failure, Result, Success } from '../domain/result.js';
 import { ApiError, RETRY_SOON } from '../errors.js';
 import { andThen, type MaybePromise } from '../maybe.js';
-import type { Db } from '../store/database.js';
+import type { ReadDb } from '../store/database.js';
 import type { RateLimitGuard } from './rate-limit.js';
 
 export interface Caller {
@@ -77,7 +77,10 @@ function readBearer(
 }
 
 /** `Authorization: Basic base64(email:password)` (RFC 7617), for managing keys. */
-async function readBasic(db: Db, header: string | undefined): Promise<Result<Caller, AuthFailure>> {
+async function readBasic(
+  db: ReadDb,
+  header: string | undefined,
+): Promise<Result<Caller, AuthFailure>> {
   if (header === undefined) {
     return {
       ok: false,
@@ -239,7 +242,7 @@ export function bearerAuth(keys: KeyAuthenticator, limits: RateLimitGuard) {
   return guard(limits, BEARER_CHALLENGE, read, keys.shared ? reread : undefined);
 }
 
-export function basicAuth(db: Db, limits: RateLimitGuard) {
+export function basicAuth(db: ReadDb, limits: RateLimitGuard) {
   return guard(limits, BASIC_CHALLENGE, (request) => readBasic(db, request.headers.authorization));
 }
 
