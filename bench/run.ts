@@ -223,7 +223,7 @@ async function runMode(
         const result = await measure(spec);
         if (spec.url.endsWith('/messages')) {
           const stoppedAt = Date.now();
-          while ((await countUnsettled(probe.db)) > 0 && Date.now() - stoppedAt < 60_000) {
+          while ((await countUnsettled(probe.reader)) > 0 && Date.now() - stoppedAt < 60_000) {
             await new Promise((r) => setTimeout(r, 50));
           }
           drainMs = Math.max(drainMs ?? 0, Date.now() - stoppedAt);

@@ -37,40 +37,53 @@ const MIX_PETS = 300;
 const STATUSES = ['available', 'pending', 'sold'] as const;
 const BATCH = 500;
 
-type Db = ReturnType<typeof openDatabase>['db'];
+type Database = ReturnType<typeof openDatabase>;
 
-async function tenant(db: Db, pets: number, env: 'production') {
-  const account = await createAccount(db, systemClock, {
+async function tenant(database: Database, pets: number, env: 'production') {
+  const account = await createAccount(database, systemClock, {
     email: `bench-${randomUUID()}@example.com`,
     password: 'a benchmark password',
   });
   if (!account.ok) throw new Error(account.message);
   // Before any instance runs: nobody keeps anything of the account yet.
-  await setPlan(db, account.value.id, 'enterprise', { perMinute: 1e9, perDay: 2e9 }, nobodyToTell);
-  const { secret } = await createApiKey(db, systemClock, env, account.value.id, 'bench');
+  await setPlan(
+    database,
+    account.value.id,
+    'enterprise',
+    { perMinute: 1e9, perDay: 2e9 },
+    nobodyToTell,
+  );
+  const { secret } = await database.write((tx) =>
+    createApiKey(tx, systemClock, env, account.value.id, 'bench'),
+  );
   const now = new Date().toISOString();
-  const category = await db
-    .insertInto('categories')
-    .values({ account_id: account.value.id, name: 'Bench', created_at: now })
-    .returning('id')
-    .executeTakeFirstOrThrow();
+  const category = await database.write((tx) =>
+    tx
+      .insertInto('categories')
+      .values({ account_id: account.value.id, name: 'Bench', created_at: now })
+      .returning('id')
+      .executeTakeFirstOrThrow(),
+  );
   let first = 0;
   let last = 0;
-  await db.transaction().execute(async (trx) => {
-    for (let done = 0; done < pets; done += BATCH) {
-      const rows = Array.from({ length: Math.min(BATCH, pets - done) }, (_, i) => ({
-        account_id: account.value.id,
-        name: `Pet ${done + i}`,
-        category_id: category.id,
-        status: STATUSES[(done + i) % 3] as string,
-        created_at: now,
-        updated_at: now,
-      }));
-      const ids = await trx.insertInto('pets').values(rows).returning('id').execute();
-      if (done === 0) first = ids[0]?.id ?? 0;
-      last = ids.at(-1)?.id ?? last;
-    }
-  });
+  await database.write(
+    async (tx) => {
+      for (let done = 0; done < pets; done += BATCH) {
+        const rows = Array.from({ length: Math.min(BATCH, pets - done) }, (_, i) => ({
+          account_id: account.value.id,
+          name: `Pet ${done + i}`,
+          category_id: category.id,
+          status: STATUSES[(done + i) % 3] as string,
+          created_at: now,
+          updated_at: now,
+        }));
+        const ids = await tx.insertInto('pets').values(rows).returning('id').execute();
+        if (done === 0) first = ids[0]?.id ?? 0;
+        last = ids.at(-1)?.id ?? last;
+      }
+    },
+    { atomic: true },
+  );
   return { key: secret, categoryId: category.id, first, last };
 }
 
@@ -79,13 +92,13 @@ export async function seed(databaseUrl: string, pets: number): Promise<Seeded> {
   try {
     await migrate(database);
     // Other tenants first and last, so the big account's rows sit between theirs.
-    for (let i = 0; i < 5; i++) await tenant(database.db, 1_000, 'production');
-    const big = await tenant(database.db, pets, 'production');
-    for (let i = 0; i < 5; i++) await tenant(database.db, 1_000, 'production');
+    for (let i = 0; i < 5; i++) await tenant(database, 1_000, 'production');
+    const big = await tenant(database, pets, 'production');
+    for (let i = 0; i < 5; i++) await tenant(database, 1_000, 'production');
     const deepId = big.first + Math.floor((big.last - big.first) * 0.9);
     const tenants: MixTenant[] = [];
     for (let i = 0; i < MIX_TENANTS; i++) {
-      const t = await tenant(database.db, MIX_PETS, 'production');
+      const t = await tenant(database, MIX_PETS, 'production');
       const deep = encodeCursor(t.first + Math.floor((t.last - t.first) * 0.9));
       tenants.push({
         key: t.key,

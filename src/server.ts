@@ -105,7 +105,7 @@ async function bringUp(): Promise<void> {
     try {
       await (config.migrateOnStart ? migrate(database) : assertSchemaCurrent(database));
       if (config.demoAccount) {
-        demo = await createDemoAccountIfEmpty(database.db, systemClock, config.env);
+        demo = await createDemoAccountIfEmpty(database, systemClock, config.env);
       }
       break;
     } catch (err) {

@@ -41,7 +41,7 @@ describe('accounts and API keys', () => {
 
     const email = `hash-${randomUUID()}@example.com`;
     await signUp(email, 'my secret password');
-    const row = await t.database.db
+    const row = await t.database.reader
       .selectFrom('accounts')
       .select('password_hash')
       .where('email', '=', email)
@@ -66,7 +66,7 @@ describe('accounts and API keys', () => {
     assert.equal(key.prefix, key.key.slice(0, 12));
     assert.equal(key.name, 'laptop');
 
-    const stored = await t.database.db
+    const stored = await t.database.reader
       .selectFrom('api_keys')
       .selectAll()
       .where('id', '=', key.id)

@@ -220,7 +220,7 @@ describe('caches: another process writing the same SQLite file', () => {
     assert.equal((await as(t.app, tenant, { url: '/v1/pets' })).statusCode, 200);
     assert.equal((await as(t.app, tenant, { url: '/v1/pets' })).statusCode, 200);
     // SQLite: the instance sees the commit itself; there is nobody else to tell.
-    const revoked = await revokeKeyById(cli.db, systemClock, tenant.keyId, nobodyToTell);
+    const revoked = await revokeKeyById(cli, systemClock, tenant.keyId, nobodyToTell);
     assert.ok(revoked.ok);
     await sleep(25);
     assert.equal((await as(t.app, tenant, { url: '/v1/pets' })).statusCode, 401);
@@ -230,7 +230,9 @@ describe('caches: another process writing the same SQLite file', () => {
     const url = '/v1/pets?limit=100';
     const before = ids(await as(t.app, owner, { url }));
     assert.deepEqual(ids(await as(t.app, owner, { url })), before);
-    const added = await storePet(cli.db, systemClock, owner.accountId, { name: 'Cli', categoryId });
+    const added = await cli.write((tx) =>
+      storePet(tx, systemClock, owner.accountId, { name: 'Cli', categoryId }),
+    );
     assert.ok(added.ok);
     await sleep(25);
     assert.deepEqual(ids(await as(t.app, owner, { url })), [...before, added.value.id]);
@@ -327,12 +329,8 @@ describe('caches: the key cache itself', () => {
   before(async () => {
     const store = await storeWithAccount(file.url);
     database = store.database;
-    const created = await createApiKey(
-      database.db,
-      systemClock,
-      'development',
-      store.accountId,
-      'k',
+    const created = await database.write((tx) =>
+      createApiKey(tx, systemClock, 'development', store.accountId, 'k'),
     );
     secret = created.secret;
   });
@@ -500,10 +498,9 @@ describe('caches: two instances sharing PostgreSQL and Redis', { skip: !shared }
     const first = await createPet(a.app, owner, { categoryId });
     assert.deepEqual(ids(await as(b.app, owner, { url })), [first.id]);
     // Kept: a row written behind the service's back (no announcement) is not seen...
-    const hidden = await storePet(b.database.db, systemClock, owner.accountId, {
-      name: 'Unannounced',
-      categoryId,
-    });
+    const hidden = await b.database.write((tx) =>
+      storePet(tx, systemClock, owner.accountId, { name: 'Unannounced', categoryId }),
+    );
     assert.ok(hidden.ok);
     assert.deepEqual(ids(await as(b.app, owner, { url })), [first.id], 'the page is kept');
     // ...until any write through the API, on any instance, moves the version on.
@@ -536,10 +533,9 @@ describe('caches: two instances sharing PostgreSQL and Redis', { skip: !shared }
     const categoryId = (await createCategory(a.app, tenant)).id;
     const url = '/v1/pets?limit=100';
     assert.deepEqual(ids(await as(b.app, tenant, { url })), []);
-    const hidden = await storePet(b.database.db, systemClock, tenant.accountId, {
-      name: 'Behind the back',
-      categoryId,
-    });
+    const hidden = await b.database.write((tx) =>
+      storePet(tx, systemClock, tenant.accountId, { name: 'Behind the back', categoryId }),
+    );
     assert.ok(hidden.ok);
     const redis = new Redis(process.env.TEST_REDIS_URL ?? '');
     try {

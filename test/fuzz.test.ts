@@ -654,20 +654,15 @@ async function newParty(name: PartyName): Promise<Party> {
   party.ids.messageId.push(message.id as string);
   // Spare keys (the fuzzed revocations aim at them, never at the tenant's own key) and a revoked
   // one, written to the store: through the API each would cost a password hash.
-  const { db } = t.app.ctx.database;
-  const { clock, config, keysChanged } = t.app.ctx;
+  const { database, clock, config, keysChanged } = t.app.ctx;
   for (let i = 0; i < 3; i++) {
-    const { key, secret } = await createApiKey(
-      db,
-      clock,
-      config.env,
-      tenant.accountId,
-      `${tag}-key`,
+    const { key, secret } = await database.write((tx) =>
+      createApiKey(tx, clock, config.env, tenant.accountId, `${tag}-key`),
     );
     party.secrets.push(key.id, secret);
     if (i < 2) party.ids.keyId.push(key.id);
     else {
-      const revoked = await revokeKey(db, clock, tenant.accountId, key.id, keysChanged);
+      const revoked = await revokeKey(database, clock, tenant.accountId, key.id, keysChanged);
       assert.ok(revoked.ok);
       party.revokedKey = secret;
     }

@@ -5,7 +5,7 @@ import { sql } from 'kysely';
 import { systemClock } from '../src/clock.js';
 import { createCategory } from '../src/domain/categories.js';
 import { createPet } from '../src/domain/pets.js';
-import type { Database, Db } from '../src/store/database.js';
+import type { Database, Tx } from '../src/store/database.js';
 import { insertPet, listPets } from '../src/store/pets-repository.js';
 import { sqliteDatabaseUrl, storeWithAccount, testDatabaseUrl } from './helpers.js';
 
@@ -26,7 +26,9 @@ for (const target of targets) {
       const made = target.url();
       ({ url, cleanup } = made);
       ({ database, accountId } = await storeWithAccount(url));
-      categoryId = (await createCategory(database.db, systemClock, accountId, 'Dogs')).id;
+      categoryId = (
+        await database.write((tx) => createCategory(tx, systemClock, accountId, 'Dogs'))
+      ).id;
     });
     after(async () => {
       await database.close();
@@ -34,11 +36,11 @@ for (const target of targets) {
     });
 
     const names = async () =>
-      (await listPets(database.db, accountId, { afterId: 0, take: 1000 }))
+      (await listPets(database.reader, accountId, { afterId: 0, take: 1000 }))
         .map((p) => p.name)
         .sort();
-    const pet = (db: Db, name: string, category = categoryId) =>
-      createPet(db, systemClock, accountId, { name, categoryId: category });
+    const pet = (tx: Tx, name: string, category = categoryId) =>
+      createPet(tx, systemClock, accountId, { name, categoryId: category });
     const oneStatement = { oneStatement: true };
     /** How each of the writes, started together, ended. */
     const settled = async (writes: Array<Promise<unknown>>) =>
@@ -46,9 +48,9 @@ for (const target of targets) {
 
     it('gives each created pet the id the database stored it under', async () => {
       const created = await Promise.all(
-        ['Id 1', 'Id 2', 'Id 3'].map((name) => database.write((db) => pet(db, name), oneStatement)),
+        ['Id 1', 'Id 2', 'Id 3'].map((name) => database.write((tx) => pet(tx, name), oneStatement)),
       );
-      const stored = await listPets(database.db, accountId, { afterId: 0, take: 1000 });
+      const stored = await listPets(database.reader, accountId, { afterId: 0, take: 1000 });
       for (const result of created) {
         assert.ok(result.ok);
         const row = stored.find((p) => p.id === result.value.id);
@@ -59,9 +61,9 @@ for (const target of targets) {
     it('refuses a one-statement write whose statement fails, and only it', async () => {
       const before = await names();
       const results = await Promise.all([
-        database.write((db) => pet(db, 'Kept 1'), oneStatement),
-        database.write((db) => pet(db, 'Refused', 424242), oneStatement),
-        database.write((db) => pet(db, 'Kept 2'), oneStatement),
+        database.write((tx) => pet(tx, 'Kept 1'), oneStatement),
+        database.write((tx) => pet(tx, 'Refused', 424242), oneStatement),
+        database.write((tx) => pet(tx, 'Kept 2'), oneStatement),
       ]);
       assert.deepEqual(
         results.map((r) => r.ok),
@@ -76,13 +78,13 @@ for (const target of targets) {
       const row = { account_id: accountId, category_id: categoryId, status: 'available' };
       assert.deepEqual(
         await settled([
-          database.write((db) => pet(db, 'Beside 1'), oneStatement),
+          database.write((tx) => pet(tx, 'Beside 1'), oneStatement),
           // NOT NULL: the error reaches the batch (createPet answers only unknown categories).
           database.write(
-            (db) => insertPet(db, { ...row, name: null as never, created_at: at, updated_at: at }),
+            (tx) => insertPet(tx, { ...row, name: null as never, created_at: at, updated_at: at }),
             oneStatement,
           ),
-          database.write((db) => pet(db, 'Beside 2'), oneStatement),
+          database.write((tx) => pet(tx, 'Beside 2'), oneStatement),
         ]),
         ['fulfilled', 'rejected', 'fulfilled'],
       );
@@ -100,13 +102,13 @@ for (const target of targets) {
         // The one-statement write had no savepoint to return to: its whole batch fails.
         assert.deepEqual(
           await settled([
-            database.write((db) => pet(db, 'Plain'), oneStatement),
-            database.write(async (db) => {
-              await pet(db, 'Half done');
+            database.write((tx) => pet(tx, 'Plain'), oneStatement),
+            database.write(async (tx) => {
+              await pet(tx, 'Half done');
               throw new Error('failed after its insert');
             }, oneStatement),
-            database.write(async (db) => {
-              await pet(db, 'Also half done');
+            database.write(async (tx) => {
+              await pet(tx, 'Also half done');
               throw new Error('failed after its insert');
             }),
           ]),
@@ -122,14 +124,14 @@ for (const target of targets) {
       const committed = (name: string) =>
         reader.prepare('select count(*) from pets where name = ?').pluck().get(name);
       try {
-        const first = database.write((db) => pet(db, 'First of the turn'), oneStatement);
+        const first = database.write((tx) => pet(tx, 'First of the turn'), oneStatement);
         let seenWhenNextRan: unknown;
         const next = new Promise((resolve, reject) =>
           setImmediate(() =>
             database
-              .write(async (db) => {
+              .write(async (tx) => {
                 seenWhenNextRan = committed('First of the turn');
-                return pet(db, 'Next turn');
+                return pet(tx, 'Next turn');
               }, oneStatement)
               .then(resolve, reject),
           ),
@@ -151,13 +153,13 @@ for (const target of targets) {
         const before = await names();
         assert.deepEqual(
           await settled([
-            database.write((db) => pet(db, 'Before the end'), oneStatement),
-            database.write(async (db) => {
+            database.write((tx) => pet(tx, 'Before the end'), oneStatement),
+            database.write(async (tx) => {
               // As SQLite does by itself on some errors (disk full): the transaction is gone.
-              await sql`rollback`.execute(db);
+              await sql`rollback`.execute(tx);
               throw new Error('the transaction was rolled back');
             }, oneStatement),
-            database.write((db) => pet(db, 'After the end'), oneStatement),
+            database.write((tx) => pet(tx, 'After the end'), oneStatement),
           ]),
           ['rejected', 'rejected', 'rejected'],
         );
@@ -165,17 +167,17 @@ for (const target of targets) {
         // A write that swallows the error and answers: the batch fails all the same.
         assert.deepEqual(
           await settled([
-            database.write((db) => pet(db, 'Before the end'), oneStatement),
-            database.write(async (db) => {
-              await sql`rollback`.execute(db);
+            database.write((tx) => pet(tx, 'Before the end'), oneStatement),
+            database.write(async (tx) => {
+              await sql`rollback`.execute(tx);
             }, oneStatement),
-            database.write((db) => pet(db, 'After the end'), oneStatement),
+            database.write((tx) => pet(tx, 'After the end'), oneStatement),
           ]),
           ['rejected', 'rejected', 'rejected'],
         );
         assert.deepEqual(await names(), before);
         // And the next batch commits as usual.
-        assert.ok((await database.write((db) => pet(db, 'Next batch'), oneStatement)).ok);
+        assert.ok((await database.write((tx) => pet(tx, 'Next batch'), oneStatement)).ok);
         assert.deepEqual(await names(), [...before, 'Next batch'].sort());
       },
     );

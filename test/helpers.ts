@@ -41,7 +41,7 @@ export async function storeWithAccount(
 ): Promise<{ database: Database; accountId: string }> {
   const database = openDatabase(url, { poolSize: 4 });
   await migrate(database);
-  const account = await createAccount(database.db, clock, {
+  const account = await createAccount(database, clock, {
     email: `store-${randomUUID()}@example.com`,
     password: 'long enough password',
   });
@@ -103,7 +103,7 @@ export async function planAccount(
   plan: Plan,
   limits: Partial<Limits> = {},
 ): Promise<void> {
-  const planned = await setPlan(app.ctx.database.db, accountId, plan, limits, app.ctx.keysChanged);
+  const planned = await setPlan(app.ctx.database, accountId, plan, limits, app.ctx.keysChanged);
   if (!planned.ok) throw new Error(planned.message);
 }
 
@@ -223,14 +223,10 @@ export async function storeKey(url: string): Promise<string> {
 export async function storeAccountKey(url: string): Promise<{ secret: string; accountId: string }> {
   const { database, accountId } = await storeWithAccount(url);
   try {
-    await setPlan(
-      database.db,
-      accountId,
-      'enterprise',
-      { perMinute: 1e6, perDay: 1e8 },
-      nobodyToTell,
+    await setPlan(database, accountId, 'enterprise', { perMinute: 1e6, perDay: 1e8 }, nobodyToTell);
+    const key = await database.write((tx) =>
+      createApiKey(tx, systemClock, 'development', accountId, null),
     );
-    const key = await createApiKey(database.db, systemClock, 'development', accountId, null);
     return { secret: key.secret, accountId };
   } finally {
     await database.close();
@@ -258,13 +254,16 @@ export async function freshPostgres(
 ): Promise<{ url: string; drop: () => Promise<void> }> {
   const name = `${prefix}_${randomUUID().replaceAll('-', '').slice(0, 16)}`;
   const admin = openDatabase(base, { poolSize: 1 });
-  await sql.raw(`CREATE DATABASE ${name}`).execute(admin.db);
+  // PostgreSQL runs a write as it is: CREATE DATABASE cannot run in a transaction.
+  await admin.write((tx) => sql.raw(`CREATE DATABASE ${name}`).execute(tx));
   const url = new URL(base);
   url.pathname = `/${name}`;
   return {
     url: url.href,
     drop: async () => {
-      await sql.raw(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`).execute(admin.db);
+      await admin.write((tx) =>
+        sql.raw(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`).execute(tx),
+      );
       await admin.close();
     },
   };

@@ -157,7 +157,7 @@ describe('POST /messages and GET /messages/{id}', () => {
     });
     assert.equal(missingType.statusCode, 400, missingType.body);
     assert.equal(errorCode(missingType), 'unsupported_content_type');
-    const rows = await t.database.db
+    const rows = await t.database.reader
       .selectFrom('messages')
       .select('id')
       .where('account_id', '=', other.accountId)
@@ -274,7 +274,7 @@ describe('two workers over one store', () => {
     // Delivered first, then settled (committed with other settles): wait for both.
     const deadline = Date.now() + 60_000;
     const read = () =>
-      a.database.db
+      a.database.reader
         .selectFrom('messages')
         .select(['id', 'status'])
         .where('account_id', '=', tenant.accountId)

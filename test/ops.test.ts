@@ -307,10 +307,12 @@ describe('migrations', () => {
         return true;
       });
       await migrate(database);
-      await database.db
-        .insertInto('kysely_migration' as never)
-        .values({ name: '9999_from_the_future', timestamp: new Date().toISOString() } as never)
-        .execute();
+      await database.write((tx) =>
+        tx
+          .insertInto('kysely_migration' as never)
+          .values({ name: '9999_from_the_future', timestamp: new Date().toISOString() } as never)
+          .execute(),
+      );
       for (const attempt of [migrate(database), assertSchemaCurrent(database)]) {
         await assert.rejects(attempt, (err: Error) => {
           assert.ok(err instanceof SchemaMismatchError);

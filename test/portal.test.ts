@@ -558,7 +558,10 @@ describe('developer portal', () => {
       await visitor.signUp(newEmail());
       const signed = decodeURIComponent(String(visitor.cookies.get('as_session')));
       const token = signed.slice(0, signed.lastIndexOf('.'));
-      const rows = await t.database.db.selectFrom('portal_sessions').select('id_hash').execute();
+      const rows = await t.database.reader
+        .selectFrom('portal_sessions')
+        .select('id_hash')
+        .execute();
       assert.ok(rows.length > 0);
       assert.ok(rows.every((r) => r.id_hash !== token && /^[0-9a-f]{64}$/.test(r.id_hash)));
       const unsigned = new Visitor(t.app);

@@ -41,24 +41,28 @@ for (const target of targets) {
     });
 
     it('returns ids as numbers and pages by keyset', async () => {
-      const category = await createCategory(database.db, systemClock, accountId, 'Dogs');
+      const category = await database.write((tx) =>
+        createCategory(tx, systemClock, accountId, 'Dogs'),
+      );
       assert.equal(typeof category.id, 'number');
       const ids: number[] = [];
       for (let i = 0; i < 5; i++) {
-        const pet = await createPet(database.db, systemClock, accountId, {
-          name: `P${i}`,
-          categoryId: category.id,
-        });
+        const pet = await database.write((tx) =>
+          createPet(tx, systemClock, accountId, {
+            name: `P${i}`,
+            categoryId: category.id,
+          }),
+        );
         assert.ok(pet.ok);
         ids.push(pet.value.id);
       }
-      const first = await listPetPage(database.db, accountId, { limit: 2 });
+      const first = await listPetPage(database.reader, accountId, { limit: 2 });
       assert.ok(first.ok);
       assert.deepEqual(
         first.value.items.map((p) => p.id),
         ids.slice(0, 2),
       );
-      const second = await listPetPage(database.db, accountId, {
+      const second = await listPetPage(database.reader, accountId, {
         limit: 10,
         cursor: first.value.nextCursor ?? '',
       });
@@ -71,16 +75,24 @@ for (const target of targets) {
     });
 
     it('lets exactly one of two racing status changes from the same state win', async () => {
-      const category = await createCategory(database.db, systemClock, accountId, 'Race');
-      const pet = await createPet(database.db, systemClock, accountId, {
-        name: 'R',
-        categoryId: category.id,
-        status: 'pending',
-      });
+      const category = await database.write((tx) =>
+        createCategory(tx, systemClock, accountId, 'Race'),
+      );
+      const pet = await database.write((tx) =>
+        createPet(tx, systemClock, accountId, {
+          name: 'R',
+          categoryId: category.id,
+          status: 'pending',
+        }),
+      );
       assert.ok(pet.ok);
       const [a, b] = await Promise.all([
-        updatePet(database.db, systemClock, accountId, pet.value.id, { status: 'sold' }),
-        updatePet(database.db, systemClock, accountId, pet.value.id, { status: 'available' }),
+        database.write((tx) =>
+          updatePet(tx, systemClock, accountId, pet.value.id, { status: 'sold' }),
+        ),
+        database.write((tx) =>
+          updatePet(tx, systemClock, accountId, pet.value.id, { status: 'available' }),
+        ),
       ]);
       // Both moves are legal from pending; whichever lands second is judged against the new
       // status: sold → available is refused, available → sold is allowed.
@@ -95,21 +107,25 @@ for (const target of targets) {
     it('claims run-out leases first, then due messages oldest first, up to the limit', async () => {
       const at = (minute: number) => new Date(Date.UTC(2000, 0, 1, 0, minute)).toISOString();
       const add = (id: string, status: string, availableMinute: number, leaseMinute?: number) =>
-        insertMessage(database.db, {
-          id,
-          account_id: accountId,
-          message: id,
-          status,
-          attempts: status === 'processing' ? 1 : 0,
-          available_at: at(availableMinute),
-          lease_token: leaseMinute === undefined ? null : 'old',
-          lease_until: leaseMinute === undefined ? null : at(leaseMinute),
-          created_at: at(0),
-          updated_at: at(0),
-        });
+        database.write((tx) =>
+          insertMessage(tx, {
+            id,
+            account_id: accountId,
+            message: id,
+            status,
+            attempts: status === 'processing' ? 1 : 0,
+            available_at: at(availableMinute),
+            lease_token: leaseMinute === undefined ? null : 'old',
+            lease_until: leaseMinute === undefined ? null : at(leaseMinute),
+            created_at: at(0),
+            updated_at: at(0),
+          }),
+        );
       // A shared PostgreSQL database may hold this test's rows from a run that stopped halfway
       // (no other test writes messages this old): they would be claimed here.
-      await database.db.deleteFrom('messages').where('created_at', '=', at(0)).execute();
+      await database.write((tx) =>
+        tx.deleteFrom('messages').where('created_at', '=', at(0)).execute(),
+      );
       const tag = randomUUID().slice(0, 8);
       // Inserted out of order: the claim orders by available_at, not by insertion.
       await add(`${tag}-q3`, 'queued', 3);
@@ -121,45 +137,55 @@ for (const target of targets) {
       const lease = (token: string) => ({ token, now: at(10), until: at(11) });
 
       // Which messages are taken is the contract; the order rows come back in is not.
-      const first = await claimDue(database.db, database.dialect, lease('a'), 3);
+      const first = await claimDue(database, lease('a'), 3);
       assert.deepEqual(first.map((m) => m.id).sort(), [`${tag}-expired`, `${tag}-q1`, `${tag}-q2`]);
       assert.ok(first.every((m) => m.status === 'processing' && m.lease_token === 'a'));
       assert.equal(first.find((m) => m.id === `${tag}-expired`)?.attempts, 2);
-      const rest = await claimDue(database.db, database.dialect, lease('b'), 10);
+      const rest = await claimDue(database, lease('b'), 10);
       assert.deepEqual(
         rest.map((m) => m.id),
         [`${tag}-q3`],
       );
 
       assert.equal(
-        await settle(database.db, `${tag}-q1`, 'b', { status: 'sent', updated_at: at(10) }),
+        await database.write((tx) =>
+          settle(tx, `${tag}-q1`, 'b', { status: 'sent', updated_at: at(10) }),
+        ),
         false,
       );
       assert.equal(
-        await settle(database.db, `${tag}-q1`, 'a', { status: 'sent', updated_at: at(10) }),
+        await database.write((tx) =>
+          settle(tx, `${tag}-q1`, 'a', { status: 'sent', updated_at: at(10) }),
+        ),
         true,
       );
-      const sent = await findMessage(database.db, accountId, `${tag}-q1`);
+      const sent = await findMessage(database.reader, accountId, `${tag}-q1`);
       assert.equal(sent?.status, 'sent');
       assert.equal(sent?.lease_token, null);
       assert.equal(new Date(sent?.available_at ?? '').toISOString(), at(1), 'kept when not given');
     });
 
     it('keeps the category foreign key per account', async () => {
-      const other = await createAccount(database.db, systemClock, {
+      const other = await createAccount(database, systemClock, {
         email: `repo-other-${randomUUID()}@example.com`,
         password: 'long enough password',
       });
       assert.ok(other.ok);
-      const theirs = await createCategory(database.db, systemClock, other.value.id, 'Theirs');
-      const pet = await createPet(database.db, systemClock, accountId, {
-        name: 'X',
-        categoryId: theirs.id,
-      });
+      const theirs = await database.write((tx) =>
+        createCategory(tx, systemClock, other.value.id, 'Theirs'),
+      );
+      const pet = await database.write((tx) =>
+        createPet(tx, systemClock, accountId, {
+          name: 'X',
+          categoryId: theirs.id,
+        }),
+      );
       assert.deepEqual(pet.ok ? 'created' : pet.code, 'unknown_category');
-      const mine = await createCategory(database.db, systemClock, accountId, 'Mine');
-      await createPet(database.db, systemClock, accountId, { name: 'Y', categoryId: mine.id });
-      const removed = await removeCategory(database.db, accountId, mine.id);
+      const mine = await database.write((tx) => createCategory(tx, systemClock, accountId, 'Mine'));
+      await database.write((tx) =>
+        createPet(tx, systemClock, accountId, { name: 'Y', categoryId: mine.id }),
+      );
+      const removed = await database.write((tx) => removeCategory(tx, accountId, mine.id));
       assert.deepEqual(removed.ok ? 'removed' : removed.code, 'category_in_use');
     });
   });

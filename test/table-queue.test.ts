@@ -23,7 +23,7 @@ class RecordingSink implements MessageSink {
 }
 
 async function statusOf(database: Database, id: string) {
-  return database.db
+  return database.reader
     .selectFrom('messages')
     .select(['status', 'attempts'])
     .where('id', '=', id)
@@ -68,7 +68,7 @@ describe('table queue: messages claimed at birth', () => {
 
   async function accept(queue: TableQueue, text: string) {
     const lease = queue.leaseForNew();
-    const { row } = await database.write((db) => acceptMessage(db, clock, accountId, text, lease));
+    const { row } = await database.write((tx) => acceptMessage(tx, clock, accountId, text, lease));
     return row;
   }
 
@@ -83,8 +83,8 @@ describe('table queue: messages claimed at birth', () => {
     queue.startWorker();
     try {
       const first = queue.leaseForNew();
-      const early = await database.write((db) =>
-        acceptMessage(db, clock, accountId, 'early', first),
+      const early = await database.write((tx) =>
+        acceptMessage(tx, clock, accountId, 'early', first),
       );
       assert.equal(early.row.status, 'processing');
       assert.equal(early.message.status, 'queued', 'the client is told queued');

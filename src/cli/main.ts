@@ -112,7 +112,7 @@ async function announcing<T>(
 }
 
 async function accountIdFor(database: Database, email: string): Promise<string> {
-  const id = await findAccountIdByEmail(database.db, email);
+  const id = await findAccountIdByEmail(database.reader, email);
   if (!id) throw new CommandFailure(`No account with the email ${email}.`);
   return id;
 }
@@ -126,7 +126,7 @@ const COMMANDS: Record<string, Command> = {
   },
   'accounts create': async (database, options) => {
     const account = check(
-      await createAccount(database.db, systemClock, {
+      await createAccount(database, systemClock, {
         email: required(options, 'email'),
         password: required(options, 'password'),
       }),
@@ -142,29 +142,21 @@ const COMMANDS: Record<string, Command> = {
       perDay: positiveInteger(options['per-day'], '--per-day'),
     };
     const account = check(
-      await announcing(config, (announce) =>
-        setPlan(database.db, accountId, plan, limits, announce),
-      ),
+      await announcing(config, (announce) => setPlan(database, accountId, plan, limits, announce)),
     );
     return `Account ${account.id} is on ${account.plan}: ${account.limits.perMinute}/minute, ${account.limits.perDay}/day.`;
   },
   'keys create': async (database, options, config) => {
     const accountId = await accountIdFor(database, required(options, 'email'));
-    const { key, secret } = await createApiKey(
-      database.db,
-      systemClock,
-      config.env,
-      accountId,
-      options.name ?? null,
+    const { key, secret } = await database.write((tx) =>
+      createApiKey(tx, systemClock, config.env, accountId, options.name ?? null),
     );
     return `Created key ${key.id}. The secret is shown only now:\n${secret}`;
   },
   'keys revoke': async (database, options, config) => {
     const keyId = required(options, 'key-id');
     check(
-      await announcing(config, (announce) =>
-        revokeKeyById(database.db, systemClock, keyId, announce),
-      ),
+      await announcing(config, (announce) => revokeKeyById(database, systemClock, keyId, announce)),
     );
     return `Revoked key ${keyId}.`;
   },
@@ -195,13 +187,12 @@ const COMMANDS: Record<string, Command> = {
   seed: async (database, options, config) => {
     const email = options.email ?? DEMO_EMAIL;
     const demo =
-      email === DEMO_EMAIL
-        ? await createDemoAccount(database.db, systemClock, config.env)
-        : undefined;
+      email === DEMO_EMAIL ? await createDemoAccount(database, systemClock, config.env) : undefined;
     if (demo) {
       return `Created the demo account ${demo.email} (password ${demo.password}) with demo pets.\nAPI key: ${demo.key}`;
     }
-    const pets = await seedDemoData(database.db, systemClock, await accountIdFor(database, email));
+    const accountId = await accountIdFor(database, email);
+    const pets = await database.write((tx) => seedDemoData(tx, systemClock, accountId));
     return `Added 3 categories and ${pets} pets to ${email}.`;
   },
 };

@@ -5,7 +5,7 @@ import {
   insertAccount,
   updateAccountPlan,
 } from '../store/accounts-repository.js';
-import type { Db } from '../store/database.js';
+import type { ReadDb, Writer } from '../store/database.js';
 import { type AccountRow, toIso } from '../store/tables.js';
 import { dummyHash, hashPassword, verifyPassword } from './passwords.js';
 import { isPlan, type Limits, limitsFor, type Plan } from './plans.js';
@@ -55,8 +55,9 @@ export function normalizeEmail(email: string): string {
   return email.trim().toLowerCase();
 }
 
+/** The password is hashed before the write, which would otherwise hold a batch of others. */
 export async function createAccount(
-  db: Db,
+  store: Writer,
   clock: Clock,
   input: { email: string; password: string },
 ): Promise<Result<Account, 'email_taken' | 'validation_failed'>> {
@@ -72,7 +73,8 @@ export async function createAccount(
     per_day: null,
     created_at: clock.now().toISOString(),
   };
-  if (!(await insertAccount(db, row))) {
+  // One statement (ON CONFLICT DO NOTHING).
+  if (!(await store.write((tx) => insertAccount(tx, row), { oneStatement: true }))) {
     return fail('email_taken', `An account with the email ${email} already exists.`);
   }
   return ok(toAccount(row));
@@ -82,7 +84,7 @@ export async function createAccount(
 const CONTROL = /\p{Cc}/u;
 
 export async function authenticatePassword(
-  db: Db,
+  db: ReadDb,
   email: string,
   password: string,
 ): Promise<Result<Account, 'invalid_credentials'>> {
@@ -94,12 +96,12 @@ export async function authenticatePassword(
   return ok(toAccount(row));
 }
 
-export async function getAccount(db: Db, id: string): Promise<Account | undefined> {
+export async function getAccount(db: ReadDb, id: string): Promise<Account | undefined> {
   const row = await findAccountById(db, id);
   return row && toAccount(row);
 }
 
-export async function findAccountIdByEmail(db: Db, email: string): Promise<string | undefined> {
+export async function findAccountIdByEmail(db: ReadDb, email: string): Promise<string | undefined> {
   return (await findAccountByEmail(db, normalizeEmail(email)))?.id;
 }
 
@@ -115,8 +117,9 @@ export type AnnounceKeysChanged = (accountId: string) => Promise<void>;
  * for the service's own changes, which its key cache hears of only through `keysChanged`. */
 export const nobodyToTell: AnnounceKeysChanged = async () => {};
 
+/** Changes the plan, then (once it is committed) announces it. */
 export async function setPlan(
-  db: Db,
+  store: Writer,
   accountId: string,
   plan: Plan,
   custom: Partial<Limits>,
@@ -125,14 +128,16 @@ export async function setPlan(
   if (plan !== 'enterprise' && (custom.perMinute !== undefined || custom.perDay !== undefined)) {
     return fail('validation_failed', 'Custom limits can only be set on the enterprise plan.');
   }
-  const updated = await updateAccountPlan(
-    db,
-    accountId,
-    plan,
-    custom.perMinute ?? null,
-    custom.perDay ?? null,
-  );
-  const account = updated ? await getAccount(db, accountId) : undefined;
+  const account = await store.write(async (tx) => {
+    const updated = await updateAccountPlan(
+      tx,
+      accountId,
+      plan,
+      custom.perMinute ?? null,
+      custom.perDay ?? null,
+    );
+    return updated ? getAccount(tx, accountId) : undefined;
+  });
   if (!account) return fail('not_found', `No account ${accountId}.`);
   await announce(accountId);
   return ok(account);

@@ -11,7 +11,7 @@ import {
   revokeApiKey,
   touchApiKey,
 } from '../store/api-keys-repository.js';
-import type { Database, Db } from '../store/database.js';
+import type { Database, ReadDb, Tx, Writer } from '../store/database.js';
 import { type ApiKeyRow, toIso } from '../store/tables.js';
 import { type Account, type AnnounceKeysChanged, toAccount } from './accounts.js';
 import { randomBase62 } from './random.js';
@@ -73,7 +73,7 @@ function toApiKey(row: ApiKeyRow): ApiKey {
 }
 
 export async function createApiKey(
-  db: Db,
+  tx: Tx,
   clock: Clock,
   env: AppEnv,
   accountId: string,
@@ -90,23 +90,26 @@ export async function createApiKey(
     last_used_at: null,
     revoked_at: null,
   };
-  await insertApiKey(db, row);
+  await insertApiKey(tx, row);
   return { key: toApiKey(row), secret };
 }
 
-export async function listApiKeys(db: Db, accountId: string): Promise<ApiKey[]> {
+export async function listApiKeys(db: ReadDb, accountId: string): Promise<ApiKey[]> {
   return (await listLiveKeys(db, accountId)).map(toApiKey);
 }
 
 /** Revokes a key: refused from the next request on, on every instance (see `announce`). */
 export async function revokeKey(
-  db: Db,
+  store: Writer,
   clock: Clock,
   accountId: string,
   keyId: string,
   announce: AnnounceKeysChanged,
 ): Promise<Result<void, 'not_found'>> {
-  const revoked = await revokeApiKey(db, accountId, keyId, clock.now().toISOString());
+  const at = clock.now().toISOString();
+  const revoked = await store.write((tx) => revokeApiKey(tx, accountId, keyId, at), {
+    oneStatement: true,
+  });
   if (!revoked) return fail('not_found', `No API key ${keyId} in this account.`);
   await announce(accountId);
   return ok(undefined);
@@ -114,14 +117,14 @@ export async function revokeKey(
 
 /** Operator revocation (CLI): by key id alone, whatever the account. */
 export async function revokeKeyById(
-  db: Db,
+  store: Pick<Database, 'reader' | 'write'>,
   clock: Clock,
   keyId: string,
   announce: AnnounceKeysChanged,
 ): Promise<Result<void, 'not_found'>> {
-  const accountId = await findKeyAccountId(db, keyId);
+  const accountId = await findKeyAccountId(store.reader, keyId);
   if (!accountId) return fail('not_found', `No API key ${keyId}.`);
-  return revokeKey(db, clock, accountId, keyId, announce);
+  return revokeKey(store, clock, accountId, keyId, announce);
 }
 
 const INVALID_KEY = fail('invalid_api_key', 'The API key is not valid.');
@@ -147,8 +150,8 @@ export class KeyAuthenticator {
   private readonly prefix: string;
 
   constructor(
-    /** Keys are read from `reader`; their last use is written through `db`. */
-    private readonly store: Pick<Database, 'db' | 'reader'>,
+    /** Keys are read from `reader`; their last use is a write. */
+    private readonly store: Pick<Database, 'reader' | 'write'>,
     private readonly clock: Clock,
     private readonly env: AppEnv,
     private readonly freshness: KeyFreshness,
@@ -227,6 +230,9 @@ export class KeyAuthenticator {
     }
     this.touched.set(keyId, nowMs);
     // Best effort: a missed last-used stamp must never fail the request it rides on.
-    touchApiKey(this.store.db, keyId, now.toISOString()).catch(() => this.touched.delete(keyId));
+    const at = now.toISOString();
+    this.store
+      .write((tx) => touchApiKey(tx, keyId, at), { oneStatement: true })
+      .catch(() => this.touched.delete(keyId));
   }
 }

@@ -6,7 +6,7 @@ import {
   listCategories,
   renameCategory,
 } from '../store/categories-repository.js';
-import type { Db } from '../store/database.js';
+import type { ReadDb, Tx } from '../store/database.js';
 import { isForeignKeyViolation } from '../store/errors.js';
 import type { CategoryRow } from '../store/tables.js';
 import { decodeCursor, type Page, type PageRequest, pageSize, toPage } from './pagination.js';
@@ -24,16 +24,16 @@ function toCategory(row: CategoryRow): Category {
 const notFound = (id: number) => fail('not_found', `No category ${id} in this account.`);
 
 export async function createCategory(
-  db: Db,
+  tx: Tx,
   clock: Clock,
   accountId: string,
   name: string,
 ): Promise<Category> {
-  return toCategory(await insertCategory(db, accountId, name, clock.now().toISOString()));
+  return toCategory(await insertCategory(tx, accountId, name, clock.now().toISOString()));
 }
 
 export async function getCategory(
-  db: Db,
+  db: ReadDb,
   accountId: string,
   id: number,
 ): Promise<Result<Category, 'not_found'>> {
@@ -42,7 +42,7 @@ export async function getCategory(
 }
 
 export async function listCategoryPage(
-  db: Db,
+  db: ReadDb,
   accountId: string,
   page: PageRequest,
 ): Promise<Result<Page<Category>, 'invalid_cursor'>> {
@@ -54,25 +54,25 @@ export async function listCategoryPage(
 }
 
 export async function updateCategory(
-  db: Db,
+  tx: Tx,
   accountId: string,
   id: number,
   changes: { name?: string | undefined },
 ): Promise<Result<Category, 'not_found'>> {
   const row =
     changes.name === undefined
-      ? await findCategory(db, accountId, id)
-      : await renameCategory(db, accountId, id, changes.name);
+      ? await findCategory(tx, accountId, id)
+      : await renameCategory(tx, accountId, id, changes.name);
   return row ? ok(toCategory(row)) : notFound(id);
 }
 
 export async function removeCategory(
-  db: Db,
+  tx: Tx,
   accountId: string,
   id: number,
 ): Promise<Result<void, 'not_found' | 'category_in_use'>> {
   try {
-    return (await deleteCategory(db, accountId, id)) ? ok(undefined) : notFound(id);
+    return (await deleteCategory(tx, accountId, id)) ? ok(undefined) : notFound(id);
   } catch (err) {
     // The pets' foreign key decides, so a pet added at the same instant is never orphaned.
     if (!isForeignKeyViolation(err)) throw err;

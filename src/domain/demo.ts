@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import type { Clock } from '../clock.js';
 import type { AppEnv } from '../config.js';
 import { countAccounts } from '../store/accounts-repository.js';
-import type { Db } from '../store/database.js';
+import type { Database, Tx, Writer } from '../store/database.js';
 import { createAccount } from './accounts.js';
 import { createApiKey } from './api-keys.js';
 import { createCategory } from './categories.js';
@@ -24,12 +24,12 @@ const DEMO_PETS: Record<string, Array<[string, PetStatus]>> = {
 };
 
 /** A few categories and pets, so a first `GET /v1/pets` shows something. */
-export async function seedDemoData(db: Db, clock: Clock, accountId: string): Promise<number> {
+export async function seedDemoData(tx: Tx, clock: Clock, accountId: string): Promise<number> {
   let pets = 0;
   for (const [categoryName, list] of Object.entries(DEMO_PETS)) {
-    const category = await createCategory(db, clock, accountId, categoryName);
+    const category = await createCategory(tx, clock, accountId, categoryName);
     for (const [name, status] of list) {
-      const created = await createPet(db, clock, accountId, {
+      const created = await createPet(tx, clock, accountId, {
         name,
         categoryId: category.id,
         status,
@@ -48,24 +48,27 @@ export interface DemoAccount {
 
 /** On the first start of an empty development store: an account, a key and some pets. */
 export async function createDemoAccountIfEmpty(
-  db: Db,
+  database: Pick<Database, 'reader' | 'write'>,
   clock: Clock,
   env: AppEnv,
 ): Promise<DemoAccount | undefined> {
-  if ((await countAccounts(db)) > 0) return undefined;
-  return createDemoAccount(db, clock, env);
+  if ((await countAccounts(database.reader)) > 0) return undefined;
+  return createDemoAccount(database, clock, env);
 }
 
 /** The demo account with a key and demo pets; undefined if it exists already. */
 export async function createDemoAccount(
-  db: Db,
+  store: Writer,
   clock: Clock,
   env: AppEnv,
 ): Promise<DemoAccount | undefined> {
   const password = randomBytes(12).toString('base64url');
-  const account = await createAccount(db, clock, { email: DEMO_EMAIL, password });
+  const account = await createAccount(store, clock, { email: DEMO_EMAIL, password });
   if (!account.ok) return undefined; // it exists (maybe another instance just made it)
-  const { secret } = await createApiKey(db, clock, env, account.value.id, 'demo');
-  await seedDemoData(db, clock, account.value.id);
+  const { secret } = await store.write(async (tx) => {
+    const key = await createApiKey(tx, clock, env, account.value.id, 'demo');
+    await seedDemoData(tx, clock, account.value.id);
+    return key;
+  });
   return { email: DEMO_EMAIL, password, key: secret };
 }

@@ -1,4 +1,4 @@
-import type { Db } from '../store/database.js';
+import type { ReadDb, Tx } from '../store/database.js';
 import { recordCall, totalCalls } from '../store/deprecated-calls-repository.js';
 
 export interface Deprecation {
@@ -27,14 +27,14 @@ export function isRemoved(deprecation: Deprecation, now: Date): boolean {
 
 /** Counts a call of a deprecated operation, so operators can see who still depends on it. */
 export function recordDeprecatedCall(
-  db: Db,
+  tx: Tx,
   accountId: string,
   deprecation: Deprecation,
   now: Date,
 ): Promise<void> {
-  return recordCall(db, accountId, deprecation.operationId, now.toISOString());
+  return recordCall(tx, accountId, deprecation.operationId, now.toISOString());
 }
 
-export function deprecatedCallCount(db: Db, accountId: string): Promise<number> {
+export function deprecatedCallCount(db: ReadDb, accountId: string): Promise<number> {
   return totalCalls(db, accountId);
 }

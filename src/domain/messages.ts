@@ -1,5 +1,5 @@
 import type { Clock } from '../clock.js';
-import type { Db } from '../store/database.js';
+import type { ReadDb, Tx } from '../store/database.js';
 import { findMessage, insertMessage, type Lease } from '../store/messages-repository.js';
 import { type MessageRow, toIso } from '../store/tables.js';
 import { timeOrderedBase62 } from './random.js';
@@ -46,7 +46,7 @@ export interface AcceptedMessage {
  * One statement changes data (its route's write is `oneStatement`: keep it so).
  */
 export async function acceptMessage(
-  db: Db,
+  tx: Tx,
   clock: Clock,
   accountId: string,
   text: string,
@@ -68,12 +68,12 @@ export async function acceptMessage(
     created_at: now,
     updated_at: now,
   };
-  await insertMessage(db, row);
+  await insertMessage(tx, row);
   return { message: { ...toMessage(row), status: 'queued' }, row: row satisfies MessageRow };
 }
 
 export async function getMessage(
-  db: Db,
+  db: ReadDb,
   accountId: string,
   id: string,
 ): Promise<Result<Message, 'not_found'>> {

@@ -1,5 +1,5 @@
 import type { Clock } from '../clock.js';
-import type { Db } from '../store/database.js';
+import type { ReadDb, Writer } from '../store/database.js';
 import {
   findOrder,
   insertOrder,
@@ -47,37 +47,40 @@ function toOrder(row: OrderRow): Order {
   };
 }
 
+/** An order and its pet change together or not at all, on PostgreSQL too. */
+const atomic = { atomic: true };
+
 const notFound = (id: number) => fail('not_found', `No order ${id} in this account.`);
 
 /**
- * Places an order for an available pet of the account, making it pending, in one transaction.
+ * Places an order for an available pet of the account, making it pending, in one atomic write.
  * The pet's compare-and-set (available → pending) lets exactly one of many concurrent orders
  * for one pet through, on SQLite and PostgreSQL alike.
  */
 export function placeOrder(
-  db: Db,
+  store: Writer,
   clock: Clock,
   accountId: string,
   petId: number,
 ): Promise<Result<Order, 'not_found' | 'pet_not_available'>> {
-  return db.transaction().execute(async (trx) => {
+  return store.write(async (tx) => {
     const at = clock.now().toISOString();
-    const pet = await updatePetIfStatus(trx, accountId, petId, 'available', {
+    const pet = await updatePetIfStatus(tx, accountId, petId, 'available', {
       status: 'pending',
       updated_at: at,
     });
     if (!pet) {
-      const existing = await findPet(trx, accountId, petId);
+      const existing = await findPet(tx, accountId, petId);
       return existing
         ? fail('pet_not_available', `Pet ${petId} is ${existing.status}, not available.`)
         : fail('not_found', `No pet ${petId} in this account.`);
     }
-    return ok(toOrder(await insertOrder(trx, accountId, petId, at)));
-  });
+    return ok(toOrder(await insertOrder(tx, accountId, petId, at)));
+  }, atomic);
 }
 
 export async function getOrder(
-  db: Db,
+  db: ReadDb,
   accountId: string,
   id: number,
 ): Promise<Result<Order, 'not_found'>> {
@@ -86,7 +89,7 @@ export async function getOrder(
 }
 
 export async function listOrderPage(
-  db: Db,
+  db: ReadDb,
   accountId: string,
   query: PageRequest & { status?: OrderStatus | undefined },
 ): Promise<Result<Page<Order>, 'invalid_cursor'>> {
@@ -103,15 +106,15 @@ export async function listOrderPage(
 
 /** Moves an order and, when it ends, its pet, together or not at all. */
 export async function updateOrder(
-  db: Db,
+  store: Writer,
   clock: Clock,
   accountId: string,
   id: number,
   to: OrderStatus,
 ): Promise<Result<Order, 'not_found' | 'invalid_transition'>> {
   for (let attempt = 0; attempt < 5; attempt++) {
-    const result = await db.transaction().execute(async (trx) => {
-      const current = await findOrder(trx, accountId, id);
+    const result = await store.write(async (tx) => {
+      const current = await findOrder(tx, accountId, id);
       if (!current) return notFound(id);
       const from = current.status as OrderStatus;
       if (from === to) return ok(toOrder(current));
@@ -120,17 +123,17 @@ export async function updateOrder(
         return fail('invalid_transition', `A ${from} order cannot become ${to}${allowed}.`);
       }
       const at = clock.now().toISOString();
-      const row = await updateOrderIfStatus(trx, accountId, id, from, to, at);
+      const row = await updateOrderIfStatus(tx, accountId, id, from, to, at);
       if (!row) return undefined; // moved by another request meanwhile: judge again
       const petStatus = PET_AFTER[to];
       if (petStatus) {
-        await updatePetIfStatus(trx, accountId, row.pet_id, 'pending', {
+        await updatePetIfStatus(tx, accountId, row.pet_id, 'pending', {
           status: petStatus,
           updated_at: at,
         });
       }
       return ok(toOrder(row));
-    });
+    }, atomic);
     if (result) return result;
   }
   throw new Error(`order ${id} kept changing under concurrent updates`);

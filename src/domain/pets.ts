@@ -1,5 +1,5 @@
 import type { Clock } from '../clock.js';
-import type { Db } from '../store/database.js';
+import type { ReadDb, Tx } from '../store/database.js';
 import { isForeignKeyViolation } from '../store/errors.js';
 import { hasOpenOrder } from '../store/orders-repository.js';
 import {
@@ -63,14 +63,14 @@ const unknownCategory = (id: number | undefined) =>
 
 /** Changes data with one statement (its route's write is `oneStatement`: keep it so). */
 export async function createPet(
-  db: Db,
+  tx: Tx,
   clock: Clock,
   accountId: string,
   input: NewPet,
 ): Promise<Result<Pet, 'unknown_category'>> {
   const at = clock.now().toISOString();
   try {
-    const row = await insertPet(db, {
+    const row = await insertPet(tx, {
       account_id: accountId,
       name: input.name,
       category_id: input.categoryId,
@@ -87,7 +87,7 @@ export async function createPet(
 }
 
 export async function getPet(
-  db: Db,
+  db: ReadDb,
   accountId: string,
   id: number,
 ): Promise<Result<Pet, 'not_found'>> {
@@ -96,7 +96,7 @@ export async function getPet(
 }
 
 export async function listPetPage(
-  db: Db,
+  db: ReadDb,
   accountId: string,
   query: PageRequest & { status?: PetStatus | undefined },
 ): Promise<Result<Page<Pet>, 'invalid_cursor'>> {
@@ -112,7 +112,7 @@ export async function listPetPage(
 }
 
 export async function updatePet(
-  db: Db,
+  tx: Tx,
   clock: Clock,
   accountId: string,
   id: number,
@@ -121,11 +121,11 @@ export async function updatePet(
   // Compare-and-set on the status read: if another request moved the pet in between, read
   // again and judge the move against the new status.
   for (let attempt = 0; attempt < 5; attempt++) {
-    const current = await findPet(db, accountId, id);
+    const current = await findPet(tx, accountId, id);
     if (!current) return notFound(id);
     const from = current.status as PetStatus;
     const to = changes.status ?? from;
-    if (to !== from && (await hasOpenOrder(db, accountId, id))) return onOrder(id);
+    if (to !== from && (await hasOpenOrder(tx, accountId, id))) return onOrder(id);
     if (!canMove(from, to)) {
       return fail(
         'invalid_transition',
@@ -134,7 +134,7 @@ export async function updatePet(
       );
     }
     try {
-      const row = await updatePetIfStatus(db, accountId, id, from, {
+      const row = await updatePetIfStatus(tx, accountId, id, from, {
         ...(changes.name !== undefined && { name: changes.name }),
         ...(changes.categoryId !== undefined && { category_id: changes.categoryId }),
         status: to,
@@ -150,12 +150,12 @@ export async function updatePet(
 }
 
 export async function removePet(
-  db: Db,
+  tx: Tx,
   accountId: string,
   id: number,
 ): Promise<Result<void, 'not_found' | 'pet_on_order'>> {
-  if (await deletePetWithoutOpenOrder(db, accountId, id)) return ok(undefined);
-  return (await findPet(db, accountId, id)) ? onOrder(id) : notFound(id);
+  if (await deletePetWithoutOpenOrder(tx, accountId, id)) return ok(undefined);
+  return (await findPet(tx, accountId, id)) ? onOrder(id) : notFound(id);
 }
 
 export interface Inventory {
@@ -164,7 +164,7 @@ export interface Inventory {
   sold: number;
 }
 
-export async function inventory(db: Db, accountId: string): Promise<Inventory> {
+export async function inventory(db: ReadDb, accountId: string): Promise<Inventory> {
   const counts: Inventory = { available: 0, pending: 0, sold: 0 };
   for (const { status, n } of await countPetsByStatus(db, accountId)) {
     if (status in counts) counts[status as PetStatus] = n;

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Clock } from '../clock.js';
 import { sha256 } from '../digest.js';
-import type { Db } from '../store/database.js';
+import type { ReadDb, Tx } from '../store/database.js';
 import {
   deleteExpiredSessions,
   deleteSession,
@@ -25,13 +25,13 @@ function hashToken(token: string): string {
 }
 
 /** Starts a session for an account that has just proved who it is. */
-export async function openSession(db: Db, clock: Clock, accountId: string): Promise<OpenedSession> {
+export async function openSession(tx: Tx, clock: Clock, accountId: string): Promise<OpenedSession> {
   const now = clock.now();
   const token = randomBytes(32).toString('base64url');
   const expiresAt = new Date(now.getTime() + SESSION_TTL_MS);
   // Sign-ins are rare, so each one also clears the sessions that have run out.
-  await deleteExpiredSessions(db, now.toISOString());
-  await insertSession(db, {
+  await deleteExpiredSessions(tx, now.toISOString());
+  await insertSession(tx, {
     id_hash: hashToken(token),
     account_id: accountId,
     created_at: now.toISOString(),
@@ -42,7 +42,7 @@ export async function openSession(db: Db, clock: Clock, accountId: string): Prom
 
 /** The account signed in with this token, if the session is still open. */
 export async function sessionAccount(
-  db: Db,
+  db: ReadDb,
   clock: Clock,
   token: string,
 ): Promise<Account | undefined> {
@@ -51,6 +51,6 @@ export async function sessionAccount(
 }
 
 /** Ends a session on every instance at once: the row is gone. */
-export function closeSession(db: Db, token: string): Promise<void> {
-  return deleteSession(db, hashToken(token));
+export function closeSession(tx: Tx, token: string): Promise<void> {
+  return deleteSession(tx, hashToken(token));
 }

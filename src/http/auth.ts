@@ -8,7 +8,7 @@ import type { Failure, Result, Success } from '../domain/result.js';
 import { ApiError, RETRY_SOON } from '../errors.js';
 import type { Versions } from '../limits/store.js';
 import { andThen, type MaybePromise } from '../maybe.js';
-import type { Db } from '../store/database.js';
+import type { ReadDb } from '../store/database.js';
 import type { Freshness } from './freshness.js';
 import type { RateLimitGuard } from './rate-limit.js';
 
@@ -75,7 +75,10 @@ function readBearer(
 }
 
 /** `Authorization: Basic base64(email:password)` (RFC 7617), for managing keys. */
-async function readBasic(db: Db, header: string | undefined): Promise<Result<Caller, AuthFailure>> {
+async function readBasic(
+  db: ReadDb,
+  header: string | undefined,
+): Promise<Result<Caller, AuthFailure>> {
   if (header === undefined) {
     return {
       ok: false,
@@ -247,7 +250,7 @@ export function bearerAuth(keys: KeyAuthenticator, limits: RateLimitGuard, fresh
   return guard(limits, BEARER_CHALLENGE, read, freshness.versionsCounted ? confirm : undefined);
 }
 
-export function basicAuth(db: Db, limits: RateLimitGuard) {
+export function basicAuth(db: ReadDb, limits: RateLimitGuard) {
   return guard(limits, BASIC_CHALLENGE, (request) => readBasic(db, request.headers.authorization));
 }
 

@@ -47,6 +47,9 @@ export function deprecated(ctx: AppContext, deprecation: Deprecation) {
       link: `${successor}, <${notice}>; rel="deprecation"; type="text/html"`,
     });
     ctx.metrics.deprecatedCall(deprecation.operationId);
-    await recordDeprecatedCall(ctx.database.db, callerOf(request).account.id, deprecation, now);
+    const accountId = callerOf(request).account.id;
+    await ctx.database.write((tx) => recordDeprecatedCall(tx, accountId, deprecation, now), {
+      oneStatement: true, // one upsert
+    });
   };
 }

@@ -32,7 +32,7 @@ const ASSETS = fileURLToPath(new URL('../../public/portal/', import.meta.url));
 export async function portalPlugin(app: FastifyInstance): Promise<void> {
   const { config, database, clock, limiter, outages } = app.ctx;
   const development = config.env === 'development';
-  const sessions = new PortalSessions(database.db, clock, config);
+  const sessions = new PortalSessions(database, clock, config);
   app.decorate('portal', {
     sessions,
     throttle: new PortalThrottle(limiter, clock, config.rateLimit.onStoreError, outages),

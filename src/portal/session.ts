@@ -5,7 +5,7 @@ import type { Config } from '../config.js';
 import { sha256 } from '../digest.js';
 import type { Account } from '../domain/accounts.js';
 import { closeSession, openSession, sessionAccount } from '../domain/portal-sessions.js';
-import type { Db } from '../store/database.js';
+import type { Database } from '../store/database.js';
 
 export const PORTAL_PATH = '/portal';
 const SESSION_COOKIE = 'as_session';
@@ -28,7 +28,7 @@ export function portalCookie(config: Config): CookieSerializeOptions {
  */
 export class PortalSessions {
   constructor(
-    private readonly db: Db,
+    private readonly database: Pick<Database, 'reader' | 'write'>,
     private readonly clock: Clock,
     private readonly config: Config,
   ) {}
@@ -36,8 +36,10 @@ export class PortalSessions {
   /** Signs the browser in as the account, ending any session it held before. */
   async start(request: FastifyRequest, reply: FastifyReply, accountId: string): Promise<void> {
     const previous = this.token(request);
-    if (previous) await closeSession(this.db, previous);
-    const session = await openSession(this.db, this.clock, accountId);
+    const session = await this.database.write(async (tx) => {
+      if (previous) await closeSession(tx, previous);
+      return openSession(tx, this.clock, accountId);
+    });
     reply.setCookie(SESSION_COOKIE, session.token, {
       ...portalCookie(this.config),
       expires: session.expiresAt,
@@ -47,12 +49,12 @@ export class PortalSessions {
   /** The signed-in account, or undefined without a live session. */
   async account(request: FastifyRequest): Promise<Account | undefined> {
     const token = this.token(request);
-    return token ? sessionAccount(this.db, this.clock, token) : undefined;
+    return token ? sessionAccount(this.database.reader, this.clock, token) : undefined;
   }
 
   async end(request: FastifyRequest, reply: FastifyReply): Promise<void> {
     const token = this.token(request);
-    if (token) await closeSession(this.db, token);
+    if (token) await this.database.write((tx) => closeSession(tx, token), { oneStatement: true });
     reply.clearCookie(SESSION_COOKIE, portalCookie(this.config));
   }
 

@@ -138,7 +138,7 @@ export class BullMqQueue implements MessageQueue {
   private async reconcile(): Promise<void> {
     try {
       const before = new Date(this.clock.now().getTime() - STRANDED_AFTER_MS).toISOString();
-      for (const row of await findStranded(this.database.db, before, 500)) {
+      for (const row of await findStranded(this.database.reader, before, 500)) {
         // A processing row keeps its attempt number: its job (if any) is that attempt's.
         const attempt = row.status === 'processing' ? row.attempts - 1 : row.attempts;
         await this.add(row.id, attempt, 0);

@@ -1,10 +1,10 @@
 import type { Insertable } from 'kysely';
-import type { Db } from './database.js';
+import type { ReadDb, Tx } from './handles.js';
 import type { AccountRow, AccountsTable } from './tables.js';
 
-export async function insertAccount(db: Db, row: Insertable<AccountsTable>): Promise<boolean> {
+export async function insertAccount(tx: Tx, row: Insertable<AccountsTable>): Promise<boolean> {
   // ON CONFLICT DO NOTHING: a duplicate email is an expected outcome, not an exception.
-  const result = await db
+  const result = await tx
     .insertInto('accounts')
     .values(row)
     .onConflict((oc) => oc.column('email').doNothing())
@@ -12,22 +12,22 @@ export async function insertAccount(db: Db, row: Insertable<AccountsTable>): Pro
   return Number(result.numInsertedOrUpdatedRows ?? 0) === 1;
 }
 
-export function findAccountByEmail(db: Db, email: string): Promise<AccountRow | undefined> {
+export function findAccountByEmail(db: ReadDb, email: string): Promise<AccountRow | undefined> {
   return db.selectFrom('accounts').selectAll().where('email', '=', email).executeTakeFirst();
 }
 
-export function findAccountById(db: Db, id: string): Promise<AccountRow | undefined> {
+export function findAccountById(db: ReadDb, id: string): Promise<AccountRow | undefined> {
   return db.selectFrom('accounts').selectAll().where('id', '=', id).executeTakeFirst();
 }
 
 export async function updateAccountPlan(
-  db: Db,
+  tx: Tx,
   id: string,
   plan: string,
   perMinute: number | null,
   perDay: number | null,
 ): Promise<boolean> {
-  const result = await db
+  const result = await tx
     .updateTable('accounts')
     .set({ plan, per_minute: perMinute, per_day: perDay })
     .where('id', '=', id)
@@ -35,7 +35,7 @@ export async function updateAccountPlan(
   return Number(result.numUpdatedRows) === 1;
 }
 
-export async function countAccounts(db: Db): Promise<number> {
+export async function countAccounts(db: ReadDb): Promise<number> {
   const row = await db
     .selectFrom('accounts')
     .select((eb) => eb.fn.countAll<number>().as('n'))

@@ -1,10 +1,10 @@
 import type { Insertable } from 'kysely';
-import type { Db } from './database.js';
+import type { ReadDb, Tx } from './handles.js';
 import { preparedQuery } from './prepared.js';
 import type { AccountRow, ApiKeyRow, ApiKeysTable } from './tables.js';
 
-export async function insertApiKey(db: Db, row: Insertable<ApiKeysTable>): Promise<void> {
-  await db.insertInto('api_keys').values(row).execute();
+export async function insertApiKey(tx: Tx, row: Insertable<ApiKeysTable>): Promise<void> {
+  await tx.insertInto('api_keys').values(row).execute();
 }
 
 export interface KeyWithAccount {
@@ -32,14 +32,17 @@ const liveKeyByHash = preparedQuery((db) =>
 );
 
 /** The live (not revoked) key with this hash, and its account, in one query. */
-export async function findLiveKeyByHash(db: Db, hash: string): Promise<KeyWithAccount | undefined> {
+export async function findLiveKeyByHash(
+  db: ReadDb,
+  hash: string,
+): Promise<KeyWithAccount | undefined> {
   const [row] = await liveKeyByHash(db, [hash]);
   if (!row) return undefined;
   const { key_id, ...account } = row;
   return { keyId: key_id, account };
 }
 
-export function listLiveKeys(db: Db, accountId: string): Promise<ApiKeyRow[]> {
+export function listLiveKeys(db: ReadDb, accountId: string): Promise<ApiKeyRow[]> {
   return db
     .selectFrom('api_keys')
     .selectAll()
@@ -51,12 +54,12 @@ export function listLiveKeys(db: Db, accountId: string): Promise<ApiKeyRow[]> {
 }
 
 export async function revokeApiKey(
-  db: Db,
+  tx: Tx,
   accountId: string,
   keyId: string,
   at: string,
 ): Promise<boolean> {
-  const result = await db
+  const result = await tx
     .updateTable('api_keys')
     .set({ revoked_at: at })
     .where('id', '=', keyId)
@@ -66,11 +69,11 @@ export async function revokeApiKey(
   return Number(result.numUpdatedRows) === 1;
 }
 
-export async function touchApiKey(db: Db, keyId: string, at: string): Promise<void> {
-  await db.updateTable('api_keys').set({ last_used_at: at }).where('id', '=', keyId).execute();
+export async function touchApiKey(tx: Tx, keyId: string, at: string): Promise<void> {
+  await tx.updateTable('api_keys').set({ last_used_at: at }).where('id', '=', keyId).execute();
 }
 
-export async function findKeyAccountId(db: Db, keyId: string): Promise<string | undefined> {
+export async function findKeyAccountId(db: ReadDb, keyId: string): Promise<string | undefined> {
   const row = await db
     .selectFrom('api_keys')
     .select('account_id')

@@ -1,13 +1,13 @@
-import type { Db } from './database.js';
+import type { ReadDb, Tx } from './handles.js';
 import type { CategoryRow } from './tables.js';
 
 export async function insertCategory(
-  db: Db,
+  tx: Tx,
   accountId: string,
   name: string,
   at: string,
 ): Promise<CategoryRow> {
-  return db
+  return tx
     .insertInto('categories')
     .values({ account_id: accountId, name, created_at: at })
     .returningAll()
@@ -15,7 +15,7 @@ export async function insertCategory(
 }
 
 export function findCategory(
-  db: Db,
+  db: ReadDb,
   accountId: string,
   id: number,
 ): Promise<CategoryRow | undefined> {
@@ -28,7 +28,7 @@ export function findCategory(
 }
 
 export function listCategories(
-  db: Db,
+  db: ReadDb,
   accountId: string,
   afterId: number,
   take: number,
@@ -44,12 +44,12 @@ export function listCategories(
 }
 
 export function renameCategory(
-  db: Db,
+  tx: Tx,
   accountId: string,
   id: number,
   name: string,
 ): Promise<CategoryRow | undefined> {
-  return db
+  return tx
     .updateTable('categories')
     .set({ name })
     .where('account_id', '=', accountId)
@@ -58,8 +58,8 @@ export function renameCategory(
     .executeTakeFirst();
 }
 
-export async function deleteCategory(db: Db, accountId: string, id: number): Promise<boolean> {
-  const result = await db
+export async function deleteCategory(tx: Tx, accountId: string, id: number): Promise<boolean> {
+  const result = await tx
     .deleteFrom('categories')
     .where('account_id', '=', accountId)
     .where('id', '=', id)

@@ -6,6 +6,7 @@ import pg from 'pg';
 import type { CacheStats } from '../bounded-cache.js';
 import { withTimeout } from '../clock.js';
 import { GroupCommit, type WriteOptions } from './group-commit.js';
+import { type Db, lendReader, lendTx, type ReadDb, type Tx } from './handles.js';
 import * as initial from './migrations/0001_initial.js';
 import * as messages from './migrations/0002_messages.js';
 import * as deprecatedCalls from './migrations/0003_deprecated_calls.js';
@@ -14,8 +15,8 @@ import * as portalSessions from './migrations/0005_portal_sessions.js';
 import { sqliteStatements } from './sqlite-statements.js';
 import type { Tables } from './tables.js';
 
+export type { ReadDb, Tx } from './handles.js';
 export type Dialect = 'sqlite' | 'postgres';
-export type Db = Kysely<Tables>;
 
 export interface PoolStats {
   /** Connections open, busy or idle. */
@@ -26,23 +27,31 @@ export interface PoolStats {
 }
 
 export interface Database {
-  /** Writes, and reads that must see them (inside a transaction or a write's work). */
-  readonly db: Db;
   /**
    * Reads outside a write. On SQLite a read-only connection of its own: it sees every commit
    * at once and, the database being in WAL mode, never waits for a write in progress (a group
-   * commit holds `db`'s one connection across event-loop turns). On PostgreSQL, `db`.
+   * commit holds the writer's one connection across event-loop turns). On PostgreSQL, the pool.
+   * (A `sqlite::memory:` database has one connection for both: there a write's work that reads
+   * through `reader` rather than its `Tx` waits for itself.)
    */
-  readonly reader: Db;
+  readonly reader: ReadDb;
   readonly dialect: Dialect;
   /** The PostgreSQL pool's state; undefined on SQLite (one connection, no pool). */
   poolStats(): PoolStats | undefined;
   /**
-   * Runs a write that will be acknowledged to a client. On SQLite, concurrent ones share one
-   * transaction and one fsync (group commit); on PostgreSQL, whose server batches commits by
-   * itself, it runs as it is. Resolves after the write is committed.
+   * Runs a write that will be acknowledged to a client: the one way to change data. On SQLite,
+   * concurrent ones share one transaction and one fsync (group commit), each in a savepoint of
+   * its own; on PostgreSQL, whose server batches commits by itself, it runs as it is, or in a
+   * transaction of its own with `atomic`. Resolves after the write is committed.
+   *
+   * The work gets a `Tx`, the only handle writing repository functions take, and there is no
+   * other writing handle to capture: reading or writing past the batch, or starting a
+   * transaction inside it (which on SQLite waited for the batch that waits for the work),
+   * does not compile. Calling `write` again from inside the work still would deadlock; nothing
+   * does. Work that waits on anything but the store (a password hash, Redis) belongs before or
+   * after the write: the batch waits with it.
    */
-  write<T>(work: (db: Db) => Promise<T>, options?: WriteOptions): Promise<T>;
+  write<T>(work: (tx: Tx) => Promise<T>, options?: WriteOptions): Promise<T>;
   /**
    * Counts the commits of other connections and processes noticed so far (within 10 ms of
    * them), so that what depends on rows only this process otherwise changes (API keys, plans)
@@ -54,6 +63,9 @@ export interface Database {
   /** Safe to call more than once. */
   close(): Promise<void>;
 }
+
+/** What runs writes, for services that do work of their own around them (hash, announce). */
+export type Writer = Pick<Database, 'write'>;
 
 export interface DatabaseOptions {
   poolSize?: number;
@@ -69,6 +81,12 @@ const pgTypes = {
       ? (value: string) => Number(value)
       : pg.types.getTypeParser(oid, format as 'text')) as typeof pg.types.getTypeParser,
 };
+
+/**
+ * Each database's writing handle, for this module's schema work and ping alone: nothing else
+ * can reach past `write`.
+ */
+const writers = new WeakMap<Database, Db>();
 
 /** The read-only connection beside the writer's (which made the file, in WAL mode, first). */
 function openReader(path: string): SqliteDatabase.Database {
@@ -128,11 +146,14 @@ export function openDatabase(url: string, options: DatabaseOptions = {}): Databa
     reader = db;
   }
   let closing: Promise<void> | undefined;
-  return {
-    db,
-    reader,
+  const tx = lendTx(db);
+  const database: Database = {
+    reader: lendReader(reader),
     dialect,
-    write: (work, options) => (group ? group.run(work, options) : work(db)),
+    write: (work, options) => {
+      if (group) return group.run(work, options);
+      return options?.atomic ? db.transaction().execute((trx) => work(lendTx(trx))) : work(tx);
+    },
     changesElsewhere,
     caches,
     poolStats: () =>
@@ -144,6 +165,15 @@ export function openDatabase(url: string, options: DatabaseOptions = {}): Databa
       return closing;
     },
   };
+  writers.set(database, db);
+  return database;
+}
+
+/** The writing handle of a database this module opened. */
+function writerOf(database: Database): Db {
+  const db = writers.get(database);
+  if (!db) throw new Error('not a database opened by openDatabase');
+  return db;
 }
 
 function migrations(dialect: Dialect): Record<string, Migration> {
@@ -174,7 +204,7 @@ export async function schemaStatus(database: Database): Promise<SchemaStatus> {
   let applied: string[] = [];
   try {
     const rows = await sql<{ name: string }>`select name from kysely_migration`.execute(
-      database.db,
+      writerOf(database),
     );
     applied = rows.rows.map((row) => row.name);
   } catch {
@@ -215,7 +245,7 @@ export async function assertSchemaCurrent(database: Database): Promise<void> {
 export async function migrate(database: Database, attempt = 1): Promise<string[]> {
   refuseNewerSchema(await schemaStatus(database));
   const migrator = new Migrator({
-    db: database.db,
+    db: writerOf(database),
     provider: { getMigrations: async () => migrations(database.dialect) },
   });
   const { error, results } = await migrator.migrateToLatest();
@@ -236,7 +266,7 @@ export async function migrate(database: Database, attempt = 1): Promise<string[]
 
 /** The database answers a trivial query within the time given, or this rejects. */
 export async function ping(database: Database, timeoutMs: number): Promise<void> {
-  // Not a select on SQLite, so the select cache cannot answer for the database.
+  // Through the writer's connection, the one writes need.
   const query = database.dialect === 'sqlite' ? sql`pragma user_version` : sql`select 1`;
-  await withTimeout(query.execute(database.db), timeoutMs);
+  await withTimeout(query.execute(writerOf(database)), timeoutMs);
 }

@@ -1,12 +1,12 @@
-import type { Db } from './database.js';
+import type { ReadDb, Tx } from './handles.js';
 
 export async function recordCall(
-  db: Db,
+  tx: Tx,
   accountId: string,
   operationId: string,
   at: string,
 ): Promise<void> {
-  await db
+  await tx
     .insertInto('deprecated_calls')
     .values({ account_id: accountId, operation_id: operationId, calls: 1, last_called_at: at })
     .onConflict((oc) =>
@@ -18,7 +18,7 @@ export async function recordCall(
     .execute();
 }
 
-export async function totalCalls(db: Db, accountId: string): Promise<number> {
+export async function totalCalls(db: ReadDb, accountId: string): Promise<number> {
   const row = await db
     .selectFrom('deprecated_calls')
     .select((eb) => eb.fn.sum<number>('calls').as('n'))

@@ -1,11 +1,11 @@
 import type SqliteDatabase from 'better-sqlite3';
 import { sql } from 'kysely';
-import type { Db } from './database.js';
+import { type Db, lendTx, type Tx } from './handles.js';
 import { type DirectRunner, runDirectly } from './prepared.js';
 import type { SqliteStatements } from './sqlite-statements.js';
 
 interface Pending {
-  work: (db: Db) => Promise<unknown>;
+  work: (tx: Tx) => Promise<unknown>;
   oneStatement: boolean;
   resolve: (value: unknown) => void;
   reject: (error: unknown) => void;
@@ -18,6 +18,12 @@ export interface WriteOptions {
    * fail after its statement changed rows, the whole batch is rolled back and fails.
    */
   oneStatement?: boolean;
+  /**
+   * All or nothing on PostgreSQL too, where the work then runs in a transaction of its own
+   * (a write there otherwise runs as it is, statement by statement). Group commit ignores it:
+   * every write of a batch is all or nothing already, in its savepoint.
+   */
+  atomic?: boolean;
 }
 
 type Outcome = { ok: true; value: unknown } | { ok: false; error: unknown };
@@ -71,11 +77,11 @@ export class GroupCommit {
   }
 
   /**
-   * Queues a write. `work` must use only the `db` it is given and must not start a
-   * transaction or call `Database.write` itself: the batch holds the one connection until
-   * every write in it is done.
+   * Queues a write. The batch holds the one connection until every write in it is done, so
+   * `work` gets the batch's connection as its `Tx`; it has no other handle to write through
+   * (see `Tx`), and must not call `Database.write` itself.
    */
-  run<T>(work: (db: Db) => Promise<T>, options: WriteOptions = {}): Promise<T> {
+  run<T>(work: (tx: Tx) => Promise<T>, options: WriteOptions = {}): Promise<T> {
     return new Promise<T>((resolve, reject) => {
       this.queue.push({
         work,
@@ -95,12 +101,12 @@ export class GroupCommit {
   }
 
   /** One write in its savepoint; a failure that took the whole transaction fails the batch. */
-  private async attempt(connection: Db, item: Pending): Promise<Outcome> {
+  private async attempt(connection: Db, tx: Tx, item: Pending): Promise<Outcome> {
     if (item.oneStatement) {
       const before = this.changes();
       let value: unknown;
       try {
-        value = await item.work(connection);
+        value = await item.work(tx);
       } catch (error) {
         // Its statement failed and SQLite undid it alone: the caller gets the error, the
         // others go on. Anything else (rows changed, the transaction gone) fails the batch.
@@ -114,7 +120,7 @@ export class GroupCommit {
     }
     this.sqlite.exec('savepoint write');
     try {
-      const value = await item.work(connection);
+      const value = await item.work(tx);
       this.sqlite.exec('release write');
       return { ok: true, value };
     } catch (error) {
@@ -140,12 +146,14 @@ export class GroupCommit {
     const outcomes: Outcome[] = [];
     try {
       await this.db.connection().execute(async (connection) => {
+        // The work's handle is the connection itself, typed as a Tx: runDirectly keys on it.
+        const tx = lendTx(connection);
         runDirectly(connection, this.direct);
         // IMMEDIATE: the write lock is taken once, up front, so a lock held by another
         // process is waited for (busy_timeout) once per batch, not once per write.
         await sql`begin immediate`.execute(connection);
         try {
-          for (const item of batch) outcomes.push(await this.attempt(connection, item));
+          for (const item of batch) outcomes.push(await this.attempt(connection, tx, item));
           await sql`commit`.execute(connection);
         } catch (error) {
           await sql`rollback`.execute(connection).catch(() => {});

@@ -1,11 +1,12 @@
 import { type ExpressionBuilder, type Insertable, type SelectQueryBuilder, sql } from 'kysely';
-import type { Database, Db } from './database.js';
-import { preparedQuery } from './prepared.js';
+import type { Database } from './database.js';
+import type { ReadDb, Tx } from './handles.js';
+import { preparedWrite } from './prepared.js';
 import type { MessageRow, MessagesTable, Tables } from './tables.js';
 
 // Parameters: the columns in the order written here.
-const insertMessageQuery = preparedQuery((db) =>
-  db.insertInto('messages').values({
+const insertMessageQuery = preparedWrite((tx) =>
+  tx.insertInto('messages').values({
     id: '',
     account_id: '',
     message: '',
@@ -21,8 +22,8 @@ const insertMessageQuery = preparedQuery((db) =>
 );
 
 /** A new message row (the hot path of POST /messages, so a prepared query). */
-export async function insertMessage(db: Db, row: Insertable<MessagesTable>): Promise<void> {
-  await insertMessageQuery(db, [
+export async function insertMessage(tx: Tx, row: Insertable<MessagesTable>): Promise<void> {
+  await insertMessageQuery(tx, [
     row.id,
     row.account_id,
     row.message,
@@ -38,7 +39,7 @@ export async function insertMessage(db: Db, row: Insertable<MessagesTable>): Pro
 }
 
 export function findMessage(
-  db: Db,
+  db: ReadDb,
   accountId: string,
   id: string,
 ): Promise<MessageRow | undefined> {
@@ -83,48 +84,50 @@ function underLease(lease: Lease) {
  * would read every due row to sort them, and a backlog would slow every claim. On PostgreSQL,
  * `FOR UPDATE SKIP LOCKED` lets several workers claim side by side without waiting or taking
  * the same rows; SQLite runs one writer at a time, so each statement is atomic there as it is.
+ * Both run in one atomic write, so a failure cannot leave rows leased to nobody: on SQLite a
+ * group commit's savepoint, on PostgreSQL a transaction of its own.
  */
-export async function claimDue(
-  db: Db,
-  dialect: Database['dialect'],
+export function claimDue(
+  database: Pick<Database, 'write' | 'dialect'>,
   lease: Lease,
   limit: number,
 ): Promise<MessageRow[]> {
-  const both = async (tx: Db) => {
-    const ids = tx.selectFrom('messages').select('id');
-    const claim = (pick: SelectQueryBuilder<Tables, 'messages', { id: string }>, take: number) =>
-      tx
-        .updateTable('messages')
-        .set(underLease(lease))
-        .where(
-          'id',
-          'in',
-          pick.limit(take).$if(dialect === 'postgres', (q) => q.forUpdate().skipLocked()),
-        )
-        .returningAll()
-        .execute();
-    const expired = await claim(
-      ids.where('status', '=', 'processing').where('lease_until', '<', lease.now),
-      limit,
-    );
-    if (expired.length >= limit) return expired;
-    const due = await claim(
-      ids
-        .where('status', '=', 'queued')
-        .where('available_at', '<=', lease.now)
-        .orderBy('available_at'),
-      limit - expired.length,
-    );
-    return [...expired, ...due];
-  };
-  // One transaction for both, so a failure cannot leave rows leased to nobody: on SQLite the
-  // caller's (group commit), on PostgreSQL one of our own.
-  return dialect === 'postgres' ? db.transaction().execute(both) : both(db);
+  const postgres = database.dialect === 'postgres';
+  return database.write(
+    async (tx) => {
+      const ids = tx.selectFrom('messages').select('id');
+      const claim = (pick: SelectQueryBuilder<Tables, 'messages', { id: string }>, take: number) =>
+        tx
+          .updateTable('messages')
+          .set(underLease(lease))
+          .where(
+            'id',
+            'in',
+            pick.limit(take).$if(postgres, (q) => q.forUpdate().skipLocked()),
+          )
+          .returningAll()
+          .execute();
+      const expired = await claim(
+        ids.where('status', '=', 'processing').where('lease_until', '<', lease.now),
+        limit,
+      );
+      if (expired.length >= limit) return expired;
+      const due = await claim(
+        ids
+          .where('status', '=', 'queued')
+          .where('available_at', '<=', lease.now)
+          .orderBy('available_at'),
+        limit - expired.length,
+      );
+      return [...expired, ...due];
+    },
+    { atomic: true },
+  );
 }
 
 /** Claims one message by id, if it is claimable (the BullMQ path). */
-export function claimOne(db: Db, id: string, lease: Lease): Promise<MessageRow | undefined> {
-  return db
+export function claimOne(tx: Tx, id: string, lease: Lease): Promise<MessageRow | undefined> {
+  return tx
     .updateTable('messages')
     .set(underLease(lease))
     .where('id', '=', id)
@@ -134,8 +137,8 @@ export function claimOne(db: Db, id: string, lease: Lease): Promise<MessageRow |
 }
 
 // Parameters: [status, updated_at, available_at (null keeps it), failure_reason, id, token].
-const settleQuery = preparedQuery((db) =>
-  db
+const settleQuery = preparedWrite((tx) =>
+  tx
     .updateTable('messages')
     .set({
       status: '',
@@ -155,7 +158,7 @@ const settleQuery = preparedQuery((db) =>
  * Every delivery ends here, so a prepared query.
  */
 export async function settle(
-  db: Db,
+  tx: Tx,
   id: string,
   token: string,
   changes: {
@@ -165,7 +168,7 @@ export async function settle(
     failure_reason?: string | null;
   },
 ): Promise<boolean> {
-  const rows = await settleQuery(db, [
+  const rows = await settleQuery(tx, [
     changes.status,
     changes.updated_at,
     changes.available_at ?? null,
@@ -182,12 +185,12 @@ export async function settle(
  * over is not among them.
  */
 export async function settleSent(
-  db: Db,
+  tx: Tx,
   ids: string[],
   token: string,
   at: string,
 ): Promise<Set<string>> {
-  const rows = await db
+  const rows = await tx
     .updateTable('messages')
     .set({ status: 'sent', updated_at: at, lease_token: null, lease_until: null })
     .where('lease_token', '=', token)
@@ -198,7 +201,7 @@ export async function settleSent(
 }
 
 /** Queued messages overdue by `before`, and expired leases: what a lost enqueue left behind. */
-export function findStranded(db: Db, before: string, limit: number): Promise<MessageRow[]> {
+export function findStranded(db: ReadDb, before: string, limit: number): Promise<MessageRow[]> {
   return db
     .selectFrom('messages')
     .selectAll()
@@ -209,7 +212,7 @@ export function findStranded(db: Db, before: string, limit: number): Promise<Mes
 }
 
 /** Messages accepted and not yet settled: the queue's depth, on the status index. */
-export async function countUnsettled(db: Db): Promise<number> {
+export async function countUnsettled(db: ReadDb): Promise<number> {
   const row = await db
     .selectFrom('messages')
     .select((eb) => eb.fn.countAll<number>().as('n'))

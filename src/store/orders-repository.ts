@@ -1,13 +1,13 @@
-import type { Db } from './database.js';
+import type { ReadDb, Tx } from './handles.js';
 import type { OrderRow } from './tables.js';
 
 export function insertOrder(
-  db: Db,
+  tx: Tx,
   accountId: string,
   petId: number,
   at: string,
 ): Promise<OrderRow> {
-  return db
+  return tx
     .insertInto('orders')
     .values({
       account_id: accountId,
@@ -20,7 +20,11 @@ export function insertOrder(
     .executeTakeFirstOrThrow();
 }
 
-export function findOrder(db: Db, accountId: string, id: number): Promise<OrderRow | undefined> {
+export function findOrder(
+  db: ReadDb,
+  accountId: string,
+  id: number,
+): Promise<OrderRow | undefined> {
   return db
     .selectFrom('orders')
     .selectAll()
@@ -30,7 +34,7 @@ export function findOrder(db: Db, accountId: string, id: number): Promise<OrderR
 }
 
 export function listOrders(
-  db: Db,
+  db: ReadDb,
   accountId: string,
   filter: { status?: string | undefined; afterId: number; take: number },
 ): Promise<OrderRow[]> {
@@ -47,14 +51,14 @@ export function listOrders(
 
 /** Compare-and-set on the order's status, like pets. */
 export function updateOrderIfStatus(
-  db: Db,
+  tx: Tx,
   accountId: string,
   id: number,
   expected: string,
   status: string,
   at: string,
 ): Promise<OrderRow | undefined> {
-  return db
+  return tx
     .updateTable('orders')
     .set({ status, updated_at: at })
     .where('account_id', '=', accountId)
@@ -64,7 +68,7 @@ export function updateOrderIfStatus(
     .executeTakeFirst();
 }
 
-export async function hasOpenOrder(db: Db, accountId: string, petId: number): Promise<boolean> {
+export async function hasOpenOrder(db: ReadDb, accountId: string, petId: number): Promise<boolean> {
   const row = await db
     .selectFrom('orders')
     .select('id')

@@ -1,5 +1,5 @@
 import type { Updateable } from 'kysely';
-import type { Db } from './database.js';
+import type { ReadDb, Tx } from './handles.js';
 import { preparedInsert, preparedQuery } from './prepared.js';
 import type { NewPetRow, PetRow, PetsTable } from './tables.js';
 
@@ -16,8 +16,8 @@ const insertPetQuery = preparedInsert((db) =>
 );
 
 /** A new pet, returned as stored (the create path is hot, so a prepared insert). */
-export async function insertPet(db: Db, row: NewPetRow): Promise<PetRow> {
-  const id = await insertPetQuery(db, [
+export async function insertPet(tx: Tx, row: NewPetRow): Promise<PetRow> {
+  const id = await insertPetQuery(tx, [
     row.account_id,
     row.name,
     row.category_id,
@@ -28,7 +28,7 @@ export async function insertPet(db: Db, row: NewPetRow): Promise<PetRow> {
   return { ...row, id };
 }
 
-export function findPet(db: Db, accountId: string, id: number): Promise<PetRow | undefined> {
+export function findPet(db: ReadDb, accountId: string, id: number): Promise<PetRow | undefined> {
   return db
     .selectFrom('pets')
     .selectAll()
@@ -61,7 +61,7 @@ const petsPageByStatus = preparedQuery((db) =>
 
 /** A keyset page of an account's pets (the list's hot path, so a prepared query). */
 export function listPets(
-  db: Db,
+  db: ReadDb,
   accountId: string,
   filter: { status?: string | undefined; afterId: number; take: number },
 ): Promise<PetRow[]> {
@@ -75,13 +75,13 @@ export function listPets(
  * changes cannot both pass the transition check. Returns undefined when nothing matched.
  */
 export function updatePetIfStatus(
-  db: Db,
+  tx: Tx,
   accountId: string,
   id: number,
   expectedStatus: string,
   changes: Updateable<PetsTable>,
 ): Promise<PetRow | undefined> {
-  return db
+  return tx
     .updateTable('pets')
     .set(changes)
     .where('account_id', '=', accountId)
@@ -93,11 +93,11 @@ export function updatePetIfStatus(
 
 /** Deletes the pet unless it has an open order (one statement, so no order slips between). */
 export async function deletePetWithoutOpenOrder(
-  db: Db,
+  tx: Tx,
   accountId: string,
   id: number,
 ): Promise<boolean> {
-  const result = await db
+  const result = await tx
     .deleteFrom('pets')
     .where('account_id', '=', accountId)
     .where('id', '=', id)
@@ -117,7 +117,7 @@ export async function deletePetWithoutOpenOrder(
 
 /** Pets of the account per status, counted by the database. */
 export async function countPetsByStatus(
-  db: Db,
+  db: ReadDb,
   accountId: string,
 ): Promise<Array<{ status: string; n: number }>> {
   const rows = await db

@@ -1,14 +1,14 @@
 import type { Insertable } from 'kysely';
-import type { Db } from './database.js';
+import type { ReadDb, Tx } from './handles.js';
 import type { AccountRow, PortalSessionsTable } from './tables.js';
 
-export async function insertSession(db: Db, row: Insertable<PortalSessionsTable>): Promise<void> {
-  await db.insertInto('portal_sessions').values(row).execute();
+export async function insertSession(tx: Tx, row: Insertable<PortalSessionsTable>): Promise<void> {
+  await tx.insertInto('portal_sessions').values(row).execute();
 }
 
 /** The account of the unexpired session with this hash, in one query. */
 export function findSessionAccount(
-  db: Db,
+  db: ReadDb,
   idHash: string,
   now: string,
 ): Promise<AccountRow | undefined> {
@@ -21,12 +21,12 @@ export function findSessionAccount(
     .executeTakeFirst();
 }
 
-export async function deleteSession(db: Db, idHash: string): Promise<void> {
-  await db.deleteFrom('portal_sessions').where('id_hash', '=', idHash).execute();
+export async function deleteSession(tx: Tx, idHash: string): Promise<void> {
+  await tx.deleteFrom('portal_sessions').where('id_hash', '=', idHash).execute();
 }
 
-export async function deleteExpiredSessions(db: Db, now: string): Promise<number> {
-  const result = await db
+export async function deleteExpiredSessions(tx: Tx, now: string): Promise<number> {
+  const result = await tx
     .deleteFrom('portal_sessions')
     .where('expires_at', '<=', now)
     .executeTakeFirst();

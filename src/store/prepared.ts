@@ -1,5 +1,5 @@
 import type { CompiledQuery, Generated, InsertQueryBuilder, InsertResult } from 'kysely';
-import type { Db } from './database.js';
+import type { Db, ReadDb, Tx } from './handles.js';
 import type { Tables } from './tables.js';
 
 /**
@@ -8,9 +8,18 @@ import type { Tables } from './tables.js';
  * builder must use its parameters in the order the caller passes them (the compiled SQL holds
  * one placeholder per value, in order), which each use states next to its builder.
  */
-export function preparedQuery<Row>(build: (db: Db) => { compile(): CompiledQuery<Row> }) {
+export function preparedQuery<Row>(build: (db: ReadDb) => { compile(): CompiledQuery<Row> }) {
+  return prepared(build);
+}
+
+/** As `preparedQuery`, for a statement that changes data (and may return rows): run in a write. */
+export function preparedWrite<Row>(build: (tx: Tx) => { compile(): CompiledQuery<Row> }) {
+  return prepared(build);
+}
+
+function prepared<H extends ReadDb, Row>(build: (db: H) => { compile(): CompiledQuery<Row> }) {
   const compiled = compiledOnce(build);
-  return async (db: Db, parameters: readonly unknown[]): Promise<Row[]> => {
+  return async (db: H, parameters: readonly unknown[]): Promise<Row[]> => {
     const query = checked(compiled(db), parameters);
     const direct = directRunners.get(db);
     if (direct) return direct.all(query.sql, parameters) as Row[];
@@ -29,11 +38,11 @@ type NumberedTable = {
  * row (it gathers the rows in a table of its own first). Elsewhere, `returning id`.
  */
 export function preparedInsert<T extends NumberedTable>(
-  build: (db: Db) => InsertQueryBuilder<Tables, T, InsertResult>,
+  build: (tx: Tx) => InsertQueryBuilder<Tables, T, InsertResult>,
 ) {
   const plain = compiledOnce(build);
-  const returning = compiledOnce((db) => build(db).returning('id'));
-  return async (db: Db, parameters: readonly unknown[]): Promise<number> => {
+  const returning = compiledOnce((tx: Tx) => build(tx).returning('id'));
+  return async (db: Tx, parameters: readonly unknown[]): Promise<number> => {
     const direct = directRunners.get(db);
     if (direct) return direct.insert(checked(plain(db), parameters).sql, parameters);
     const query = checked(returning(db), parameters);
@@ -48,9 +57,9 @@ export function preparedInsert<T extends NumberedTable>(
  * handle it came from (group commit takes a new connection handle for every batch). We use no
  * Kysely plugins, which could make two handles of one adapter write different SQL.
  */
-function compiledOnce<Row>(build: (db: Db) => { compile(): CompiledQuery<Row> }) {
+function compiledOnce<H extends ReadDb, Row>(build: (db: H) => { compile(): CompiledQuery<Row> }) {
   const compiled = new WeakMap<object, CompiledQuery<Row>>();
-  return (db: Db): CompiledQuery<Row> => {
+  return (db: H): CompiledQuery<Row> => {
     const adapter = db.getExecutor().adapter;
     let query = compiled.get(adapter);
     if (!query) {
@@ -81,7 +90,7 @@ export interface DirectRunner {
  * for a batch (better-sqlite3 answers synchronously, and the batch has the connection to
  * itself). Kysely's own path costs ~2 µs a statement there: a connection provider, promises.
  */
-const directRunners = new WeakMap<Db, DirectRunner>();
+const directRunners = new WeakMap<object, DirectRunner>();
 
 /** Lets hot queries run directly on `connection` (see above). */
 export function runDirectly(connection: Db, runner: DirectRunner): void {

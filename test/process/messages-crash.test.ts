@@ -157,7 +157,7 @@ describe('a process killed while its worker delivers', () => {
       const sentCount = async () =>
         Number(
           (
-            await database.db
+            await database.reader
               .selectFrom('messages')
               .select((eb) => eb.fn.countAll().as('n'))
               .where('account_id', '=', accountId)
@@ -188,7 +188,7 @@ describe('a process killed while its worker delivers', () => {
           .filter((line) => line.includes('"message sent"'))
           .map((line) => (JSON.parse(line) as { messageId: string }).messageId),
       );
-      const sent = await database.db
+      const sent = await database.reader
         .selectFrom('messages')
         .select('id')
         .where('account_id', '=', accountId)
@@ -198,7 +198,7 @@ describe('a process killed while its worker delivers', () => {
       const missing = sent.filter((row) => !delivered.has(row.id));
       assert.deepEqual(missing, [], `${missing.length} of ${sent.length} sent without a line`);
       // And every acknowledged message is still there, whatever its status.
-      const stored = await database.db
+      const stored = await database.reader
         .selectFrom('messages')
         .select('id')
         .where('id', 'in', accepted)
@@ -217,7 +217,7 @@ describe('a worker that dies holding a message', () => {
     const database = openDatabase(url);
     try {
       await migrate(database);
-      const account = await createAccount(database.db, systemClock, {
+      const account = await createAccount(database, systemClock, {
         email: `lease-${randomUUID()}@example.com`,
         password: 'long enough password',
       });
@@ -234,7 +234,9 @@ describe('a worker that dies holding a message', () => {
       const healthy = worker();
 
       const { acceptMessage } = await import('../../src/domain/messages.js');
-      const { message } = await acceptMessage(database.db, clock, account.value.id, 'held');
+      const { message } = await database.write((tx) =>
+        acceptMessage(tx, clock, account.value.id, 'held'),
+      );
       const [held] = await dying.claimDue(10);
       assert.equal(held?.id, message.id);
       assert.deepEqual(await healthy.claimDue(10), [], 'a leased message is not claimable');
@@ -247,7 +249,7 @@ describe('a worker that dies holding a message', () => {
       });
       // The first worker wakes up late: its settle is refused, the row stays sent once.
       assert.deepEqual(await dying.process(held as NonNullable<typeof held>), { status: 'lost' });
-      const row = await database.db
+      const row = await database.reader
         .selectFrom('messages')
         .selectAll()
         .where('id', '=', message.id)

@@ -178,8 +178,10 @@ describe('server process: start and shutdown', () => {
 
     const database = openDatabase(url);
     await migrate(database);
-    await sql`insert into kysely_migration (name, timestamp) values ('9999_future', '2030-01-01')`.execute(
-      database.db,
+    await database.write((tx) =>
+      sql`insert into kysely_migration (name, timestamp) values ('9999_future', '2030-01-01')`.execute(
+        tx,
+      ),
     );
     await database.close();
     const newer = run({});

@@ -31,7 +31,7 @@ export const signUpRoutes: FastifyPluginAsyncTypebox = async (app) => {
       },
     },
     async (request, reply) => {
-      const account = unwrap(await createAccount(database.db, clock, request.body));
+      const account = unwrap(await createAccount(database, clock, request.body));
       const { id, email, plan, createdAt } = account;
       return reply.code(201).send({ id, email, plan, createdAt });
     },

@@ -31,7 +31,7 @@ const base = [...COMMON_ERRORS, ...BEARER_ERRORS] as const;
 
 export const categoryRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const { database, clock, config } = app.ctx;
-  const { db, reader } = database;
+  const { reader } = database;
 
   app.get(
     '/categories',
@@ -81,7 +81,10 @@ export const categoryRoutes: FastifyPluginAsyncTypebox = async (app) => {
     },
     async (request, reply) => {
       const { account } = callerOf(request);
-      const category = await createCategory(db, clock, account.id, request.body.name);
+      const category = await database.write(
+        (tx) => createCategory(tx, clock, account.id, request.body.name),
+        { oneStatement: true }, // one insert
+      );
       const location = v1Url(config, request, `/categories/${category.id}`).href;
       return reply.code(201).header('location', location).send(category);
     },
@@ -128,7 +131,11 @@ export const categoryRoutes: FastifyPluginAsyncTypebox = async (app) => {
     },
     async (request) => {
       const { account } = callerOf(request);
-      return unwrap(await updateCategory(db, account.id, request.params.categoryId, request.body));
+      return unwrap(
+        await database.write((tx) =>
+          updateCategory(tx, account.id, request.params.categoryId, request.body),
+        ),
+      );
     },
   );
 
@@ -150,7 +157,9 @@ export const categoryRoutes: FastifyPluginAsyncTypebox = async (app) => {
     },
     async (request, reply) => {
       const { account } = callerOf(request);
-      unwrap(await removeCategory(db, account.id, request.params.categoryId));
+      unwrap(
+        await database.write((tx) => removeCategory(tx, account.id, request.params.categoryId)),
+      );
       return reply.code(204).send(null);
     },
   );

@@ -19,7 +19,7 @@ const BASIC_ERRORS: ErrorCode[] = [
 /** Key management, signed in with email and password (HTTP Basic). */
 export const keyRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const { database, clock, config } = app.ctx;
-  const { db, reader } = database;
+  const { reader } = database;
 
   app.post(
     '/keys',
@@ -41,7 +41,10 @@ export const keyRoutes: FastifyPluginAsyncTypebox = async (app) => {
     async (request, reply) => {
       const { account } = callerOf(request);
       const name = request.body?.name ?? null;
-      const { key, secret } = await createApiKey(db, clock, config.env, account.id, name);
+      const { key, secret } = await database.write(
+        (tx) => createApiKey(tx, clock, config.env, account.id, name),
+        { oneStatement: true }, // one insert
+      );
       return reply.code(201).send({
         id: key.id,
         name: key.name,
@@ -88,7 +91,9 @@ export const keyRoutes: FastifyPluginAsyncTypebox = async (app) => {
     },
     async (request, reply) => {
       const { account } = callerOf(request);
-      unwrap(await revokeKey(db, clock, account.id, request.params.keyId, app.ctx.keysChanged));
+      unwrap(
+        await revokeKey(database, clock, account.id, request.params.keyId, app.ctx.keysChanged),
+      );
       return reply.code(204).send(null);
     },
   );

@@ -41,7 +41,7 @@ export const messageRoutes: FastifyPluginAsyncTypebox = async (app) => {
       const { account } = callerOf(request);
       const lease = queue.leaseForNew();
       const { message, row } = await database.write(
-        (db) => acceptMessage(db, clock, account.id, request.body.message, lease),
+        (tx) => acceptMessage(tx, clock, account.id, request.body.message, lease),
         { oneStatement: true }, // one insert
       );
       await queue.enqueued(row);

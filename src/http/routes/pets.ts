@@ -21,7 +21,7 @@ const base = [...COMMON_ERRORS, ...BEARER_ERRORS] as const;
 
 export const petRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const { database, clock, config } = app.ctx;
-  const { db, reader } = database;
+  const { reader } = database;
 
   app.get(
     '/pets',
@@ -75,7 +75,7 @@ export const petRoutes: FastifyPluginAsyncTypebox = async (app) => {
       const { account } = callerOf(request);
       const pet = unwrap(
         await database.write(
-          (db) => createPet(db, clock, account.id, request.body),
+          (tx) => createPet(tx, clock, account.id, request.body),
           { oneStatement: true }, // one insert
         ),
       );
@@ -139,7 +139,11 @@ export const petRoutes: FastifyPluginAsyncTypebox = async (app) => {
     },
     async (request) => {
       const { account } = callerOf(request);
-      return unwrap(await updatePet(db, clock, account.id, request.params.petId, request.body));
+      return unwrap(
+        await database.write((tx) =>
+          updatePet(tx, clock, account.id, request.params.petId, request.body),
+        ),
+      );
     },
   );
 
@@ -161,7 +165,7 @@ export const petRoutes: FastifyPluginAsyncTypebox = async (app) => {
     },
     async (request, reply) => {
       const { account } = callerOf(request);
-      unwrap(await removePet(db, account.id, request.params.petId));
+      unwrap(await database.write((tx) => removePet(tx, account.id, request.params.petId)));
       return reply.code(204).send(null);
     },
   );

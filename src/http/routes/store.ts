@@ -28,7 +28,7 @@ const base = [...COMMON_ERRORS, ...BEARER_ERRORS] as const;
 /** Store orders and inventory: what moves a pet from available to pending to sold. */
 export const storeRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const { database, clock, config } = app.ctx;
-  const { db, reader } = database;
+  const { reader } = database;
 
   app.post(
     '/store/orders',
@@ -50,7 +50,7 @@ export const storeRoutes: FastifyPluginAsyncTypebox = async (app) => {
     },
     async (request, reply) => {
       const { account } = callerOf(request);
-      const order = unwrap(await placeOrder(db, clock, account.id, request.body.petId));
+      const order = unwrap(await placeOrder(database, clock, account.id, request.body.petId));
       const location = v1Url(config, request, `/store/orders/${order.id}`).href;
       return reply.code(201).header('location', location).send(order);
     },
@@ -128,7 +128,7 @@ export const storeRoutes: FastifyPluginAsyncTypebox = async (app) => {
     async (request) => {
       const { account } = callerOf(request);
       return unwrap(
-        await updateOrder(db, clock, account.id, request.params.orderId, request.body.status),
+        await updateOrder(database, clock, account.id, request.params.orderId, request.body.status),
       );
     },
   );

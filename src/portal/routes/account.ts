@@ -17,8 +17,8 @@ export async function accountPages(app: FastifyInstance): Promise<void> {
         outages.failed('redis', err);
         return [];
       }),
-      deprecatedCallCount(database.db, account.id),
-      listApiKeys(database.db, account.id),
+      deprecatedCallCount(database.reader, account.id),
+      listApiKeys(database.reader, account.id),
     ]);
     const view = { account, windows, deprecatedCalls, liveKeys: keys.length };
     return sendHtml(reply, accountPage(pageContext(request, reply), view));

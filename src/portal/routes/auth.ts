@@ -74,7 +74,7 @@ export async function authPages(app: FastifyInstance): Promise<void> {
     }
     const limited = await throttle.admit(request);
     if (limited) return refused(request, reply, signUpPage, email, limited);
-    const created = await createAccount(database.db, clock, { email, password });
+    const created = await createAccount(database, clock, { email, password });
     if (!created.ok) {
       const status = created.code === 'email_taken' ? 409 : 400;
       const notice = { kind: 'error' as const, text: created.message };
@@ -99,7 +99,7 @@ export async function authPages(app: FastifyInstance): Promise<void> {
     const limited = await throttle.admit(request, normalized);
     if (limited) return refused(request, reply, signInPage, email, limited);
     // The same words whether the email is unknown or the password wrong: no account lookup.
-    const result = await authenticatePassword(database.db, email, password);
+    const result = await authenticatePassword(database.reader, email, password);
     if (!result.ok) {
       await throttle.failed(request, normalized);
       const notice = { kind: 'error' as const, text: result.message };

@@ -15,7 +15,7 @@ interface KeyParams {
 /** Create, list and revoke the account's API keys. */
 export async function keyPages(app: FastifyInstance): Promise<void> {
   const { database, clock, config } = app.ctx;
-  const { db } = database;
+  const { reader } = database;
   const signedIn = { preHandler: requireAccount };
   const form = { preValidation: app.csrfProtection, preHandler: requireAccount };
 
@@ -25,7 +25,7 @@ export async function keyPages(app: FastifyInstance): Promise<void> {
     view: Omit<KeysView, 'keys' | 'apiBase'>,
     status = 200,
   ) => {
-    const keys = await listApiKeys(db, signedInAccount(request).id);
+    const keys = await listApiKeys(reader, signedInAccount(request).id);
     const apiBase = v1Url(config, request, '').href;
     return sendHtml(
       reply,
@@ -35,7 +35,7 @@ export async function keyPages(app: FastifyInstance): Promise<void> {
   };
 
   const findKey = async (request: FastifyRequest<{ Params: KeyParams }>) => {
-    const keys = await listApiKeys(db, signedInAccount(request).id);
+    const keys = await listApiKeys(reader, signedInAccount(request).id);
     const key = keys.find((k) => k.id === request.params.keyId);
     if (!key) throw new ApiError('not_found', 'No live API key with this id in your account.');
     return key;
@@ -57,12 +57,10 @@ export async function keyPages(app: FastifyInstance): Promise<void> {
     const problem = name === '' ? undefined : checkBody(NewApiKey.properties.name, name)[0];
     if (problem)
       return show(request, reply, { name, nameError: `The name ${problem.message}.` }, 400);
-    const { secret } = await createApiKey(
-      db,
-      clock,
-      config.env,
-      signedInAccount(request).id,
-      name || null,
+    const accountId = signedInAccount(request).id;
+    const { secret } = await database.write(
+      (tx) => createApiKey(tx, clock, config.env, accountId, name || null),
+      { oneStatement: true }, // one insert
     );
     // The secret goes straight into this answer and nowhere else: no redirect, no storage.
     return show(request, reply, { created: { name: name || null, secret } }, 201);
@@ -74,7 +72,7 @@ export async function keyPages(app: FastifyInstance): Promise<void> {
 
   app.post<{ Params: KeyParams }>('/keys/:keyId/revoke', form, async (request, reply) => {
     const revoked = await revokeKey(
-      db,
+      database,
       clock,
       signedInAccount(request).id,
       request.params.keyId,
