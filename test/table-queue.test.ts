@@ -62,42 +62,60 @@ describe('table queue: messages claimed at birth', () => {
     );
     return {
       processor,
-      queue: new TableQueue(processor, clock, 8, silent, new Outages(silent, {})),
+      queue: new TableQueue(database, processor, clock, 8, silent, new Outages(silent, {})),
     };
   }
 
-  async function accept(queue: TableQueue, text: string) {
-    const lease = queue.leaseForNew();
-    const { row } = await database.write((tx) => acceptMessage(tx, clock, accountId, text, lease));
-    return row;
+  async function rowOf(id: string) {
+    return database.reader
+      .selectFrom('messages')
+      .selectAll()
+      .where('id', '=', id)
+      .executeTakeFirstOrThrow();
   }
 
-  it('leases nothing while its worker is stopped', () => {
+  it('leases nothing while its worker is stopped: the message waits in the table', async () => {
     const { queue } = queueWith(new RecordingSink());
-    assert.equal(queue.leaseForNew(), undefined);
+    const message = await queue.accept(accountId, 'waits');
+    const row = await rowOf(message.id);
+    assert.equal(row.status, 'queued');
+    assert.equal(row.lease_token, null);
+    assert.equal(row.attempts, 0);
   });
 
-  it('sends each message once, at once, even after newer leases were issued', async () => {
-    const sink = new RecordingSink();
-    const { queue } = queueWith(sink);
+  it('stores what it tells the client (queued) and sends each message once, at once', async () => {
+    let release = () => {};
+    const gate = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const delivered: string[] = [];
+    const { queue } = queueWith({
+      deliver: async (message) => {
+        await gate;
+        delivered.push(message.id);
+      },
+    });
     queue.startWorker();
     try {
-      const first = queue.leaseForNew();
-      const early = await database.write((tx) =>
-        acceptMessage(tx, clock, accountId, 'early', first),
-      );
-      assert.equal(early.row.status, 'processing');
-      assert.equal(early.message.status, 'queued', 'the client is told queued');
-      now += 1_500; // the next message gets a new lease before the first is handed over
-      const late = await accept(queue, 'late');
-      assert.notEqual(late.lease_token, first?.token);
-      await queue.enqueued(late);
-      await queue.enqueued(early.row);
-      await until(() => sink.delivered.length >= 2);
-      assert.deepEqual(sink.delivered.sort(), [early.row.id, late.id].sort());
-      assert.deepEqual(await statusOf(database, early.row.id), { status: 'sent', attempts: 1 });
+      const early = await queue.accept(accountId, 'early');
+      assert.equal(early.status, 'queued', 'the client is told queued');
+      now += 1_500; // the next message gets a new lease
+      const late = await queue.accept(accountId, 'late');
+      const [earlyRow, lateRow] = [await rowOf(early.id), await rowOf(late.id)];
+      // Claimed at birth and held by the worker, which is delivering: the rows say queued.
+      assert.equal(earlyRow.status, 'queued');
+      assert.equal(lateRow.status, 'queued');
+      assert.ok(earlyRow.lease_token && lateRow.lease_token);
+      assert.notEqual(lateRow.lease_token, earlyRow.lease_token);
+      release();
+      const ours = () => delivered.filter((id) => id === early.id || id === late.id);
+      await until(() => ours().length >= 2);
+      // (The worker also claims the table: the first test's message goes out too.)
+      assert.deepEqual(ours().sort(), [early.id, late.id].sort());
+      assert.deepEqual(await statusOf(database, early.id), { status: 'sent', attempts: 1 });
       assert.deepEqual(await statusOf(database, late.id), { status: 'sent', attempts: 1 });
     } finally {
+      release();
       await queue.close();
     }
   });
@@ -106,20 +124,24 @@ describe('table queue: messages claimed at birth', () => {
     const sink = new RecordingSink();
     const { queue } = queueWith(sink);
     queue.startWorker();
-    const rows = [];
-    for (let i = 0; i < 20; i++) rows.push(await accept(queue, `held ${i}`));
-    for (const row of rows) await queue.enqueued(row);
+    const ids = [];
+    for (let i = 0; i < 20; i++) ids.push((await queue.accept(accountId, `held ${i}`)).id);
     await queue.close();
     assert.equal(sink.delivered.length, 20);
-    for (const row of rows) assert.equal((await statusOf(database, row.id)).status, 'sent');
+    for (const id of ids) assert.equal((await statusOf(database, id)).status, 'sent');
   });
 
   it('is not claimable by another worker until its lease runs out, then is claimed again', async () => {
+    // Accepted under a worker's lease by a process that dies before delivering it.
     const dead = queueWith(new RecordingSink());
-    dead.queue.startWorker();
-    const row = await accept(dead.queue, 'orphan');
-    // The accepting process dies before handing it over: nothing delivers it.
-    await dead.queue.close();
+    const { row } = await acceptMessage(
+      database,
+      clock,
+      accountId,
+      'orphan',
+      dead.processor.newLease(),
+    );
+    assert.equal(row.status, 'queued');
 
     const sink = new RecordingSink();
     const { processor } = queueWith(sink);

@@ -1,5 +1,5 @@
 import type { Clock } from '../clock.js';
-import type { ReadDb, Tx } from '../store/database.js';
+import type { Database, ReadDb } from '../store/database.js';
 import { findMessage, insertMessage, type Lease } from '../store/messages-repository.js';
 import { type MessageRow, toIso } from '../store/tables.js';
 import { timeOrderedBase62 } from './random.js';
@@ -39,14 +39,14 @@ export interface AcceptedMessage {
 }
 
 /**
- * Stores the message durably (committed before this returns), as `queued`; or, given a lease
- * of this process's worker, as already `processing` under it (claimed at birth: the worker
- * takes it from memory, with no claim statement, and no other worker can take it before the
- * lease runs out). Either way the client is told `queued`: the message is accepted, not sent.
- * One statement changes data (its route's write is `oneStatement`: keep it so).
+ * Stores the message durably, as `queued`, committed before this resolves. Given a lease of
+ * this process's worker, it is claimed at birth: stored under that lease and not available to
+ * any other worker until the lease runs out (`available_at`), so the worker takes it from
+ * memory with no claim statement. It stays `queued` until delivered, as the client is told.
+ * Called by the message queues (MessageQueue.accept), which decide on the lease.
  */
 export async function acceptMessage(
-  tx: Tx,
+  database: Pick<Database, 'write'>,
   clock: Clock,
   accountId: string,
   text: string,
@@ -59,17 +59,18 @@ export async function acceptMessage(
     id: `msg_${timeOrderedBase62(at.getTime(), 13)}`,
     account_id: accountId,
     message: text,
-    status: lease ? 'processing' : 'queued',
+    status: 'queued',
+    // A try begins as soon as it is stored: a lease that runs out counts it, as a claim does.
     attempts: lease ? 1 : 0,
-    available_at: now,
+    available_at: lease?.until ?? now,
     lease_token: lease?.token ?? null,
     lease_until: lease?.until ?? null,
     failure_reason: null,
     created_at: now,
     updated_at: now,
-  };
-  await insertMessage(tx, row);
-  return { message: { ...toMessage(row), status: 'queued' }, row: row satisfies MessageRow };
+  } satisfies MessageRow;
+  await database.write((tx) => insertMessage(tx, row), { oneStatement: true }); // one insert
+  return { message: toMessage(row), row };
 }
 
 export async function getMessage(

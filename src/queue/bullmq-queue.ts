@@ -2,10 +2,10 @@ import { Queue, Worker } from 'bullmq';
 import type { FastifyBaseLogger } from 'fastify';
 import { Redis } from 'ioredis';
 import type { Clock } from '../clock.js';
+import { acceptMessage, type Message } from '../domain/messages.js';
 import type { Outages } from '../ops/outages.js';
 import type { Database } from '../store/database.js';
 import { findStranded } from '../store/messages-repository.js';
-import type { MessageRow } from '../store/tables.js';
 import type { MessageProcessor } from './processor.js';
 import type { MessageQueue } from './queue.js';
 
@@ -80,12 +80,10 @@ export class BullMqQueue implements MessageQueue {
   }
 
   /** Messages go through Redis, to whichever instance's worker takes them first. */
-  leaseForNew(): undefined {
-    return undefined;
-  }
-
-  async enqueued(row: MessageRow): Promise<void> {
+  async accept(accountId: string, text: string): Promise<Message> {
+    const { message, row } = await acceptMessage(this.database, this.clock, accountId, text);
     await this.add(row.id, 0, 0);
+    return message;
   }
 
   private async add(id: string, attempt: number, delayMs: number): Promise<void> {

@@ -1,20 +1,18 @@
-import type { Lease } from '../store/messages-repository.js';
-import type { MessageRow } from '../store/tables.js';
+import type { Message } from '../domain/messages.js';
 
 /**
- * Carries accepted messages to a worker. The message row is written (and committed) first;
- * the queue only says "there is work". Backends: the database table itself (embedded) and
- * BullMQ on Redis.
+ * Carries accepted messages to a worker. Backends: the database table itself (embedded) and
+ * BullMQ on Redis. Either way the message row is written (and committed) first; the queue
+ * then only says "there is work".
  */
 export interface MessageQueue {
   readonly kind: 'table' | 'bullmq';
   /**
-   * A lease to accept a message under when this process's worker can take it straight from
-   * memory (see `acceptMessage`); undefined when it should wait in the queue like any other.
+   * Accepts a message: stores it durably as `queued` (committed before this resolves) and
+   * gets it to a worker. Once this resolves the message is never lost; getting it to a worker
+   * never fails the call (a message Redis did not take is swept to it later).
    */
-  leaseForNew(): Lease | undefined;
-  /** The message's row is committed: get it to a worker. Never throws. */
-  enqueued(row: MessageRow): Promise<void>;
+  accept(accountId: string, text: string): Promise<Message>;
   /** Start taking messages in this process (WORKER=on, or `animal-store worker`). */
   startWorker(): void;
   /** Stop taking messages, finish the ones in hand, release connections. Idempotent. */

@@ -1,7 +1,9 @@
 import { setImmediate } from 'node:timers/promises';
 import type { FastifyBaseLogger } from 'fastify';
 import type { Clock } from '../clock.js';
+import { acceptMessage, type Message } from '../domain/messages.js';
 import type { Outages } from '../ops/outages.js';
+import type { Database } from '../store/database.js';
 import type { Lease } from '../store/messages-repository.js';
 import type { MessageRow } from '../store/tables.js';
 import type { MessageProcessor } from './processor.js';
@@ -19,8 +21,8 @@ const HELD_CLAIMS = 4;
 
 /**
  * The embedded queue: the messages table itself. Messages this process accepts while its
- * worker runs are claimed at birth (stored as processing under the worker's lease) and handed
- * to it in memory; the others (another process's, retries that come due, leases run out) are
+ * worker runs are claimed at birth (stored under the worker's lease, see acceptMessage) and
+ * handed to it in memory; the others (another process's, retries that come due, leases run out) are
  * claimed from the table in batches (see claimDue), found by polling. A worker killed
  * mid-message leaves a lease that runs out, and the row is claimed again.
  */
@@ -34,6 +36,7 @@ export class TableQueue implements MessageQueue {
   private lease: { value: Lease; issuedMs: number } | undefined;
 
   constructor(
+    private readonly database: Pick<Database, 'write'>,
     private readonly processor: MessageProcessor,
     private readonly clock: Clock,
     private readonly concurrency: number,
@@ -41,7 +44,18 @@ export class TableQueue implements MessageQueue {
     private readonly outages: Outages,
   ) {}
 
-  leaseForNew(): Lease | undefined {
+  async accept(accountId: string, text: string): Promise<Message> {
+    const lease = this.leaseForNew();
+    const { message, row } = await acceptMessage(this.database, this.clock, accountId, text, lease);
+    // Accepted under one of our leases: ours to deliver, from memory.
+    if (lease) this.held.push(row);
+    this.wake?.();
+    return message;
+  }
+
+  /** A lease to accept a message under when the worker runs here and can take it from memory
+   * soon (else undefined: it waits in the table like any other). */
+  private leaseForNew(): Lease | undefined {
     if (!this.running || this.held.length >= this.concurrency * HELD_CLAIMS) return undefined;
     const nowMs = this.clock.now().getTime();
     if (
@@ -52,12 +66,6 @@ export class TableQueue implements MessageQueue {
       this.lease = { value: this.processor.newLease(), issuedMs: nowMs };
     }
     return this.lease.value;
-  }
-
-  async enqueued(row: MessageRow): Promise<void> {
-    // A new row under a lease was accepted under one of ours (leaseForNew): ours to deliver.
-    if (row.lease_token !== null) this.held.push(row);
-    this.wake?.();
   }
 
   startWorker(): void {

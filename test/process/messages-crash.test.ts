@@ -234,9 +234,7 @@ describe('a worker that dies holding a message', () => {
       const healthy = worker();
 
       const { acceptMessage } = await import('../../src/domain/messages.js');
-      const { message } = await database.write((tx) =>
-        acceptMessage(tx, clock, account.value.id, 'held'),
-      );
+      const { message } = await acceptMessage(database, clock, account.value.id, 'held');
       const [held] = await dying.claimDue(10);
       assert.equal(held?.id, message.id);
       assert.deepEqual(await healthy.claimDue(10), [], 'a leased message is not claimable');

@@ -1,5 +1,5 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { acceptMessage, getMessage } from '../../domain/messages.js';
+import { getMessage } from '../../domain/messages.js';
 import { callerOf } from '../auth.js';
 import { messagesUrl } from '../links.js';
 import { unwrap } from '../reply.js';
@@ -12,7 +12,7 @@ const base = [...COMMON_ERRORS, ...BEARER_ERRORS] as const;
 
 /** The quickstart example: served without the /v1 prefix, as the seed places it. */
 export const messageRoutes: FastifyPluginAsyncTypebox = async (app) => {
-  const { database, clock, queue, config } = app.ctx;
+  const { database, queue, config } = app.ctx;
 
   app.post(
     '/messages',
@@ -39,12 +39,7 @@ export const messageRoutes: FastifyPluginAsyncTypebox = async (app) => {
     },
     async (request, reply) => {
       const { account } = callerOf(request);
-      const lease = queue.leaseForNew();
-      const { message, row } = await database.write(
-        (tx) => acceptMessage(tx, clock, account.id, request.body.message, lease),
-        { oneStatement: true }, // one insert
-      );
-      await queue.enqueued(row);
+      const message = await queue.accept(account.id, request.body.message);
       const { id, status, createdAt } = message;
       return reply
         .code(202)
