@@ -117,6 +117,7 @@ for (const target of targets) {
             available_at: at(availableMinute),
             lease_token: leaseMinute === undefined ? null : 'old',
             lease_until: leaseMinute === undefined ? null : at(leaseMinute),
+            failure_reason: null,
             created_at: at(0),
             updated_at: at(0),
           }),

@@ -112,6 +112,13 @@ describe('table queue: messages claimed at birth', () => {
       await until(() => ours().length >= 2);
       // (The worker also claims the table: the first test's message goes out too.)
       assert.deepEqual(ours().sort(), [early.id, late.id].sort());
+      // Settled (after the sink) a moment after the deliveries.
+      const settled = async () =>
+        (await statusOf(database, early.id)).status === 'sent' &&
+        (await statusOf(database, late.id)).status === 'sent';
+      for (let i = 0; i < 100 && !(await settled()); i++) {
+        await new Promise((r) => setTimeout(r, 10));
+      }
       assert.deepEqual(await statusOf(database, early.id), { status: 'sent', attempts: 1 });
       assert.deepEqual(await statusOf(database, late.id), { status: 'sent', attempts: 1 });
     } finally {

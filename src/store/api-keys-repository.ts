@@ -12,8 +12,7 @@ export interface KeyWithAccount {
   account: AccountRow;
 }
 
-// Parameters: [hash].
-const liveKeyByHash = preparedQuery((db) =>
+const liveKeyByHash = preparedQuery((db, p: { hash: string }) =>
   db
     .selectFrom('api_keys as k')
     .innerJoin('accounts as a', 'a.id', 'k.account_id')
@@ -27,7 +26,7 @@ const liveKeyByHash = preparedQuery((db) =>
       'a.per_day',
       'a.created_at',
     ])
-    .where('k.hash', '=', '')
+    .where('k.hash', '=', p.hash)
     .where('k.revoked_at', 'is', null),
 );
 
@@ -36,7 +35,7 @@ export async function findLiveKeyByHash(
   db: ReadDb,
   hash: string,
 ): Promise<KeyWithAccount | undefined> {
-  const [row] = await liveKeyByHash(db, [hash]);
+  const [row] = await liveKeyByHash(db, { hash });
   if (!row) return undefined;
   const { key_id, ...account } = row;
   return { keyId: key_id, account };

@@ -1,41 +1,28 @@
-import { type ExpressionBuilder, type Insertable, type SelectQueryBuilder, sql } from 'kysely';
+import { type ExpressionBuilder, type SelectQueryBuilder, sql } from 'kysely';
 import type { Database } from './database.js';
 import type { ReadDb, Tx } from './handles.js';
 import { preparedWrite } from './prepared.js';
-import type { MessageRow, MessagesTable, Tables } from './tables.js';
+import type { MessageRow, NewMessageRow, Tables } from './tables.js';
 
-// Parameters: the columns in the order written here.
-const insertMessageQuery = preparedWrite((tx) =>
+const insertMessageQuery = preparedWrite((tx, p: NewMessageRow) =>
   tx.insertInto('messages').values({
-    id: '',
-    account_id: '',
-    message: '',
-    status: '',
-    attempts: 0,
-    available_at: '',
-    lease_token: null,
-    lease_until: null,
-    failure_reason: null,
-    created_at: '',
-    updated_at: '',
+    id: p.id,
+    account_id: p.account_id,
+    message: p.message,
+    status: p.status,
+    attempts: p.attempts,
+    available_at: p.available_at,
+    lease_token: p.lease_token,
+    lease_until: p.lease_until,
+    failure_reason: p.failure_reason,
+    created_at: p.created_at,
+    updated_at: p.updated_at,
   }),
 );
 
 /** A new message row (the hot path of POST /messages, so a prepared query). */
-export async function insertMessage(tx: Tx, row: Insertable<MessagesTable>): Promise<void> {
-  await insertMessageQuery(tx, [
-    row.id,
-    row.account_id,
-    row.message,
-    row.status,
-    row.attempts,
-    row.available_at,
-    row.lease_token ?? null,
-    row.lease_until ?? null,
-    row.failure_reason ?? null,
-    row.created_at,
-    row.updated_at,
-  ]);
+export async function insertMessage(tx: Tx, row: NewMessageRow): Promise<void> {
+  await insertMessageQuery(tx, row);
 }
 
 export function findMessage(
@@ -136,21 +123,32 @@ export function claimOne(tx: Tx, id: string, lease: Lease): Promise<MessageRow |
     .executeTakeFirst();
 }
 
-// Parameters: [status, updated_at, available_at (null keeps it), failure_reason, id, token].
-const settleQuery = preparedWrite((tx) =>
-  tx
-    .updateTable('messages')
-    .set({
-      status: '',
-      updated_at: '',
-      available_at: sql<string>`coalesce(${''}, available_at)`,
-      failure_reason: '',
-      lease_token: sql<null>`null`,
-      lease_until: sql<null>`null`,
-    })
-    .where('id', '=', '')
-    .where('lease_token', '=', '')
-    .returning('id'),
+const settleQuery = preparedWrite(
+  (
+    tx,
+    p: {
+      id: string;
+      token: string;
+      status: string;
+      updatedAt: string;
+      /** Null keeps it. */
+      availableAt: string | null;
+      failureReason: string | null;
+    },
+  ) =>
+    tx
+      .updateTable('messages')
+      .set({
+        status: p.status,
+        updated_at: p.updatedAt,
+        available_at: sql<string>`coalesce(${p.availableAt}, available_at)`,
+        failure_reason: p.failureReason,
+        lease_token: sql<null>`null`,
+        lease_until: sql<null>`null`,
+      })
+      .where('id', '=', p.id)
+      .where('lease_token', '=', p.token)
+      .returning('id'),
 );
 
 /**
@@ -168,14 +166,14 @@ export async function settle(
     failure_reason?: string | null;
   },
 ): Promise<boolean> {
-  const rows = await settleQuery(tx, [
-    changes.status,
-    changes.updated_at,
-    changes.available_at ?? null,
-    changes.failure_reason ?? null,
+  const rows = await settleQuery(tx, {
     id,
     token,
-  ]);
+    status: changes.status,
+    updatedAt: changes.updated_at,
+    availableAt: changes.available_at ?? null,
+    failureReason: changes.failure_reason ?? null,
+  });
   return rows.length === 1;
 }
 

@@ -3,28 +3,20 @@ import type { ReadDb, Tx } from './handles.js';
 import { preparedInsert, preparedQuery } from './prepared.js';
 import type { NewPetRow, PetRow, PetsTable } from './tables.js';
 
-// Parameters: [account_id, name, category_id, status, created_at, updated_at].
-const insertPetQuery = preparedInsert((db) =>
-  db.insertInto('pets').values({
-    account_id: '',
-    name: '',
-    category_id: 0,
-    status: '',
-    created_at: '',
-    updated_at: '',
+const insertPetQuery = preparedInsert((tx, p: Omit<NewPetRow, 'id'>) =>
+  tx.insertInto('pets').values({
+    account_id: p.account_id,
+    name: p.name,
+    category_id: p.category_id,
+    status: p.status,
+    created_at: p.created_at,
+    updated_at: p.updated_at,
   }),
 );
 
 /** A new pet, returned as stored (the create path is hot, so a prepared insert). */
 export async function insertPet(tx: Tx, row: NewPetRow): Promise<PetRow> {
-  const id = await insertPetQuery(tx, [
-    row.account_id,
-    row.name,
-    row.category_id,
-    row.status,
-    row.created_at,
-    row.updated_at,
-  ]);
+  const id = await insertPetQuery(tx, row);
   return { ...row, id };
 }
 
@@ -37,26 +29,25 @@ export function findPet(db: ReadDb, accountId: string, id: number): Promise<PetR
     .executeTakeFirst();
 }
 
-// Parameters: [accountId, afterId, take].
-const petsPage = preparedQuery((db) =>
+const petsPage = preparedQuery((db, p: { accountId: string; afterId: number; take: number }) =>
   db
     .selectFrom('pets')
     .selectAll()
-    .where('account_id', '=', '')
-    .where('id', '>', 0)
+    .where('account_id', '=', p.accountId)
+    .where('id', '>', p.afterId)
     .orderBy('id')
-    .limit(0),
+    .limit(p.take),
 );
-// Parameters: [accountId, status, afterId, take].
-const petsPageByStatus = preparedQuery((db) =>
-  db
-    .selectFrom('pets')
-    .selectAll()
-    .where('account_id', '=', '')
-    .where('status', '=', '')
-    .where('id', '>', 0)
-    .orderBy('id')
-    .limit(0),
+const petsPageByStatus = preparedQuery(
+  (db, p: { accountId: string; status: string; afterId: number; take: number }) =>
+    db
+      .selectFrom('pets')
+      .selectAll()
+      .where('account_id', '=', p.accountId)
+      .where('status', '=', p.status)
+      .where('id', '>', p.afterId)
+      .orderBy('id')
+      .limit(p.take),
 );
 
 /** A keyset page of an account's pets (the list's hot path, so a prepared query). */
@@ -65,9 +56,10 @@ export function listPets(
   accountId: string,
   filter: { status?: string | undefined; afterId: number; take: number },
 ): Promise<PetRow[]> {
-  return filter.status === undefined
-    ? petsPage(db, [accountId, filter.afterId, filter.take])
-    : petsPageByStatus(db, [accountId, filter.status, filter.afterId, filter.take]);
+  const { status, afterId, take } = filter;
+  return status === undefined
+    ? petsPage(db, { accountId, afterId, take })
+    : petsPageByStatus(db, { accountId, status, afterId, take });
 }
 
 /**

@@ -2,28 +2,42 @@ import type { CompiledQuery, Generated, InsertQueryBuilder, InsertResult } from 
 import type { Db, ReadDb, Tx } from './handles.js';
 import type { Tables } from './tables.js';
 
+/** What builds a prepared statement: a handle and its parameters, by name (see `named`). */
+type Builder<H, P, Row> = (db: H, p: P) => { compile(): CompiledQuery<Row> };
+
 /**
  * A hot query built and compiled by Kysely once per database, then run with fresh
- * parameters: building a query costs more than running it from a prepared statement. The
- * builder must use its parameters in the order the caller passes them (the compiled SQL holds
- * one placeholder per value, in order), which each use states next to its builder.
+ * parameters: building a query costs more than running it from a prepared statement.
+ * Parameters are named: the builder declares them as the type of its `p` and uses `p.name`
+ * where each goes, and callers pass an object of that type, e.g.
+ *
+ *     const page = preparedQuery((db, p: { accountId: string; take: number }) =>
+ *       db.selectFrom('pets').selectAll().where('account_id', '=', p.accountId).limit(p.take));
+ *     await page(reader, { accountId, take: 20 });
+ *
+ * Which placeholder is which name is read from the compiled query, never written by hand.
  */
-export function preparedQuery<Row>(build: (db: ReadDb) => { compile(): CompiledQuery<Row> }) {
+export function preparedQuery<P extends Record<string, unknown>, Row>(
+  build: Builder<ReadDb, P, Row>,
+) {
   return prepared(build);
 }
 
 /** As `preparedQuery`, for a statement that changes data (and may return rows): run in a write. */
-export function preparedWrite<Row>(build: (tx: Tx) => { compile(): CompiledQuery<Row> }) {
+export function preparedWrite<P extends Record<string, unknown>, Row>(build: Builder<Tx, P, Row>) {
   return prepared(build);
 }
 
-function prepared<H extends ReadDb, Row>(build: (db: H) => { compile(): CompiledQuery<Row> }) {
+function prepared<H extends ReadDb, P extends Record<string, unknown>, Row>(
+  build: Builder<H, P, Row>,
+) {
   const compiled = compiledOnce(build);
-  return async (db: H, parameters: readonly unknown[]): Promise<Row[]> => {
-    const query = checked(compiled(db), parameters);
+  return async (db: H, parameters: P): Promise<Row[]> => {
+    const { query, names } = compiled(db);
+    const values = valuesOf(names, parameters);
     const direct = directRunners.get(db);
-    if (direct) return direct.all(query.sql, parameters) as Row[];
-    return (await db.executeQuery<Row>({ ...query, parameters })).rows;
+    if (direct) return direct.all(query.sql, values) as Row[];
+    return (await db.executeQuery<Row>({ ...query, parameters: values })).rows;
   };
 }
 
@@ -37,19 +51,29 @@ type NumberedTable = {
  * directly on SQLite, that is the connection's last row id: `RETURNING` costs SQLite ~3 µs a
  * row (it gathers the rows in a table of its own first). Elsewhere, `returning id`.
  */
-export function preparedInsert<T extends NumberedTable>(
-  build: (tx: Tx) => InsertQueryBuilder<Tables, T, InsertResult>,
+export function preparedInsert<T extends NumberedTable, P extends Record<string, unknown>>(
+  build: (tx: Tx, p: P) => InsertQueryBuilder<Tables, T, InsertResult>,
 ) {
   const plain = compiledOnce(build);
-  const returning = compiledOnce((tx: Tx) => build(tx).returning('id'));
-  return async (db: Tx, parameters: readonly unknown[]): Promise<number> => {
-    const direct = directRunners.get(db);
-    if (direct) return direct.insert(checked(plain(db), parameters).sql, parameters);
-    const query = checked(returning(db), parameters);
-    const [row] = (await db.executeQuery<{ id: number }>({ ...query, parameters })).rows;
+  const returning = compiledOnce((tx: Tx, p: P) => build(tx, p).returning('id'));
+  return async (tx: Tx, parameters: P): Promise<number> => {
+    const direct = directRunners.get(tx);
+    if (direct) {
+      const { query, names } = plain(tx);
+      return direct.insert(query.sql, valuesOf(names, parameters));
+    }
+    const { query, names } = returning(tx);
+    const values = valuesOf(names, parameters);
+    const [row] = (await tx.executeQuery<{ id: number }>({ ...query, parameters: values })).rows;
     if (!row) throw new Error('insert returned no row');
     return row.id;
   };
+}
+
+/** A compiled query and the name of each of its parameters, in order. */
+interface Named<Row> {
+  query: CompiledQuery<Row>;
+  names: readonly string[];
 }
 
 /**
@@ -57,24 +81,74 @@ export function preparedInsert<T extends NumberedTable>(
  * handle it came from (group commit takes a new connection handle for every batch). We use no
  * Kysely plugins, which could make two handles of one adapter write different SQL.
  */
-function compiledOnce<H extends ReadDb, Row>(build: (db: H) => { compile(): CompiledQuery<Row> }) {
-  const compiled = new WeakMap<object, CompiledQuery<Row>>();
-  return (db: H): CompiledQuery<Row> => {
+function compiledOnce<H extends ReadDb, P extends Record<string, unknown>, Row>(
+  build: Builder<H, P, Row>,
+) {
+  const compiled = new WeakMap<object, Named<Row>>();
+  return (db: H): Named<Row> => {
     const adapter = db.getExecutor().adapter;
     let query = compiled.get(adapter);
     if (!query) {
-      query = build(db).compile();
+      query = named(db, build);
       compiled.set(adapter, query);
     }
     return query;
   };
 }
 
-function checked<Q extends CompiledQuery<unknown>>(query: Q, parameters: readonly unknown[]): Q {
-  if (query.parameters.length !== parameters.length) {
-    throw new Error(`prepared query takes ${query.parameters.length} parameters`);
+/** What the builder's `p` gives for a name: a value Kysely binds as it is, and we recognize. */
+class Marker {
+  constructor(readonly name: string) {}
+}
+
+/**
+ * Builds and compiles the query with a marker for each parameter (`p.name`), then names the
+ * compiled parameters after the markers found in their places. Fails, the first time the query
+ * runs, if the SQL binds a value that is no parameter (a constant: write it into the SQL with
+ * `sql.lit` or `sql`), or a parameter the builder used is not bound (Kysely inlined it, or the
+ * builder computed with it).
+ */
+function named<H, P extends Record<string, unknown>, Row>(
+  db: H,
+  build: Builder<H, P, Row>,
+): Named<Row> {
+  const markers = new Map<string, Marker>();
+  const p = new Proxy(
+    {},
+    {
+      get(_, name) {
+        if (typeof name !== 'string') throw new Error('a prepared query parameter is named');
+        let marker = markers.get(name);
+        if (!marker) {
+          marker = new Marker(name);
+          markers.set(name, marker);
+        }
+        return marker;
+      },
+    },
+  ) as P;
+  const query = build(db, p).compile();
+  const names = query.parameters.map((value, i) => {
+    if (value instanceof Marker) return value.name;
+    throw new Error(
+      `prepared query binds a value that is no named parameter (${i + 1}: ${JSON.stringify(value)}): ${query.sql}`,
+    );
+  });
+  for (const name of markers.keys()) {
+    if (!names.includes(name)) {
+      throw new Error(`prepared query parameter ${name} is not bound by the SQL: ${query.sql}`);
+    }
   }
-  return query;
+  return { query, names };
+}
+
+/** The values of `parameters`, in the order of the compiled query's placeholders. */
+function valuesOf(names: readonly string[], parameters: object): unknown[] {
+  const values = new Array<unknown>(names.length);
+  for (let i = 0; i < names.length; i++) {
+    values[i] = (parameters as Record<string, unknown>)[names[i] as string];
+  }
+  return values;
 }
 
 /** Runs SQL text on a connection at once, with no query builder between. */

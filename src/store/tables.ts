@@ -100,6 +100,8 @@ export type CategoryRow = Selectable<CategoriesTable>;
 export type PetRow = Selectable<PetsTable>;
 export type NewPetRow = Insertable<PetsTable>;
 export type MessageRow = Selectable<MessagesTable>;
+/** A message as inserted: every column, the empty ones as null. */
+export type NewMessageRow = Required<Insertable<MessagesTable>>;
 export type OrderRow = Selectable<OrdersTable>;
 
 // What toISOString() writes, and what we store in SQLite: already canonical, nothing to do.
