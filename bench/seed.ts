@@ -28,6 +28,8 @@ export interface Seeded {
   deepCursor: string;
   /** The tenants of the mixed loads, each with its reads. */
   tenants: MixTenant[];
+  /** An account with a category and no pets: the ids the insert baseline's rows carry. */
+  throwaway: { accountId: string; categoryId: number };
 }
 
 /** Tenants of the mixed loads, and the pets each has (as the issue measured them). */
@@ -71,7 +73,7 @@ async function tenant(db: Db, pets: number, env: 'production') {
       last = ids.at(-1)?.id ?? last;
     }
   });
-  return { key: secret, categoryId: category.id, first, last };
+  return { accountId: account.value.id, key: secret, categoryId: category.id, first, last };
 }
 
 export async function seed(databaseUrl: string, pets: number): Promise<Seeded> {
@@ -99,11 +101,13 @@ export async function seed(databaseUrl: string, pets: number): Promise<Seeded> {
         ],
       });
     }
+    const throwaway = await tenant(database.db, 0, 'production');
     return {
       key: big.key,
       categoryId: big.categoryId,
       deepCursor: encodeCursor(deepId),
       tenants,
+      throwaway: { accountId: throwaway.accountId, categoryId: throwaway.categoryId },
     };
   } finally {
     await database.close();
