@@ -36,9 +36,11 @@ export interface LoadResult {
   requestsPerSecond: number;
   p50Ms: number;
   p99Ms: number;
-  /** Answers other than 2xx (a benchmark with errors is not a benchmark). */
+  /** Answers other than 2xx (a benchmark with errors is not a benchmark); for the insert
+   * baseline, failed inserts. */
   errors: number;
-  tool: 'wrk' | 'autocannon';
+  /** What made the load: the insert baseline is a pg client loop. */
+  tool: 'wrk' | 'autocannon' | 'pg';
 }
 
 function hasWrk(): boolean {
@@ -51,7 +53,7 @@ function hasWrk(): boolean {
   }
 }
 
-export const tool: LoadResult['tool'] = hasWrk() ? 'wrk' : 'autocannon';
+export const tool: 'wrk' | 'autocannon' = hasWrk() ? 'wrk' : 'autocannon';
 
 /**
  * Cores for the servers under test and for the load generator, when the machine has two or

@@ -8,6 +8,10 @@
  * BENCH_MEMORY=1 adds three one-minute GET runs and the service's RSS after each.
  * BENCH_ONLY=text runs only the scenarios whose name contains it (and the ceiling), for
  * trying a change quickly; such a partial run does not write latest.json.
+ *
+ * On PostgreSQL the two POSTs are also measured against PostgreSQL's own limit for the same
+ * insert: a bare pg client loop with the same connections (bench/insert-baseline.mjs), run
+ * in every round just before the first of them.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
@@ -18,7 +22,7 @@ import { join } from 'node:path';
 import { freePort } from '../test/cluster/harness.js';
 import { freshPostgres } from '../test/helpers.js';
 import { type LoadResult, type LoadSpec, load, pinned, serverCommand, tool } from './load.js';
-import { seed } from './seed.js';
+import { type Seeded, seed } from './seed.js';
 
 const dist = (path: string) => new URL(`../dist/${path}`, import.meta.url).href;
 const { openDatabase } = (await import(
@@ -38,11 +42,16 @@ const ONLY = process.env.BENCH_ONLY ?? '';
 /** The mixed loads' name: every request from one of 20 tenants, picked at random. */
 const MIX = '20 tenants:';
 const MIXED_CEILING = "ceiling: node:http, the mixed loads' requests";
+const INSERTS = 'baseline: single-row inserts, bare pg client';
+/** The scenarios measured against the insert baseline too, on PostgreSQL. */
+const AGAINST_INSERTS = ['POST /v1/pets', 'POST /messages'];
 
 interface Row extends LoadResult {
   mode: string;
   scenario: string;
   ratio: number;
+  /** Against the insert baseline of the same rounds (PostgreSQL writes only). */
+  vsInserts?: number;
   /** Requests per second in each round. */
   rounds: number[];
 }
@@ -92,6 +101,36 @@ async function stop(child: ChildProcess): Promise<void> {
 function rssMb(pid: number | undefined): number {
   const status = readFileSync(`/proc/${pid}/status`, 'utf8');
   return Math.round(Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0) / 1024);
+}
+
+/**
+ * PostgreSQL's own rate for single-row inserts like the service's pet insert (into a table
+ * like `pets`): bench/insert-baseline.mjs, on the servers' core (where the service, the
+ * database's client, runs), with the loads' connections, warm-up and seconds.
+ */
+async function insertBaseline(url: string, target: Seeded['throwaway']): Promise<LoadResult> {
+  const { child, match } = await startChild(
+    [
+      join(ROOT, 'bench/insert-baseline.mjs'),
+      url,
+      target.accountId,
+      String(target.categoryId),
+      String(CONNECTIONS),
+      String(WARMUP),
+      String(SECONDS),
+    ],
+    {},
+    /^(\{.*\})$/m,
+  );
+  if (child.exitCode === null) await once(child, 'exit');
+  const r = JSON.parse(match[1] ?? '{}') as Record<string, number>;
+  return {
+    requestsPerSecond: r.rps ?? NaN,
+    p50Ms: r.p50 ?? NaN,
+    p99Ms: r.p99 ?? NaN,
+    errors: r.errors ?? 0,
+    tool: 'pg',
+  };
 }
 
 async function measure(spec: Omit<LoadSpec, 'connections' | 'seconds'>): Promise<LoadResult> {
@@ -202,11 +241,12 @@ async function runMode(
   // is the median of its rounds' ratios, its rate and latencies those of its median round.
   const [ceilingScenario, ceilingSpec] = scenarios[0] ?? [];
   if (!ceilingScenario || !ceilingSpec) throw new Error('no ceiling scenario');
-  const runs = new Map<string, Array<LoadResult & { ratio: number }>>();
-  const record = (scenario: string, result: LoadResult, ratio: number) => {
-    runs.set(scenario, [...(runs.get(scenario) ?? []), { ...result, ratio }]);
+  const runs = new Map<string, Array<LoadResult & { ratio: number; vsInserts?: number }>>();
+  const record = (scenario: string, result: LoadResult, ratio: number, vsInserts?: number) => {
+    runs.set(scenario, [...(runs.get(scenario) ?? []), { ...result, ratio, vsInserts }]);
     process.stdout.write(` ${Math.round(result.requestsPerSecond)}`);
   };
+  const postgres = store.url.startsWith('postgres');
   let drainMs: number | null = null;
   const probe = openDatabase(store.url, { poolSize: 1 });
   try {
@@ -214,7 +254,13 @@ async function runMode(
       process.stdout.write(`  round ${round} of ${ROUNDS}:`);
       let before = await measure(ceilingSpec);
       record(ceilingScenario, before, 1);
+      let inserts: LoadResult | undefined;
       for (const [scenario, spec] of scenarios.slice(1)) {
+        const againstInserts = postgres && AGAINST_INSERTS.includes(scenario);
+        if (againstInserts && !inserts) {
+          inserts = await insertBaseline(store.url, seeded.throwaway);
+          record(INSERTS, inserts, NaN);
+        }
         // A mixed load's requests are made by a script in the load generator (wrk's Lua),
         // which costs it ~15% of its rate: its ceiling is the same script against node:http,
         // run around it, so the ratio is the service's cost alone.
@@ -231,7 +277,14 @@ async function runMode(
         // The ceiling server needs no warm-up after its first run.
         const after = await load({ ...ceilingFor, connections: CONNECTIONS, seconds: SECONDS });
         const ceilingNow = (mixedBefore.requestsPerSecond + after.requestsPerSecond) / 2;
-        record(scenario, result, result.requestsPerSecond / ceilingNow);
+        record(
+          scenario,
+          result,
+          result.requestsPerSecond / ceilingNow,
+          againstInserts && inserts
+            ? result.requestsPerSecond / inserts.requestsPerSecond
+            : undefined,
+        );
         if (spec.mix) {
           record(MIXED_CEILING, after, 1);
         } else {
@@ -246,13 +299,24 @@ async function runMode(
   }
   const rowNames = scenarios.map(([scenario]) => scenario);
   if (runs.has(MIXED_CEILING)) rowNames.splice(1, 0, MIXED_CEILING);
+  if (runs.has(INSERTS)) {
+    rowNames.splice(
+      rowNames.findIndex((name) => AGAINST_INSERTS.includes(name)),
+      0,
+      INSERTS,
+    );
+  }
   for (const scenario of rowNames) {
     const all = runs.get(scenario) ?? [];
+    const vsInserts = all.flatMap((run) => (run.vsInserts === undefined ? [] : [run]));
     rows.push({
       mode,
       scenario,
       ...median(all, (run) => run.requestsPerSecond),
       ratio: median(all, (run) => run.ratio).ratio,
+      ...(vsInserts.length > 0 && {
+        vsInserts: median(vsInserts, (run) => run.vsInserts ?? 0).vsInserts,
+      }),
       // Non-2xx answers in every round, not the median's alone.
       errors: all.reduce((sum, r) => sum + r.errors, 0),
       rounds: all.map((r) => Math.round(r.requestsPerSecond)),
@@ -306,13 +370,15 @@ const fmt = (n: number, digits = 0) =>
   n.toLocaleString('en', { maximumFractionDigits: digits, minimumFractionDigits: digits });
 const lines = [
   '',
-  `| mode | scenario | req/s | p50 ms | p99 ms | × ceiling | non-2xx |`,
-  '|---|---|---:|---:|---:|---:|---:|',
+  `| mode | scenario | req/s | p50 ms | p99 ms | × ceiling | × inserts | non-2xx |`,
+  '|---|---|---:|---:|---:|---:|---:|---:|',
 ];
 for (const { rows } of modes) {
   for (const r of rows) {
+    const ratio = Number.isFinite(r.ratio) ? fmt(r.ratio, 2) : '–';
+    const inserts = r.scenario === INSERTS ? '1.00' : r.vsInserts && fmt(r.vsInserts, 2);
     lines.push(
-      `| ${r.mode} | ${r.scenario} | ${fmt(r.requestsPerSecond)} | ${fmt(r.p50Ms, 2)} | ${fmt(r.p99Ms, 2)} | ${fmt(r.ratio, 2)} | ${r.errors} |`,
+      `| ${r.mode} | ${r.scenario} | ${fmt(r.requestsPerSecond)} | ${fmt(r.p50Ms, 2)} | ${fmt(r.p99Ms, 2)} | ${ratio} | ${inserts ?? ''} | ${r.errors} |`,
     );
   }
 }
@@ -339,6 +405,15 @@ checks.push([
 checks.push(['no non-2xx answers', modes.every((m) => m.rows.every((r) => r.errors === 0))]);
 const pgGet = rowOf('postgres+redis', 'GET /v1/pets?limit=20');
 if (pgGet) checks.push(['PostgreSQL + Redis GET ≥ 0.25 × ceiling', pgGet.ratio >= 0.25]);
+// Issue 19: PostgreSQL writes close to what PostgreSQL itself sustains of the same insert.
+const pgPets = rowOf('postgres+redis', 'POST /v1/pets');
+if (pgPets) {
+  checks.push(['POST /v1/pets ≥ 0.6 × insert baseline', (pgPets.vsInserts ?? 0) >= 0.6]);
+}
+const pgMessages = rowOf('postgres+redis', 'POST /messages');
+if (pgMessages) {
+  checks.push(['POST /messages ≥ 0.4 × insert baseline', (pgMessages.vsInserts ?? 0) >= 0.4]);
+}
 const mixReads = rowOf('embedded', `${MIX} reads`);
 const mixed = rowOf('embedded', `${MIX} 90%`);
 checks.push(['20 tenants, reads ≥ 0.55 × ceiling', mixReads && mixReads.ratio >= 0.55]);

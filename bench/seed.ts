@@ -28,6 +28,8 @@ export interface Seeded {
   deepCursor: string;
   /** The tenants of the mixed loads, each with its reads. */
   tenants: MixTenant[];
+  /** An account with a category and no pets: the ids the insert baseline's rows carry. */
+  throwaway: { accountId: string; categoryId: number };
 }
 
 /** Tenants of the mixed loads, and the pets each has (as the issue measured them). */
@@ -84,7 +86,7 @@ async function tenant(database: Database, pets: number, env: 'production') {
     },
     { atomic: true },
   );
-  return { key: secret, categoryId: category.id, first, last };
+  return { accountId: account.value.id, key: secret, categoryId: category.id, first, last };
 }
 
 export async function seed(databaseUrl: string, pets: number): Promise<Seeded> {
@@ -112,11 +114,13 @@ export async function seed(databaseUrl: string, pets: number): Promise<Seeded> {
         ],
       });
     }
+    const throwaway = await tenant(database, 0, 'production');
     return {
       key: big.key,
       categoryId: big.categoryId,
       deepCursor: encodeCursor(deepId),
       tenants,
+      throwaway: { accountId: throwaway.accountId, categoryId: throwaway.categoryId },
     };
   } finally {
     await database.close();
