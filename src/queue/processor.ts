@@ -53,14 +53,15 @@ export class MessageProcessor {
     };
   }
 
-  /** Through group commit: on SQLite the claim shares a commit (an fsync) with other writes. */
+  /** Claims, settles and accepted messages share commits (group commit, Database.write). */
   claimDue(limit: number): Promise<MessageRow[]> {
     const lease = this.newLease();
     return this.database.write((db) => claimDue(db, this.database.dialect, lease, limit));
   }
 
   claim(id: string): Promise<MessageRow | undefined> {
-    return claimOne(this.database.db, id, this.newLease());
+    const lease = this.newLease();
+    return this.database.write((db) => claimOne(db, id, lease), { oneStatement: true });
   }
 
   async process(row: MessageRow): Promise<Outcome> {
@@ -87,8 +88,9 @@ export class MessageProcessor {
     const settled = new Set<string>();
     for (const [token, ids] of sentByLease) {
       try {
-        const done = await this.database.write((db) =>
-          settleSent(db, ids, token, now.toISOString()),
+        const done = await this.database.write(
+          (db) => settleSent(db, ids, token, now.toISOString()),
+          { oneStatement: true },
         );
         for (const id of done) settled.add(id);
       } catch (err) {
@@ -149,7 +151,7 @@ export class MessageProcessor {
 
   /** Settles go through group commit: on SQLite a worker's messages share one transaction. */
   private settle(id: string, token: string, changes: Parameters<typeof settle>[3]) {
-    return this.database.write((db) => settle(db, id, token, changes));
+    return this.database.write((db) => settle(db, id, token, changes), { oneStatement: true });
   }
 
   private lost(row: MessageRow): Outcome {

@@ -117,9 +117,9 @@ export async function claimDue(
     );
     return [...expired, ...due];
   };
-  // One transaction for both, so a failure cannot leave rows leased to nobody: on SQLite the
-  // caller's (group commit), on PostgreSQL one of our own.
-  return dialect === 'postgres' ? db.transaction().execute(both) : both(db);
+  // One transaction for both, so a failure cannot leave rows leased to nobody: the caller's
+  // (Database.write's group commit, a savepoint of its own).
+  return both(db);
 }
 
 /** Claims one message by id, if it is claimable (the BullMQ path). */
