@@ -3,7 +3,7 @@ import { rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
-import { sql } from 'kysely';
+import pg from 'pg';
 import { type AppOptions, buildApp } from '../src/app.js';
 import { type Clock, systemClock } from '../src/clock.js';
 import { loadConfig } from '../src/config.js';
@@ -253,18 +253,22 @@ export async function freshPostgres(
   prefix = 'as_test',
 ): Promise<{ url: string; drop: () => Promise<void> }> {
   const name = `${prefix}_${randomUUID().replaceAll('-', '').slice(0, 16)}`;
-  const admin = openDatabase(base, { poolSize: 1 });
-  // PostgreSQL runs a write as it is: CREATE DATABASE cannot run in a transaction.
-  await admin.write((tx) => sql.raw(`CREATE DATABASE ${name}`).execute(tx));
+  // A plain client: CREATE DATABASE cannot run in a transaction, and every write of the
+  // service's own runs in one (group commit).
+  const admin = async (statement: string) => {
+    const client = new pg.Client({ connectionString: base });
+    await client.connect();
+    try {
+      await client.query(statement);
+    } finally {
+      await client.end();
+    }
+  };
+  await admin(`CREATE DATABASE ${name}`);
   const url = new URL(base);
   url.pathname = `/${name}`;
   return {
     url: url.href,
-    drop: async () => {
-      await admin.write((tx) =>
-        sql.raw(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`).execute(tx),
-      );
-      await admin.close();
-    },
+    drop: () => admin(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`),
   };
 }

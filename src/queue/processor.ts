@@ -53,7 +53,7 @@ export class MessageProcessor {
     };
   }
 
-  /** Through group commit: on SQLite the claim shares a commit (an fsync) with other writes. */
+  /** Claims, settles and accepted messages share commits (group commit, Database.write). */
   claimDue(limit: number): Promise<MessageRow[]> {
     return claimDue(this.database, this.newLease(), limit);
   }
@@ -87,8 +87,9 @@ export class MessageProcessor {
     const settled = new Set<string>();
     for (const [token, ids] of sentByLease) {
       try {
-        const done = await this.database.write((tx) =>
-          settleSent(tx, ids, token, now.toISOString()),
+        const done = await this.database.write(
+          (tx) => settleSent(tx, ids, token, now.toISOString()),
+          { oneStatement: true },
         );
         for (const id of done) settled.add(id);
       } catch (err) {
@@ -149,7 +150,7 @@ export class MessageProcessor {
 
   /** Settles go through group commit: on SQLite a worker's messages share one transaction. */
   private settle(id: string, token: string, changes: Parameters<typeof settle>[3]) {
-    return this.database.write((tx) => settle(tx, id, token, changes));
+    return this.database.write((tx) => settle(tx, id, token, changes), { oneStatement: true });
   }
 
   private lost(row: MessageRow): Outcome {

@@ -12,6 +12,7 @@ import * as messages from './migrations/0002_messages.js';
 import * as deprecatedCalls from './migrations/0003_deprecated_calls.js';
 import * as orders from './migrations/0004_orders.js';
 import * as portalSessions from './migrations/0005_portal_sessions.js';
+import { PgGroupCommit } from './pg-group-commit.js';
 import { sqliteStatements } from './sqlite-statements.js';
 import type { Tables } from './tables.js';
 
@@ -39,10 +40,10 @@ export interface Database {
   /** The PostgreSQL pool's state; undefined on SQLite (one connection, no pool). */
   poolStats(): PoolStats | undefined;
   /**
-   * Runs a write that will be acknowledged to a client: the one way to change data. On SQLite,
-   * concurrent ones share one transaction and one fsync (group commit), each in a savepoint of
-   * its own; on PostgreSQL, whose server batches commits by itself, it runs as it is, or in a
-   * transaction of its own with `atomic`. Resolves after the write is committed.
+   * Runs a write that will be acknowledged to a client: the one way to change data. Concurrent
+   * ones share one transaction and one commit (group commit: SQLite's GroupCommit, PostgreSQL's
+   * PgGroupCommit), each in a savepoint of its own or, when it is one statement, on its own.
+   * Resolves after the write is committed.
    *
    * The work gets a `Tx`, the only handle writing repository functions take, and there is no
    * other writing handle to capture: reading or writing past the batch, or starting a
@@ -102,7 +103,8 @@ export function openDatabase(url: string, options: DatabaseOptions = {}): Databa
   let pool: pg.Pool | undefined;
   let changesElsewhere = (): number | undefined => undefined;
   const caches: CacheStats[] = [];
-  let group: GroupCommit | undefined;
+  let group: Pick<GroupCommit, 'run'> | undefined;
+  let closeGroup = async () => {};
   if (dialect === 'sqlite') {
     const path = url.slice('sqlite:'.length);
     if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
@@ -126,24 +128,23 @@ export function openDatabase(url: string, options: DatabaseOptions = {}): Databa
       reader = new Kysely<Tables>({ dialect: new SqliteDialect({ database: readerStatements }) });
     }
   } else {
-    pool = new pg.Pool({
+    const poolConfig: pg.PoolConfig = {
       connectionString: url,
-      max: options.poolSize ?? 10,
       types: pgTypes,
       // Waiting longer than this for a connection fails the request (503) instead of piling up.
       connectionTimeoutMillis: 5_000,
       idleTimeoutMillis: 30_000,
       statement_timeout: options.statementTimeoutMs ?? 10_000,
-    });
-    // A server restart or a dropped connection is reported as an 'error' event on the client:
-    // through the pool for idle clients, but on the client itself for one checked out (the pool
-    // takes its listener off while the client is lent), where an unheard event would end the
-    // process. Either way the client's next query fails and is answered 503 (storeTrouble),
-    // and the pool discards the client and connects afresh, so here we only have to listen.
-    pool.on('error', () => {});
-    pool.on('connect', (client) => client.on('error', () => {}));
+    };
+    pool = listened(new pg.Pool({ ...poolConfig, max: options.poolSize ?? 10 }));
     db = new Kysely<Tables>({ dialect: new PostgresDialect({ pool }) });
     reader = db;
+    // Group commit's own connection, pipelined; one batch at a time uses it.
+    const writer = new PgGroupCommit(
+      listened(new pg.Pool({ ...poolConfig, max: 1, pipeline: true })),
+    );
+    group = writer;
+    closeGroup = () => writer.close();
   }
   let closing: Promise<void> | undefined;
   const tx = lendTx(db);
@@ -159,9 +160,11 @@ export function openDatabase(url: string, options: DatabaseOptions = {}): Databa
     poolStats: () =>
       pool && { total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount },
     close: () => {
-      closing ??= Promise.all([db.destroy(), reader === db ? undefined : reader.destroy()]).then(
-        () => undefined,
-      );
+      closing ??= Promise.all([
+        db.destroy(),
+        reader === db ? undefined : reader.destroy(),
+        closeGroup(),
+      ]).then(() => undefined);
       return closing;
     },
   };
@@ -174,6 +177,19 @@ function writerOf(database: Database): Db {
   const db = writers.get(database);
   if (!db) throw new Error('not a database opened by openDatabase');
   return db;
+}
+
+/**
+ * A server restart or a dropped connection is reported as an 'error' event on the client:
+ * through the pool for idle clients, but on the client itself for one checked out (the pool
+ * takes its listener off while the client is lent), where an unheard event would end the
+ * process. Either way the client's next query fails and is answered 503 (storeTrouble), and
+ * the pool discards the client and connects afresh, so here we only have to listen.
+ */
+function listened(pool: pg.Pool): pg.Pool {
+  pool.on('error', () => {});
+  pool.on('connect', (client) => client.on('error', () => {}));
+  return pool;
 }
 
 function migrations(dialect: Dialect): Record<string, Migration> {

@@ -1,0 +1,189 @@
+import { Kysely, PostgresDialect, type PostgresPoolClient } from 'kysely';
+import type pg from 'pg';
+import type { WriteOptions } from './group-commit.js';
+import { lendTx, type Tx } from './handles.js';
+import type { Tables } from './tables.js';
+
+interface Pending {
+  work: (tx: Tx) => Promise<unknown>;
+  oneStatement: boolean;
+  resolve: (value: unknown) => void;
+  reject: (error: unknown) => void;
+}
+
+type Outcome = { ok: true; value: unknown } | { ok: false; error: unknown };
+
+/** Writes per transaction at most, so one batch never holds its locks for long. */
+const MAX_BATCH = 256;
+
+/** Statements a write must not send: the batch owns its transaction. */
+const TRANSACTION_CONTROL = /^\s*(begin|start\s+transaction|commit|end|rollback|abort)\s*;?\s*$/i;
+
+const settle = (work: Promise<unknown>): Promise<Outcome> =>
+  work.then(
+    (value) => ({ ok: true, value }),
+    (error: unknown) => ({ ok: false, error }),
+  );
+
+/**
+ * Group commit for PostgreSQL. Each write committed on its own costs a round trip for its
+ * statement, a WAL flush, and, for inserts under one account, a row lock on the account and
+ * category shared by every transaction at once (a MultiXact each). Writes that arrive while a
+ * batch is being committed are gathered and committed together in one transaction, on one
+ * pipelined connection (node-postgres' `pipeline`: statements are sent without waiting for the
+ * answers of those before them); each caller is answered only after that commit.
+ *
+ * One-statement writes (`oneStatement`) run side by side, their statements pipelined. Should
+ * any of them fail (PostgreSQL then aborts the whole transaction), or the transaction be
+ * aborted by a failure a write swallowed, the batch is rolled back and run again one write at
+ * a time, each in a savepoint of its own: the failing write fails alone, with its own error,
+ * and the others commit. A one-statement write may therefore run twice; only the last run's
+ * changes and answer count. Other writes always run one at a time in their savepoints.
+ */
+export class PgGroupCommit {
+  private readonly queue: Pending[] = [];
+  private flushing = false;
+  /** The connection of the batch in progress, which every write's queries go to. */
+  private client: pg.PoolClient | undefined;
+  /** The handle writes are given: each of its queries runs on the batch's connection. */
+  private readonly tx: Tx;
+
+  /** @param pool Connections with `pipeline: true`; one at a time is used. */
+  constructor(private readonly pool: pg.Pool) {
+    const lent: PostgresPoolClient = {
+      query: ((text: string, parameters: unknown[]) => this.query(text, parameters)) as never,
+      // The batch releases its connection, not the queries made on it.
+      release: () => {},
+    };
+    this.tx = lendTx(
+      new Kysely<Tables>({
+        dialect: new PostgresDialect({ pool: { connect: async () => lent, end: async () => {} } }),
+      }),
+    );
+  }
+
+  /**
+   * Queues a write. `work` gets a `Tx` (see Database.write); it must not begin or end a
+   * transaction (refused), and must not call `Database.write` itself.
+   */
+  run<T>(work: (tx: Tx) => Promise<T>, options: WriteOptions = {}): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      this.queue.push({
+        work,
+        oneStatement: options.oneStatement === true,
+        resolve: resolve as (value: unknown) => void,
+        reject,
+      });
+      if (!this.flushing) {
+        this.flushing = true;
+        setImmediate(() => void this.flush());
+      }
+    });
+  }
+
+  /** Waits for the batch in progress, then closes the connections. */
+  async close(): Promise<void> {
+    await this.pool.end();
+  }
+
+  private query(text: string, parameters: unknown[]): Promise<pg.QueryResult> {
+    if (TRANSACTION_CONTROL.test(text)) {
+      return Promise.reject(
+        new Error('a write in a group commit must not begin or end a transaction'),
+      );
+    }
+    if (!this.client) return Promise.reject(new Error('no batch in progress'));
+    return this.client.query(text, parameters);
+  }
+
+  /**
+   * Commits one batch; the writes that arrived meanwhile wait for the next, which starts in
+   * the next turn of the event loop (so a write answered here may queue another at once).
+   */
+  private async flush(): Promise<void> {
+    const batch = this.queue.splice(0, MAX_BATCH);
+    let outcomes: Outcome[];
+    let client: pg.PoolClient | undefined;
+    try {
+      client = await this.pool.connect();
+      this.client = client;
+      outcomes = await this.commit(client, batch);
+      client.release();
+    } catch (error) {
+      // The transaction failed as a whole (the connection, the commit): nothing of the batch
+      // is stored, every caller is told, and the connection, its state unknown, is dropped.
+      client?.release(error instanceof Error ? error : true);
+      outcomes = batch.map(() => ({ ok: false, error }));
+    } finally {
+      this.client = undefined;
+    }
+    batch.forEach((item, i) => {
+      const outcome = outcomes[i];
+      if (outcome?.ok) item.resolve(outcome.value);
+      else item.reject(outcome?.error);
+    });
+    if (this.queue.length > 0) setImmediate(() => void this.flush());
+    else this.flushing = false;
+  }
+
+  /** Runs the batch in one transaction and commits it; each write's outcome, in order. */
+  private async commit(client: pg.PoolClient, batch: Pending[]): Promise<Outcome[]> {
+    const together = batch.filter((item) => item.oneStatement);
+    const alone = batch.filter((item) => !item.oneStatement);
+    // BEGIN goes out first, and the statements right behind it, unanswered yet.
+    const begun = settle(client.query('begin'));
+    const results = await Promise.all(together.map((item) => settle(item.work(this.tx))));
+    const began = await begun;
+    if (!began.ok) throw began.error;
+    if (results.every((result) => result.ok)) {
+      const outcomes = new Map<Pending, Outcome>();
+      for (const [i, item] of together.entries()) outcomes.set(item, results[i] as Outcome);
+      try {
+        for (const item of alone) outcomes.set(item, await this.attempt(client, item));
+      } catch (error) {
+        // A write above swallowed its statement's failure: the transaction is aborted.
+        if (!inFailedTransaction(error)) throw error;
+      }
+      if (outcomes.size === batch.length) {
+        // COMMIT of an aborted transaction rolls it back, without an error.
+        if ((await client.query('commit')).command === 'COMMIT') {
+          return batch.map((item) => outcomes.get(item) as Outcome);
+        }
+      } else await client.query('rollback');
+    } else await client.query('rollback');
+    // A statement failed and PostgreSQL aborted the transaction: again, one write at a time.
+    await client.query('begin');
+    const outcomes: Outcome[] = [];
+    for (const item of batch) outcomes.push(await this.attempt(client, item));
+    if ((await client.query('commit')).command !== 'COMMIT') {
+      throw new Error('the batch was rolled back at commit');
+    }
+    return outcomes;
+  }
+
+  /** One write in its savepoint: rolled back alone if it fails. */
+  private async attempt(client: pg.PoolClient, item: Pending): Promise<Outcome> {
+    await client.query('savepoint write');
+    const outcome = await settle(item.work(this.tx));
+    if (outcome.ok) {
+      try {
+        await client.query('release savepoint write');
+        return outcome;
+      } catch (error) {
+        // The write swallowed its statement's error (createPet answers unknown_category): the
+        // transaction is aborted all the same, and only the savepoint brings it back.
+        if (!inFailedTransaction(error)) throw error;
+      }
+    }
+    await client.query('rollback to savepoint write');
+    await client.query('release savepoint write');
+    return outcome;
+  }
+}
+
+/** SQLSTATE 25P02: the transaction was aborted by an earlier statement's failure. (A
+ * pipelined connection reports its transaction status only after the next answer, so the
+ * status alone cannot tell.) */
+function inFailedTransaction(error: unknown): boolean {
+  return (error as { code?: unknown } | null)?.code === '25P02';
+}
