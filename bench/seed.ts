@@ -17,6 +17,12 @@ const { createApiKey } = (await import(
 const { encodeCursor } = (await import(
   dist('domain/pagination.js')
 )) as typeof import('../src/domain/pagination.js');
+const { insertCategory } = (await import(
+  dist('store/categories-repository.js')
+)) as typeof import('../src/store/categories-repository.js');
+const { reserveNumbers } = (await import(
+  dist('store/numbered.js')
+)) as typeof import('../src/store/numbered.js');
 const { migrate, openDatabase } = (await import(
   dist('store/database.js')
 )) as typeof import('../src/store/database.js');
@@ -59,33 +65,31 @@ async function tenant(database: Database, pets: number, env: 'production') {
     createApiKey(tx, systemClock, env, account.value.id, 'bench'),
   );
   const now = new Date().toISOString();
-  const category = await database.write((tx) =>
-    tx
-      .insertInto('categories')
-      .values({ account_id: account.value.id, name: 'Bench', created_at: now })
-      .returning('id')
-      .executeTakeFirstOrThrow(),
+  const numbersFor = account.value.id;
+  const category = await database.write(
+    (tx) => insertCategory(tx, account.value.id, 'Bench', now),
+    { numbersFor },
   );
-  let first = 0;
-  let last = 0;
-  await database.write(
+  const first = await database.write(
     async (tx) => {
+      const first = await reserveNumbers(tx, 'pets', account.value.id, pets);
       for (let done = 0; done < pets; done += BATCH) {
         const rows = Array.from({ length: Math.min(BATCH, pets - done) }, (_, i) => ({
           account_id: account.value.id,
+          id: first + done + i,
           name: `Pet ${done + i}`,
           category_id: category.id,
           status: STATUSES[(done + i) % 3] as string,
           created_at: now,
           updated_at: now,
         }));
-        const ids = await tx.insertInto('pets').values(rows).returning('id').execute();
-        if (done === 0) first = ids[0]?.id ?? 0;
-        last = ids.at(-1)?.id ?? last;
+        await tx.insertInto('pets').values(rows).execute();
       }
+      return first;
     },
-    { atomic: true },
+    { atomic: true, numbersFor },
   );
+  const last = first + pets - 1;
   return { accountId: account.value.id, key: secret, categoryId: category.id, first, last };
 }
 

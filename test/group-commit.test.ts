@@ -28,7 +28,9 @@ for (const target of targets) {
       ({ url, cleanup } = made);
       ({ database, accountId } = await storeWithAccount(url));
       categoryId = (
-        await database.write((tx) => createCategory(tx, systemClock, accountId, 'Dogs'))
+        await database.write((tx) => createCategory(tx, systemClock, accountId, 'Dogs'), {
+          numbersFor: accountId,
+        })
       ).id;
     });
     after(async () => {
@@ -42,14 +44,17 @@ for (const target of targets) {
         .sort();
     const pet = (tx: Tx, name: string, category = categoryId) =>
       createPet(tx, systemClock, accountId, { name, categoryId: category });
-    const oneStatement = { oneStatement: true };
+    // accountId is known once the suite's `before` ran.
+    const oneStatement = () => ({ oneStatement: true, numbersFor: accountId });
     /** How each of the writes, started together, ended. */
     const settled = async (writes: Array<Promise<unknown>>) =>
       (await Promise.allSettled(writes)).map((o) => o.status);
 
     it('gives each created pet the id the database stored it under', async () => {
       const created = await Promise.all(
-        ['Id 1', 'Id 2', 'Id 3'].map((name) => database.write((tx) => pet(tx, name), oneStatement)),
+        ['Id 1', 'Id 2', 'Id 3'].map((name) =>
+          database.write((tx) => pet(tx, name), oneStatement()),
+        ),
       );
       const stored = await listPets(database.reader, accountId, { afterId: 0, take: 1000 });
       for (const result of created) {
@@ -62,9 +67,9 @@ for (const target of targets) {
     it('refuses a one-statement write whose statement fails, and only it', async () => {
       const before = await names();
       const results = await Promise.all([
-        database.write((tx) => pet(tx, 'Kept 1'), oneStatement),
-        database.write((tx) => pet(tx, 'Refused', 424242), oneStatement),
-        database.write((tx) => pet(tx, 'Kept 2'), oneStatement),
+        database.write((tx) => pet(tx, 'Kept 1'), oneStatement()),
+        database.write((tx) => pet(tx, 'Refused', 424242), oneStatement()),
+        database.write((tx) => pet(tx, 'Kept 2'), oneStatement()),
       ]);
       assert.deepEqual(
         results.map((r) => r.ok),
@@ -79,13 +84,13 @@ for (const target of targets) {
       const row = { account_id: accountId, category_id: categoryId, status: 'available' };
       assert.deepEqual(
         await settled([
-          database.write((tx) => pet(tx, 'Beside 1'), oneStatement),
+          database.write((tx) => pet(tx, 'Beside 1'), oneStatement()),
           // NOT NULL: the error reaches the batch (createPet answers only unknown categories).
           database.write(
             (tx) => insertPet(tx, { ...row, name: null as never, created_at: at, updated_at: at }),
-            oneStatement,
+            oneStatement(),
           ),
-          database.write((tx) => pet(tx, 'Beside 2'), oneStatement),
+          database.write((tx) => pet(tx, 'Beside 2'), oneStatement()),
         ]),
         ['fulfilled', 'rejected', 'fulfilled'],
       );
@@ -104,15 +109,18 @@ for (const target of targets) {
         // The one-statement write had no savepoint to return to: its whole batch fails.
         assert.deepEqual(
           await settled([
-            database.write((tx) => pet(tx, 'Plain'), oneStatement),
+            database.write((tx) => pet(tx, 'Plain'), oneStatement()),
             database.write(async (tx) => {
               await pet(tx, 'Half done');
               throw new Error('failed after its insert');
-            }, oneStatement),
-            database.write(async (tx) => {
-              await pet(tx, 'Also half done');
-              throw new Error('failed after its insert');
-            }),
+            }, oneStatement()),
+            database.write(
+              async (tx) => {
+                await pet(tx, 'Also half done');
+                throw new Error('failed after its insert');
+              },
+              { numbersFor: accountId },
+            ),
           ]),
           ['rejected', 'rejected', 'rejected'],
         );
@@ -126,7 +134,7 @@ for (const target of targets) {
       const committed = (name: string) =>
         reader.prepare('select count(*) from pets where name = ?').pluck().get(name);
       try {
-        const first = database.write((tx) => pet(tx, 'First of the turn'), oneStatement);
+        const first = database.write((tx) => pet(tx, 'First of the turn'), oneStatement());
         let seenWhenNextRan: unknown;
         const next = new Promise((resolve, reject) =>
           setImmediate(() =>
@@ -134,7 +142,7 @@ for (const target of targets) {
               .write(async (tx) => {
                 seenWhenNextRan = committed('First of the turn');
                 return pet(tx, 'Next turn');
-              }, oneStatement)
+              }, oneStatement())
               .then(resolve, reject),
           ),
         );
@@ -155,13 +163,13 @@ for (const target of targets) {
         const before = await names();
         assert.deepEqual(
           await settled([
-            database.write((tx) => pet(tx, 'Before the end'), oneStatement),
+            database.write((tx) => pet(tx, 'Before the end'), oneStatement()),
             database.write(async (tx) => {
               // As SQLite does by itself on some errors (disk full): the transaction is gone.
               await sql`rollback`.execute(tx);
               throw new Error('the transaction was rolled back');
-            }, oneStatement),
-            database.write((tx) => pet(tx, 'After the end'), oneStatement),
+            }, oneStatement()),
+            database.write((tx) => pet(tx, 'After the end'), oneStatement()),
           ]),
           ['rejected', 'rejected', 'rejected'],
         );
@@ -169,17 +177,17 @@ for (const target of targets) {
         // A write that swallows the error and answers: the batch fails all the same.
         assert.deepEqual(
           await settled([
-            database.write((tx) => pet(tx, 'Before the end'), oneStatement),
+            database.write((tx) => pet(tx, 'Before the end'), oneStatement()),
             database.write(async (tx) => {
               await sql`rollback`.execute(tx);
-            }, oneStatement),
-            database.write((tx) => pet(tx, 'After the end'), oneStatement),
+            }, oneStatement()),
+            database.write((tx) => pet(tx, 'After the end'), oneStatement()),
           ]),
           ['rejected', 'rejected', 'rejected'],
         );
         assert.deepEqual(await names(), before);
         // And the next batch commits as usual.
-        assert.ok((await database.write((tx) => pet(tx, 'Next batch'), oneStatement)).ok);
+        assert.ok((await database.write((tx) => pet(tx, 'Next batch'), oneStatement())).ok);
         assert.deepEqual(await names(), [...before, 'Next batch'].sort());
       },
     );
@@ -191,11 +199,11 @@ for (const target of targets) {
         const before = await names();
         assert.deepEqual(
           await settled([
-            database.write((db) => pet(db, 'Plain'), oneStatement),
+            database.write((db) => pet(db, 'Plain'), oneStatement()),
             database.write(async (db) => {
               await pet(db, 'Half done');
               throw new Error('failed after its insert');
-            }, oneStatement),
+            }, oneStatement()),
             database.write(async (db) => {
               await pet(db, 'Also half done');
               throw new Error('failed after its insert');
@@ -220,10 +228,10 @@ for (const target of targets) {
       async () => {
         const before = await names();
         const results = await Promise.all([
-          database.write((db) => pet(db, 'Beside a refusal 1'), oneStatement),
+          database.write((db) => pet(db, 'Beside a refusal 1'), oneStatement()),
           // createPet answers unknown_category from the failed insert: PostgreSQL has aborted
           // the transaction all the same.
-          database.write((db) => pet(db, 'Refused', 424242), oneStatement),
+          database.write((db) => pet(db, 'Refused', 424242), oneStatement()),
           database.write(async (db) => {
             await pet(db, 'Beside a refusal 2');
             return pet(db, 'Beside a refusal 3');
@@ -259,7 +267,7 @@ for (const target of targets) {
           let seenBeforeCommit: number | undefined;
           const answered: string[] = [];
           const writes = [
-            database.write((db) => pet(db, 'Together 1'), oneStatement),
+            database.write((db) => pet(db, 'Together 1'), oneStatement()),
             database.write(async (db) => {
               const made = await pet(db, 'Together 2');
               seenBeforeCommit = await committed('Together 2');
@@ -285,16 +293,16 @@ for (const target of targets) {
       const before = await names();
       assert.deepEqual(
         await settled([
-          database.write((db) => pet(db, 'Before the end'), oneStatement),
+          database.write((db) => pet(db, 'Before the end'), oneStatement()),
           database.write(async (db) => {
             await sql`commit`.execute(db);
-          }, oneStatement),
+          }, oneStatement()),
           database.write(async (db) => {
             // A Tx has no transaction() (it does not compile); at run time it is refused too.
             // @ts-expect-error
             await db.transaction().execute((trx) => pet(trx, 'In a transaction of its own'));
           }),
-          database.write((db) => pet(db, 'After the end'), oneStatement),
+          database.write((db) => pet(db, 'After the end'), oneStatement()),
         ]),
         ['fulfilled', 'rejected', 'rejected', 'fulfilled'],
       );
@@ -307,7 +315,7 @@ for (const target of targets) {
       async () => {
         const before = await names();
         const outcomes = await settled([
-          database.write((db) => pet(db, 'Lost 1'), oneStatement),
+          database.write((db) => pet(db, 'Lost 1'), oneStatement()),
           database.write(async (db) => {
             await pet(db, 'Lost 2');
             // The server ends the batch's connection, as a restart or a failover would.
@@ -316,7 +324,7 @@ for (const target of targets) {
         ]);
         assert.deepEqual(outcomes, ['rejected', 'rejected']);
         assert.deepEqual(await names(), before);
-        assert.ok((await database.write((db) => pet(db, 'Next batch'), oneStatement)).ok);
+        assert.ok((await database.write((db) => pet(db, 'Next batch'), oneStatement())).ok);
         assert.deepEqual(await names(), [...before, 'Next batch'].sort());
       },
     );

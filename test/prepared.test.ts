@@ -54,11 +54,14 @@ for (const target of targets) {
     });
 
     it('binds each value by its name, whatever order the SQL uses them in', async () => {
-      const made = await database.write(async (tx) => [
-        await createCategory(tx, systemClock, accountId, 'Named'),
-        await createCategory(tx, systemClock, accountId, 'Named'),
-        await createCategory(tx, systemClock, accountId, 'Other'),
-      ]);
+      const made = await database.write(
+        async (tx) => [
+          await createCategory(tx, systemClock, accountId, 'Named'),
+          await createCategory(tx, systemClock, accountId, 'Named'),
+          await createCategory(tx, systemClock, accountId, 'Other'),
+        ],
+        { numbersFor: accountId },
+      );
       const [first, second] = made;
       assert.ok(first && second);
       const all = { accountId, after: 0, name: 'Named', take: 10 };

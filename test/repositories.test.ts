@@ -5,6 +5,7 @@ import { systemClock } from '../src/clock.js';
 import { createAccount } from '../src/domain/accounts.js';
 import { createCategory, removeCategory } from '../src/domain/categories.js';
 import { createPet, listPetPage, updatePet } from '../src/domain/pets.js';
+import { listCategories } from '../src/store/categories-repository.js';
 import { type Database, migrate } from '../src/store/database.js';
 import { claimDue, findMessage, insertMessage, settle } from '../src/store/messages-repository.js';
 import { sqliteDatabaseUrl, storeWithAccount, testDatabaseUrl } from './helpers.js';
@@ -41,17 +42,20 @@ for (const target of targets) {
     });
 
     it('returns ids as numbers and pages by keyset', async () => {
-      const category = await database.write((tx) =>
-        createCategory(tx, systemClock, accountId, 'Dogs'),
+      const category = await database.write(
+        (tx) => createCategory(tx, systemClock, accountId, 'Dogs'),
+        { numbersFor: accountId },
       );
       assert.equal(typeof category.id, 'number');
       const ids: number[] = [];
       for (let i = 0; i < 5; i++) {
-        const pet = await database.write((tx) =>
-          createPet(tx, systemClock, accountId, {
-            name: `P${i}`,
-            categoryId: category.id,
-          }),
+        const pet = await database.write(
+          (tx) =>
+            createPet(tx, systemClock, accountId, {
+              name: `P${i}`,
+              categoryId: category.id,
+            }),
+          { numbersFor: accountId },
         );
         assert.ok(pet.ok);
         ids.push(pet.value.id);
@@ -75,15 +79,18 @@ for (const target of targets) {
     });
 
     it('lets exactly one of two racing status changes from the same state win', async () => {
-      const category = await database.write((tx) =>
-        createCategory(tx, systemClock, accountId, 'Race'),
+      const category = await database.write(
+        (tx) => createCategory(tx, systemClock, accountId, 'Race'),
+        { numbersFor: accountId },
       );
-      const pet = await database.write((tx) =>
-        createPet(tx, systemClock, accountId, {
-          name: 'R',
-          categoryId: category.id,
-          status: 'pending',
-        }),
+      const pet = await database.write(
+        (tx) =>
+          createPet(tx, systemClock, accountId, {
+            name: 'R',
+            categoryId: category.id,
+            status: 'pending',
+          }),
+        { numbersFor: accountId },
       );
       assert.ok(pet.ok);
       const [a, b] = await Promise.all([
@@ -172,19 +179,31 @@ for (const target of targets) {
         password: 'long enough password',
       });
       assert.ok(other.ok);
-      const theirs = await database.write((tx) =>
-        createCategory(tx, systemClock, other.value.id, 'Theirs'),
-      );
-      const pet = await database.write((tx) =>
-        createPet(tx, systemClock, accountId, {
-          name: 'X',
-          categoryId: theirs.id,
-        }),
+      // Ids are numbered per account: one the other account has and this one has not.
+      const mineBefore = await listCategories(database.reader, accountId, 0, 1000);
+      let theirs = { id: 0 };
+      while (mineBefore.some((c) => c.id >= theirs.id)) {
+        theirs = await database.write(
+          (tx) => createCategory(tx, systemClock, other.value.id, 'Theirs'),
+          { numbersFor: other.value.id },
+        );
+      }
+      const pet = await database.write(
+        (tx) =>
+          createPet(tx, systemClock, accountId, {
+            name: 'X',
+            categoryId: theirs.id,
+          }),
+        { numbersFor: accountId },
       );
       assert.deepEqual(pet.ok ? 'created' : pet.code, 'unknown_category');
-      const mine = await database.write((tx) => createCategory(tx, systemClock, accountId, 'Mine'));
-      await database.write((tx) =>
-        createPet(tx, systemClock, accountId, { name: 'Y', categoryId: mine.id }),
+      const mine = await database.write(
+        (tx) => createCategory(tx, systemClock, accountId, 'Mine'),
+        { numbersFor: accountId },
+      );
+      await database.write(
+        (tx) => createPet(tx, systemClock, accountId, { name: 'Y', categoryId: mine.id }),
+        { numbersFor: accountId },
       );
       const removed = await database.write((tx) => removeCategory(tx, accountId, mine.id));
       assert.deepEqual(removed.ok ? 'removed' : removed.code, 'category_in_use');

@@ -192,7 +192,9 @@ const COMMANDS: Record<string, Command> = {
       return `Created the demo account ${demo.email} (password ${demo.password}) with demo pets.\nAPI key: ${demo.key}`;
     }
     const accountId = await accountIdFor(database, email);
-    const pets = await database.write((tx) => seedDemoData(tx, systemClock, accountId));
+    const pets = await database.write((tx) => seedDemoData(tx, systemClock, accountId), {
+      numbersFor: accountId,
+    });
     return `Added 3 categories and ${pets} pets to ${email}.`;
   },
 };

@@ -23,7 +23,8 @@ const DEMO_PETS: Record<string, Array<[string, PetStatus]>> = {
   Birds: [['Kiwi', 'available']],
 };
 
-/** A few categories and pets, so a first `GET /v1/pets` shows something. */
+/** A few categories and pets, so a first `GET /v1/pets` shows something. Its write says
+ * `numbersFor` the account. */
 export async function seedDemoData(tx: Tx, clock: Clock, accountId: string): Promise<number> {
   let pets = 0;
   for (const [categoryName, list] of Object.entries(DEMO_PETS)) {
@@ -65,10 +66,13 @@ export async function createDemoAccount(
   const password = randomBytes(12).toString('base64url');
   const account = await createAccount(store, clock, { email: DEMO_EMAIL, password });
   if (!account.ok) return undefined; // it exists (maybe another instance just made it)
-  const { secret } = await store.write(async (tx) => {
-    const key = await createApiKey(tx, clock, env, account.value.id, 'demo');
-    await seedDemoData(tx, clock, account.value.id);
-    return key;
-  });
+  const { secret } = await store.write(
+    async (tx) => {
+      const key = await createApiKey(tx, clock, env, account.value.id, 'demo');
+      await seedDemoData(tx, clock, account.value.id);
+      return key;
+    },
+    { numbersFor: account.value.id },
+  );
   return { email: DEMO_EMAIL, password, key: secret };
 }

@@ -49,6 +49,8 @@ function toOrder(row: OrderRow): Order {
 
 /** An order and its pet change together or not at all, on PostgreSQL too. */
 const atomic = { atomic: true };
+/** As `atomic`, for a write that numbers an order of the account. */
+const numbering = (accountId: string) => ({ atomic: true, numbersFor: accountId });
 
 const notFound = (id: number) => fail('not_found', `No order ${id} in this account.`);
 
@@ -76,7 +78,7 @@ export function placeOrder(
         : fail('not_found', `No pet ${petId} in this account.`);
     }
     return ok(toOrder(await insertOrder(tx, accountId, petId, at)));
-  }, atomic);
+  }, numbering(accountId));
 }
 
 export async function getOrder(

@@ -1,17 +1,18 @@
 import type { ReadDb, Tx } from './handles.js';
+import { numberedInsert } from './numbered.js';
 import type { CategoryRow } from './tables.js';
 
+const insertCategoryQuery = numberedInsert('categories', ['name', 'created_at']);
+
+/** A new category, numbered next in its account. Its write says `numbersFor` the account. */
 export async function insertCategory(
   tx: Tx,
   accountId: string,
   name: string,
   at: string,
 ): Promise<CategoryRow> {
-  return tx
-    .insertInto('categories')
-    .values({ account_id: accountId, name, created_at: at })
-    .returningAll()
-    .executeTakeFirstOrThrow();
+  const row = { account_id: accountId, name, created_at: at };
+  return { ...row, id: await insertCategoryQuery(tx, row) };
 }
 
 export function findCategory(

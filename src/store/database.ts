@@ -12,6 +12,7 @@ import * as messages from './migrations/0002_messages.js';
 import * as deprecatedCalls from './migrations/0003_deprecated_calls.js';
 import * as orders from './migrations/0004_orders.js';
 import * as portalSessions from './migrations/0005_portal_sessions.js';
+import * as perAccountIds from './migrations/0006_per_account_ids.js';
 import { PgGroupCommit } from './pg-group-commit.js';
 import { sqliteStatements } from './sqlite-statements.js';
 import type { Tables } from './tables.js';
@@ -199,6 +200,7 @@ function migrations(dialect: Dialect): Record<string, Migration> {
     '0003_deprecated_calls': { up: (db) => deprecatedCalls.up(db, dialect) },
     '0004_orders': { up: (db) => orders.up(db, dialect) },
     '0005_portal_sessions': { up: (db) => portalSessions.up(db, dialect) },
+    '0006_per_account_ids': { up: (db) => perAccountIds.up(db, dialect) },
   };
 }
 
@@ -258,7 +260,20 @@ export async function assertSchemaCurrent(database: Database): Promise<void> {
  * holds a lock while it works (an advisory lock on PostgreSQL), so one instance migrates and the
  * others find the work done. A database migrated by newer code is refused, not touched.
  */
-export async function migrate(database: Database, attempt = 1): Promise<string[]> {
+export function migrate(database: Database): Promise<string[]> {
+  if (database.dialect === 'postgres') return migrateNow(database);
+  // SQLite waits for a lock synchronously, stopping the event loop: a second migration in this
+  // process would wait for one that cannot go on (0006 holds its transaction across awaits).
+  // Other processes wait only themselves.
+  const run = sqliteMigrations.then(() => migrateNow(database));
+  sqliteMigrations = run.catch(() => {});
+  return run;
+}
+
+/** This process's SQLite migrations, one at a time. */
+let sqliteMigrations: Promise<unknown> = Promise.resolve();
+
+async function migrateNow(database: Database, attempt = 1): Promise<string[]> {
   refuseNewerSchema(await schemaStatus(database));
   const migrator = new Migrator({
     db: writerOf(database),
@@ -274,10 +289,23 @@ export async function migrate(database: Database, attempt = 1): Promise<string[]
     attempt < 3 &&
     /already exists/.test(String(error))
   ) {
-    return migrate(database, attempt + 1);
+    return migrateNow(database, attempt + 1);
   }
   if (error) throw error;
   return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
+}
+
+/**
+ * Brings the schema up to the migration named `last` and no further: for a test of a
+ * migration on the data that came before it.
+ */
+export async function migrateTo(database: Database, last: string): Promise<void> {
+  const migrator = new Migrator({
+    db: writerOf(database),
+    provider: { getMigrations: async () => migrations(database.dialect) },
+  });
+  const { error } = await migrator.migrateTo(last);
+  if (error) throw error;
 }
 
 /** The database answers a trivial query within the time given, or this rejects. */

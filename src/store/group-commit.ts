@@ -24,6 +24,13 @@ export interface WriteOptions {
    * every write of a batch is all or nothing already, in its savepoint.
    */
   atomic?: boolean;
+  /**
+   * The account whose rows the write numbers (src/store/numbered.ts). On PostgreSQL a batch
+   * locks the id counters of the accounts its writes number for before anything else, in one
+   * order, so batches of several instances never deadlock over them; a numbered insert whose
+   * write did not say so fails. SQLite ignores it (one writer).
+   */
+  numbersFor?: string;
 }
 
 type Outcome = { ok: true; value: unknown } | { ok: false; error: unknown };
@@ -66,12 +73,6 @@ export class GroupCommit {
         if (statement.reader) return statement.all(parameters);
         statement.run(parameters);
         return [];
-      },
-      insert: (text, parameters) => {
-        const result = statements.prepare(text).run(parameters);
-        // The last row id stays from an earlier insert when this one stored nothing.
-        if (result.changes !== 1) throw new Error('the insert did not store one row');
-        return Number(result.lastInsertRowid);
       },
     };
   }

@@ -1,23 +1,24 @@
 import type { ReadDb, Tx } from './handles.js';
+import { numberedInsert } from './numbered.js';
 import type { OrderRow } from './tables.js';
 
-export function insertOrder(
+const insertOrderQuery = numberedInsert('orders', ['pet_id', 'status', 'created_at', 'updated_at']);
+
+/** A new order, numbered next in its account. Its write says `numbersFor` the account. */
+export async function insertOrder(
   tx: Tx,
   accountId: string,
   petId: number,
   at: string,
 ): Promise<OrderRow> {
-  return tx
-    .insertInto('orders')
-    .values({
-      account_id: accountId,
-      pet_id: petId,
-      status: 'placed',
-      created_at: at,
-      updated_at: at,
-    })
-    .returningAll()
-    .executeTakeFirstOrThrow();
+  const row = {
+    account_id: accountId,
+    pet_id: petId,
+    status: 'placed',
+    created_at: at,
+    updated_at: at,
+  };
+  return { ...row, id: await insertOrderQuery(tx, row) };
 }
 
 export function findOrder(

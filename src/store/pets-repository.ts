@@ -1,23 +1,24 @@
 import type { Updateable } from 'kysely';
 import type { ReadDb, Tx } from './handles.js';
-import { preparedInsert, preparedQuery } from './prepared.js';
-import type { NewPetRow, PetRow, PetsTable } from './tables.js';
+import { numberedInsert, type Unnumbered } from './numbered.js';
+import { preparedQuery } from './prepared.js';
+import type { PetRow, PetsTable } from './tables.js';
 
-const insertPetQuery = preparedInsert((tx, p: Omit<NewPetRow, 'id'>) =>
-  tx.insertInto('pets').values({
-    account_id: p.account_id,
-    name: p.name,
-    category_id: p.category_id,
-    status: p.status,
-    created_at: p.created_at,
-    updated_at: p.updated_at,
-  }),
-);
+const insertPetQuery = numberedInsert('pets', [
+  'name',
+  'category_id',
+  'status',
+  'created_at',
+  'updated_at',
+]);
 
-/** A new pet, returned as stored (the create path is hot, so a prepared insert). */
-export async function insertPet(tx: Tx, row: NewPetRow): Promise<PetRow> {
+/**
+ * A new pet, numbered next in its account, returned as stored (the create path is hot, so
+ * prepared statements). Its write says `numbersFor` the account.
+ */
+export async function insertPet(tx: Tx, row: Unnumbered<'pets'>): Promise<PetRow> {
   const id = await insertPetQuery(tx, row);
-  return { ...row, id };
+  return { ...row, id } as PetRow;
 }
 
 export function findPet(db: ReadDb, accountId: string, id: number): Promise<PetRow | undefined> {
@@ -98,6 +99,7 @@ export async function deletePetWithoutOpenOrder(
         exists(
           selectFrom('orders')
             .select('orders.id')
+            .where('orders.account_id', '=', accountId)
             .where('orders.pet_id', '=', id)
             .where('orders.status', 'in', ['placed', 'approved']),
         ),

@@ -7,6 +7,7 @@ import type { Tables } from './tables.js';
 interface Pending {
   work: (tx: Tx) => Promise<unknown>;
   oneStatement: boolean;
+  numbersFor: string | undefined;
   resolve: (value: unknown) => void;
   reject: (error: unknown) => void;
 }
@@ -47,6 +48,8 @@ export class PgGroupCommit {
   private client: pg.PoolClient | undefined;
   /** The handle writes are given: each of its queries runs on the batch's connection. */
   private readonly tx: Tx;
+  /** The accounts whose id counters the batch in progress holds (WriteOptions.numbersFor). */
+  private countersHeld: ReadonlySet<string> = new Set();
 
   /** @param pool Connections with `pipeline: true`; one at a time is used. */
   constructor(private readonly pool: pg.Pool) {
@@ -60,6 +63,12 @@ export class PgGroupCommit {
         dialect: new PostgresDialect({ pool: { connect: async () => lent, end: async () => {} } }),
       }),
     );
+    batches.set(this.tx, this);
+  }
+
+  /** Whether the batch in progress holds the id counters of `accountId`. */
+  holdsCounters(accountId: string): boolean {
+    return this.countersHeld.has(accountId);
   }
 
   /**
@@ -71,6 +80,7 @@ export class PgGroupCommit {
       this.queue.push({
         work,
         oneStatement: options.oneStatement === true,
+        numbersFor: options.numbersFor,
         resolve: resolve as (value: unknown) => void,
         reject,
       });
@@ -116,6 +126,7 @@ export class PgGroupCommit {
       outcomes = batch.map(() => ({ ok: false, error }));
     } finally {
       this.client = undefined;
+      this.countersHeld = new Set();
     }
     batch.forEach((item, i) => {
       const outcome = outcomes[i];
@@ -132,9 +143,12 @@ export class PgGroupCommit {
     const alone = batch.filter((item) => !item.oneStatement);
     // BEGIN goes out first, and the statements right behind it, unanswered yet.
     const begun = settle(client.query('begin'));
+    const locked = settle(this.lockCounters(client, batch));
     const results = await Promise.all(together.map((item) => settle(item.work(this.tx))));
     const began = await begun;
     if (!began.ok) throw began.error;
+    const lockedCounters = await locked;
+    if (!lockedCounters.ok) throw lockedCounters.error;
     if (results.every((result) => result.ok)) {
       const outcomes = new Map<Pending, Outcome>();
       for (const [i, item] of together.entries()) outcomes.set(item, results[i] as Outcome);
@@ -153,12 +167,33 @@ export class PgGroupCommit {
     } else await client.query('rollback');
     // A statement failed and PostgreSQL aborted the transaction: again, one write at a time.
     await client.query('begin');
+    await this.lockCounters(client, batch);
     const outcomes: Outcome[] = [];
     for (const item of batch) outcomes.push(await this.attempt(client, item));
     if ((await client.query('commit')).command !== 'COMMIT') {
       throw new Error('the batch was rolled back at commit');
     }
     return outcomes;
+  }
+
+  /**
+   * Locks the id counters of the accounts the batch numbers for, in order, creating those
+   * missing: the first thing the transaction does, so whatever else it waits for, it holds no
+   * counter another batch could be waiting for out of order.
+   */
+  private async lockCounters(client: pg.PoolClient, batch: Pending[]): Promise<void> {
+    const accounts = [
+      ...new Set(batch.flatMap((item) => (item.numbersFor ? [item.numbersFor] : []))),
+    ].sort();
+    this.countersHeld = new Set(accounts);
+    if (accounts.length === 0) return;
+    // One pass in order: DO UPDATE locks each row, the existing and the new alike.
+    await client.query(
+      `insert into id_counters (account_id)
+       select account_id from unnest($1::text[]) as a (account_id) order by account_id
+       on conflict (account_id) do update set account_id = excluded.account_id`,
+      [accounts],
+    );
   }
 
   /** One write in its savepoint: rolled back alone if it fails. */
@@ -178,6 +213,22 @@ export class PgGroupCommit {
     await client.query('rollback to savepoint write');
     await client.query('release savepoint write');
     return outcome;
+  }
+}
+
+/** The group commit each lent `Tx` belongs to. */
+const batches = new WeakMap<object, PgGroupCommit>();
+
+/**
+ * A numbered insert on PostgreSQL checks that its write said whose rows it numbers
+ * (WriteOptions.numbersFor), so its batch took that account's counter in order: otherwise
+ * two instances' batches could each hold a counter the other waits for.
+ */
+export function assertCountersHeld(tx: Tx, accountId: string): void {
+  if (!batches.get(tx)?.holdsCounters(accountId)) {
+    throw new Error(
+      'a numbered insert on PostgreSQL runs in a write that says numbersFor: its account',
+    );
   }
 }
 

@@ -1,6 +1,5 @@
-import type { CompiledQuery, Generated, InsertQueryBuilder, InsertResult } from 'kysely';
+import type { CompiledQuery } from 'kysely';
 import type { Db, ReadDb, Tx } from './handles.js';
-import type { Tables } from './tables.js';
 
 /** What builds a prepared statement: a handle and its parameters, by name (see `named`). */
 type Builder<H, P, Row> = (db: H, p: P) => { compile(): CompiledQuery<Row> };
@@ -38,35 +37,6 @@ function prepared<H extends ReadDb, P extends Record<string, unknown>, Row>(
     const direct = directRunners.get(db);
     if (direct) return direct.all(query.sql, values) as Row[];
     return (await db.executeQuery<Row>({ ...query, parameters: values })).rows;
-  };
-}
-
-/** Tables whose id the database assigns, a number (the row id, on SQLite). */
-type NumberedTable = {
-  [T in keyof Tables]: Tables[T] extends { id: Generated<number> } ? T : never;
-}[keyof Tables];
-
-/**
- * A hot insert of one row, answering the id the database gave it. Where the query runs
- * directly on SQLite, that is the connection's last row id: `RETURNING` costs SQLite ~3 µs a
- * row (it gathers the rows in a table of its own first). Elsewhere, `returning id`.
- */
-export function preparedInsert<T extends NumberedTable, P extends Record<string, unknown>>(
-  build: (tx: Tx, p: P) => InsertQueryBuilder<Tables, T, InsertResult>,
-) {
-  const plain = compiledOnce(build);
-  const returning = compiledOnce((tx: Tx, p: P) => build(tx, p).returning('id'));
-  return async (tx: Tx, parameters: P): Promise<number> => {
-    const direct = directRunners.get(tx);
-    if (direct) {
-      const { query, names } = plain(tx);
-      return direct.insert(query.sql, valuesOf(names, parameters));
-    }
-    const { query, names } = returning(tx);
-    const values = valuesOf(names, parameters);
-    const [row] = (await tx.executeQuery<{ id: number }>({ ...query, parameters: values })).rows;
-    if (!row) throw new Error('insert returned no row');
-    return row.id;
   };
 }
 
@@ -155,8 +125,6 @@ function valuesOf(names: readonly string[], parameters: object): unknown[] {
 export interface DirectRunner {
   /** The rows of a statement that returns rows; none for one that does not. */
   all(sql: string, parameters: readonly unknown[]): unknown[];
-  /** Runs an insert of one row; the row id it gave it. */
-  insert(sql: string, parameters: readonly unknown[]): number;
 }
 
 /**

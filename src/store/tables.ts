@@ -1,4 +1,4 @@
-import type { ColumnType, Generated, Insertable, Selectable } from 'kysely';
+import type { ColumnType, Insertable, Selectable } from 'kysely';
 
 /** SQLite hands back timestamps as ISO text, PostgreSQL (`timestamptz`) as Date. */
 type Timestamp = ColumnType<Date | string, string, string>;
@@ -26,15 +26,16 @@ export interface ApiKeysTable {
   revoked_at: Timestamp | null;
 }
 
+/** Ids of categories, pets and orders are numbered per account (src/store/numbered.ts). */
 export interface CategoriesTable {
-  id: Generated<number>;
+  id: number;
   account_id: string;
   name: string;
   created_at: Timestamp;
 }
 
 export interface PetsTable {
-  id: Generated<number>;
+  id: number;
   account_id: string;
   name: string;
   category_id: number;
@@ -67,7 +68,7 @@ export interface DeprecatedCallsTable {
 }
 
 export interface OrdersTable {
-  id: Generated<number>;
+  id: number;
   account_id: string;
   pet_id: number;
   status: string;
@@ -83,7 +84,16 @@ export interface PortalSessionsTable {
   expires_at: Timestamp;
 }
 
+/** Each account's last id given in each numbered table. */
+export interface IdCountersTable {
+  account_id: string;
+  categories: number;
+  pets: number;
+  orders: number;
+}
+
 export interface Tables {
+  id_counters: IdCountersTable;
   accounts: AccountsTable;
   api_keys: ApiKeysTable;
   categories: CategoriesTable;

@@ -83,7 +83,7 @@ export const categoryRoutes: FastifyPluginAsyncTypebox = async (app) => {
       const { account } = callerOf(request);
       const category = await database.write(
         (tx) => createCategory(tx, clock, account.id, request.body.name),
-        { oneStatement: true }, // one insert
+        { oneStatement: true, numbersFor: account.id }, // one insert
       );
       const location = v1Url(config, request, `/categories/${category.id}`).href;
       return reply.code(201).header('location', location).send(category);

@@ -76,7 +76,7 @@ export const petRoutes: FastifyPluginAsyncTypebox = async (app) => {
       const pet = unwrap(
         await database.write(
           (tx) => createPet(tx, clock, account.id, request.body),
-          { oneStatement: true }, // one insert
+          { oneStatement: true, numbersFor: account.id }, // one insert
         ),
       );
       const location = v1Url(config, request, `/pets/${pet.id}`).href;
