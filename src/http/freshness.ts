@@ -39,9 +39,9 @@ const expectedOf = (kept: KeptUnder) =>
 
 /**
  * What a write did to the account's catalogue, as its route declares it (`config.writes`):
- * - `appends`: it only adds rows, each with an id above every id its table holds, so every
- *   full page (one with a next page) stays as it was. True where ids are given in commit order:
- *   the embedded store, whose one writer commits in turn;
+ * - `appends`: it only adds rows, each with an id above every id its account's table holds, so
+ *   every full page (one with a next page) stays as it was. True on both stores: ids are
+ *   numbered per account in commit order (src/store/numbered.ts);
  * - `changes` (when not said): anything else.
  */
 export type CatalogueWrite = 'appends' | 'changes';
@@ -207,7 +207,7 @@ export function sharedFreshness(
   /** Tells every instance; on failure, says once per outage what it may cost. */
   const announce = (
     accountId: string,
-    what: 'keys' | 'data',
+    what: keyof Versions,
     say: (fields: object, text: string) => void,
   ) =>
     limiter.changed(accountId, what).then(
@@ -244,15 +244,18 @@ export function sharedFreshness(
     keysChanged: (accountId) =>
       announce(accountId, 'keys', (fields, text) => log.error(fields, text)),
     dataVersions: (request) => {
-      // One version in Redis, moved on by appends too: ids there are not given in commit
-      // order (concurrent transactions on PostgreSQL), so an append may land inside a page.
-      const data = request.rateLimit?.versions?.data;
-      return data === undefined ? undefined : { whole: data, fullPages: data };
+      // Full pages depend on the data version; the last pages on the appends version too.
+      const versions = request.rateLimit?.versions;
+      return versions === undefined
+        ? undefined
+        : { whole: `${versions.data} ${versions.appends}`, fullPages: versions.data };
     },
     keeps: () => true,
     // Once per outage: a kept page of this account may be served up to 30 s stale.
-    wrote: (request, accountId) =>
-      announce(accountId, 'data', (fields, text) => request.log.warn(fields, text)),
+    wrote: (request, accountId, write) =>
+      announce(accountId, write === 'appends' ? 'appends' : 'data', (fields, text) =>
+        request.log.warn(fields, text),
+      ),
   };
 }
 

@@ -136,7 +136,8 @@ export class RateLimiter {
 
   /**
    * Tells every instance sharing the store that an account's keys or plan (`keys`), or its
-   * catalogue (`data`), changed: what they keep of it is read again from their next request.
+   * catalogue (`data`; `appends` when only appended to), changed: what they keep of it is
+   * read again from their next request.
    */
   changed(accountId: string, what: keyof Versions): Promise<void> {
     return this.store.bump(this.versionKey(accountId, what));
@@ -239,7 +240,11 @@ export class RateLimiter {
         banThreshold: this.options.banThreshold,
         banMs: this.options.banSeconds * 1000,
         ...(subject.withVersions && {
-          versionKeys: [this.versionKey(subject.id, 'keys'), this.versionKey(subject.id, 'data')],
+          versionKeys: [
+            this.versionKey(subject.id, 'keys'),
+            this.versionKey(subject.id, 'data'),
+            this.versionKey(subject.id, 'appends'),
+          ],
         }),
       },
       policy: windows.map((w) => `"${w.name}";q=${w.limit};w=${w.seconds}`).join(', '),

@@ -8,14 +8,15 @@ const VERSION_TTL_MS = 86_400_000;
 
 /**
  * Counts a batch of m requests of one subject (those of one turn of the event loop).
- * KEYS: ban, then n counters, then n strike counters, then (accounts) the keys and data
- * version keys.
+ * KEYS: ban, then n counters, then n strike counters, then (accounts) the version keys: the
+ * keys version, then the others (data, appends).
  * ARGV: n, ban threshold, ban ms, now ms, the keys version expected ('' for none), a new
  * version for a version key that is missing, m, then limit and ttl ms for each counter.
- * Returns {outcome, ban ms left, keys version, data version, accepted, full window, strikes,
- * counts before...}: the first `accepted` requests are counted; outcome 1 all of them; 0 the
- * rest are refused, each a strike on the first full window (its index; `strikes` after them),
- * and those past the ban threshold start a ban; -1 all were refused by a ban already running;
+ * Returns {outcome, ban ms left, keys version, data version, appends version, accepted, full
+ * window, strikes, counts before...}: the first `accepted` requests are counted; outcome 1 all
+ * of them; 0 the rest are refused, each a strike on the first full window (its index; `strikes`
+ * after them), and those past the ban threshold start a ban; -1 all were refused by a ban
+ * already running;
  * 2 stale (the keys version was not the one expected: nothing counted). One script, so
  * it is atomic across every instance sharing the server. The ban holds its end time (read
  * against the caller's clock, like the windows) and expires from Redis by itself. A missing
@@ -26,25 +27,25 @@ const HIT_SCRIPT = `
 local n = tonumber(ARGV[1])
 local now = tonumber(ARGV[4])
 local m = tonumber(ARGV[7])
-local keysVersion, dataVersion = false, false
-if #KEYS > 1 + 2 * n then
-  keysVersion = redis.call('GET', KEYS[2 + 2 * n])
-  if not keysVersion then
-    keysVersion = ARGV[6]
-    redis.call('SET', KEYS[2 + 2 * n], keysVersion, 'PX', ${VERSION_TTL_MS})
+local versions = {}
+for i = 2 + 2 * n, #KEYS do
+  local version = redis.call('GET', KEYS[i])
+  if not version then
+    version = ARGV[6]
+    redis.call('SET', KEYS[i], version, 'PX', ${VERSION_TTL_MS})
   end
-  dataVersion = redis.call('GET', KEYS[3 + 2 * n])
-  if not dataVersion then
-    dataVersion = ARGV[6]
-    redis.call('SET', KEYS[3 + 2 * n], dataVersion, 'PX', ${VERSION_TTL_MS})
-  end
-  if ARGV[5] ~= '' and ARGV[5] ~= keysVersion then return {2, 0, keysVersion, dataVersion, 0, 0, 0} end
+  versions[#versions + 1] = version
+end
+-- false, not nil: a nil would end the reply's array there.
+local keysVersion, dataVersion, appendsVersion = versions[1] or false, versions[2] or false, versions[3] or false
+if keysVersion and ARGV[5] ~= '' and ARGV[5] ~= keysVersion then
+  return {2, 0, keysVersion, dataVersion, appendsVersion, 0, 0, 0}
 end
 local counts = {}
 for i = 1, n do counts[i] = tonumber(redis.call('GET', KEYS[1 + i]) or '0') end
 local bannedUntil = tonumber(redis.call('GET', KEYS[1]) or '0')
 if bannedUntil > now then
-  return {-1, bannedUntil - now, keysVersion, dataVersion, 0, 0, 0, unpack(counts)}
+  return {-1, bannedUntil - now, keysVersion, dataVersion, appendsVersion, 0, 0, 0, unpack(counts)}
 end
 local accepted = m
 for i = 1, n do accepted = math.min(accepted, math.max(tonumber(ARGV[6 + 2 * i]) - counts[i], 0)) end
@@ -55,7 +56,7 @@ if accepted > 0 then
     end
   end
 end
-if accepted == m then return {1, 0, keysVersion, dataVersion, accepted, 0, 0, unpack(counts)} end
+if accepted == m then return {1, 0, keysVersion, dataVersion, appendsVersion, accepted, 0, 0, unpack(counts)} end
 local full = 1
 while math.max(tonumber(ARGV[6 + 2 * full]) - counts[full], 0) > accepted do full = full + 1 end
 local refused = m - accepted
@@ -66,7 +67,7 @@ if strikes > tonumber(ARGV[2]) then
   banMs = tonumber(ARGV[3])
   redis.call('SET', KEYS[1], now + banMs, 'PX', banMs + 1000)
 end
-return {0, banMs, keysVersion, dataVersion, accepted, full - 1, strikes, unpack(counts)}
+return {0, banMs, keysVersion, dataVersion, appendsVersion, accepted, full - 1, strikes, unpack(counts)}
 `;
 
 type HitReply = Array<number | string | null>;
@@ -195,10 +196,14 @@ export class RedisCounterStore implements CounterStore {
       for (const { reject } of waiting) reject(err);
       return;
     }
-    const [outcome, banMs, keysVersion, dataVersion, accepted, full, strikes, ...before] = reply;
+    const [outcome, banMs, keysVersion, dataVersion, appendsVersion, accepted, full, strikes] =
+      reply;
+    const before = reply.slice(8);
     const versions =
-      typeof keysVersion === 'string' && typeof dataVersion === 'string'
-        ? { keys: keysVersion, data: dataVersion }
+      typeof keysVersion === 'string' &&
+      typeof dataVersion === 'string' &&
+      typeof appendsVersion === 'string'
+        ? { keys: keysVersion, data: dataVersion, appends: appendsVersion }
         : undefined;
     const counts = before.map(Number);
     const counted = Number(accepted);
@@ -207,7 +212,7 @@ export class RedisCounterStore implements CounterStore {
     waiting.forEach(({ resolve, reject }, i) => {
       const after = counts.map((c) => c + Math.min(i + 1, counted));
       if (outcome === 2) {
-        // The script sets missing versions before it compares: a stale answer carries both.
+        // The script sets missing versions before it compares: a stale answer carries all.
         if (versions) resolve({ outcome: 'stale', versions });
         else reject(new Error('rate-limit script: stale without versions'));
       } else if (outcome === -1) {

@@ -22,17 +22,21 @@ export interface HitInput {
   banThreshold: number;
   banMs: number;
   /**
-   * The subject's version keys (its keys, then its data), read in the same step and returned
+   * The subject's version keys (its keys, its data, its appends), read in the same step and returned
    * with the counts: the shared store's answer to "has anything I keep of this account
    * changed?", at no extra round trip. Accounts only; a store that shares nothing ignores them.
    */
-  versionKeys?: readonly [keys: string, data: string];
+  versionKeys?: readonly [keys: string, data: string, appends: string];
 }
 
 /** What a shared store's version keys held when a request was counted. */
 export interface Versions {
+  /** Moved on by a change to the account's keys or plan. */
   keys: string;
+  /** Moved on by a change to its catalogue other than an append. */
   data: string;
+  /** Moved on by an append to its catalogue (src/http/freshness.ts, CatalogueWrite). */
+  appends: string;
 }
 
 /** A request counted (or refused), with the versions a shared store read beside it. */
