@@ -8,6 +8,7 @@ import { createAccount } from '../src/domain/accounts.js';
 import { createPet } from '../src/domain/pets.js';
 import { insertCategory } from '../src/store/categories-repository.js';
 import { type Database, migrate, migrateTo, openDatabase } from '../src/store/database.js';
+import { reserveNumbers } from '../src/store/numbered.js';
 import { listPets } from '../src/store/pets-repository.js';
 import {
   as,
@@ -176,6 +177,20 @@ for (const dialect of dialects) {
           [b, 2, 7],
         ],
       );
+    });
+
+    it('reserves a run of numbers for a bulk load, and numbers on after it', async () => {
+      const account = 'acct_migrate_a';
+      const first = await database.write((tx) => reserveNumbers(tx, 'pets', account, 1000), {
+        numbersFor: account,
+      });
+      assert.equal(first, 14, 'after pet 13, made above');
+      const made = await database.write(
+        (tx) => createPet(tx, systemClock, account, { name: 'After the run', categoryId: 1 }),
+        { numbersFor: account },
+      );
+      assert.ok(made.ok);
+      assert.equal(made.value.id, 1014);
     });
   });
 }

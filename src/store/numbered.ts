@@ -101,7 +101,7 @@ export async function reserveNumbers(
   const { rows } = await sql<{ last: number }>`
     insert into id_counters as c (account_id, ${counter}) values (${accountId}, ${count})
     on conflict (account_id) do update set ${counter} = c.${counter} + ${count}
-    returning c.${counter} as last`.execute(tx);
+    returning ${counter} as last`.execute(tx);
   const last = rows[0]?.last;
   if (last === undefined) throw new Error('the id counter returned no row');
   return Number(last) - count + 1;
