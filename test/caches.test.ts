@@ -171,24 +171,33 @@ describe('caches: one keep-alive connection', () => {
   it('answers each request as the key it names, and refuses a revoked one at once', async () => {
     const alice = await newTenant(t.app);
     const bob = await newTenant(t.app);
+    // Ids are numbered per account (both pets are 1): names tell whose a page is.
     const alicePet = await createPet(t.app, alice, {
+      name: 'Alice',
       categoryId: (await createCategory(t.app, alice)).id,
     });
     const bobPet = await createPet(t.app, bob, {
+      name: 'Bob',
       categoryId: (await createCategory(t.app, bob)).id,
     });
-    const idsOf = (body: string) => (JSON.parse(body) as Array<{ id: number }>).map((p) => p.id);
+    const idsOf = (body: string) =>
+      (JSON.parse(body) as Array<{ name: string }>).map((p) => p.name);
 
     const first = await get('/v1/pets', alice.headers.authorization);
-    assert.deepEqual(idsOf(first.body), [alicePet.id]);
+    assert.deepEqual(idsOf(first.body), [alicePet.name]);
     const again = await get('/v1/pets', alice.headers.authorization);
     assert.equal(again.socket, first.socket, 'the same connection');
-    assert.deepEqual(idsOf(again.body), [alicePet.id]);
+    assert.deepEqual(idsOf(again.body), [alicePet.name]);
     // Another key on the same connection is another caller.
-    assert.deepEqual(idsOf((await get('/v1/pets', bob.headers.authorization)).body), [bobPet.id]);
+    assert.deepEqual(idsOf((await get('/v1/pets', bob.headers.authorization)).body), [bobPet.name]);
+    // Both keys are remembered by the connection: neither is looked up in the key cache again.
+    const keyCache = t.app.ctx.keys.caches.find((c) => c.name === 'keys');
+    const lookups = (keyCache?.hits ?? 0) + (keyCache?.misses ?? 0);
     assert.deepEqual(idsOf((await get('/v1/pets', alice.headers.authorization)).body), [
-      alicePet.id,
+      alicePet.name,
     ]);
+    assert.deepEqual(idsOf((await get('/v1/pets', bob.headers.authorization)).body), [bobPet.name]);
+    assert.equal((keyCache?.hits ?? 0) + (keyCache?.misses ?? 0), lookups, 'remembered');
     assert.equal((await get('/v1/pets', `${alice.headers.authorization}x`)).status, 401);
 
     // Revoked through another connection: this one is refused on its very next request.

@@ -198,20 +198,22 @@ function asError(thrown: unknown): Error {
   return thrown instanceof Error ? thrown : new Error(`auth hook failed: ${String(thrown)}`);
 }
 
-/** The key last verified on each connection, and the header it came in. */
-interface LastKey {
-  header: string;
-  result: Success<Principal>;
-}
-const lastOnConnection = new WeakMap<Socket, LastKey>();
+/**
+ * Headers a connection may have its keys remembered for: a client's one key, or a gateway's
+ * few tenants sharing its keep-alive connections.
+ */
+const KEYS_PER_CONNECTION = 32;
+
+/** The keys last verified on each connection, by the header they came in (oldest first). */
+const onConnection = new WeakMap<Socket, Map<string, Success<Principal>>>();
 
 /**
- * Bearer keys. A connection that sends the very header its previous request did is the same
- * caller, and its key is not hashed and looked up again (a keep-alive client's usual case),
- * under the key cache's own rules (KeyAuthenticator): embedded, while no key or plan changed
- * and no other process committed; in the shared mode, for 30 s at most and confirmed by the
- * counting script like any kept verification. Only the last header of each connection is
- * kept, and only as long as the connection.
+ * Bearer keys. A connection that sends a header one of its earlier requests did is the same
+ * caller, and its key is not hashed and looked up again (a keep-alive client's usual case, and
+ * a gateway's), under the key cache's own rules (KeyAuthenticator): embedded, while no key or
+ * plan changed and no other process committed; in the shared mode, for 30 s at most and
+ * confirmed by the counting script like any kept verification. Up to KEYS_PER_CONNECTION
+ * headers per connection are kept, and only as long as the connection.
  */
 export function bearerAuth(keys: KeyAuthenticator, limits: RateLimitGuard, freshness: Freshness) {
   const remember = (
@@ -219,20 +221,30 @@ export function bearerAuth(keys: KeyAuthenticator, limits: RateLimitGuard, fresh
     header: string | undefined,
     result: Result<Principal, AuthFailure>,
   ) => {
+    if (header === undefined) return result;
+    const socket = request.raw.socket;
+    let known = onConnection.get(socket);
     // Kept only when verified under a version, and so only as long as the key cache would.
-    if (result.ok && result.value.kept.version !== undefined && header !== undefined) {
-      lastOnConnection.set(request.raw.socket, { header, result });
+    if (result.ok && result.value.kept.version !== undefined) {
+      if (known === undefined) {
+        known = new Map();
+        onConnection.set(socket, known);
+      }
+      known.delete(header);
+      known.set(header, result);
+      if (known.size > KEYS_PER_CONNECTION) known.delete(known.keys().next().value as string);
     } else {
-      lastOnConnection.delete(request.raw.socket);
+      known?.delete(header);
     }
     return result;
   };
   const read = (request: FastifyRequest) => {
     const header = request.headers.authorization;
-    const last = lastOnConnection.get(request.raw.socket);
-    if (last !== undefined && last.header === header && keys.stands(last.result.value)) {
-      keys.used(last.result.value.keyId);
-      return last.result;
+    const known =
+      header === undefined ? undefined : onConnection.get(request.raw.socket)?.get(header);
+    if (known !== undefined && keys.stands(known.value)) {
+      keys.used(known.value.keyId);
+      return known;
     }
     return andThen(readBearer(keys, header), (result) => remember(request, header, result));
   };
