@@ -13,6 +13,8 @@ import {
   type TestApp,
 } from './helpers.js';
 
+type Pet = { id: number; name: string; categoryId: number; status: string };
+
 describe('pets', () => {
   let t: TestApp;
   let owner: Tenant;
@@ -41,6 +43,44 @@ describe('pets', () => {
     const read = await as(t.app, owner, { method: 'GET', url: `/v1/pets/${pet.id}` });
     assert.equal(read.statusCode, 200);
     assert.deepEqual(read.json(), pet);
+  });
+
+  it('reads pets by id (?id=1&id=7), with status and pages, and refuses bad id lists', async () => {
+    const tenant = await newTenant(t.app);
+    const category = (await createCategory(t.app, tenant)).id;
+    const made = [];
+    for (const status of ['available', 'sold', 'available', 'sold']) {
+      made.push(await createPet(t.app, tenant, { categoryId: category, status }));
+    }
+    const [a, b, c, d] = made as [Pet, Pet, Pet, Pet];
+    const list = (query: string) => as(t.app, tenant, { url: `/v1/pets?${query}` });
+    const ids = (res: { json: () => unknown }) => (res.json() as Pet[]).map((p) => p.id);
+    assert.deepEqual((await list(`id=${c.id}`)).json(), [c], 'one id');
+    assert.deepEqual(ids(await list(`id=${d.id}&id=${a.id}&id=${a.id}`)), [a.id, d.id], 'by id');
+    assert.deepEqual(ids(await list(`id=${a.id}&id=${b.id}&id=${d.id}&status=sold`)), [b.id, d.id]);
+    assert.deepEqual(ids(await list('id=999999')), [], "an id this account doesn't have");
+    // Another account's pets are not read by id either.
+    const other = await newTenant(t.app);
+    const theirs = await createPet(t.app, other, {
+      categoryId: (await createCategory(t.app, other)).id,
+      name: 'Theirs',
+    });
+    const mine = await as(t.app, tenant, { url: `/v1/pets?id=${theirs.id}` });
+    assert.ok(!(mine.json() as Pet[]).some((p) => p.name === 'Theirs'));
+    // Pages: two ids a page, the next linked.
+    const first = await list(`id=${a.id}&id=${b.id}&id=${c.id}&limit=2`);
+    assert.deepEqual(ids(first), [a.id, b.id]);
+    const next = nextLinkUrl(first);
+    assert.ok(next);
+    assert.equal(next.searchParams.getAll('id').length, 3, 'the next page keeps the ids');
+    assert.deepEqual(ids(await as(t.app, tenant, { url: pathOf(next) })), [c.id]);
+    // Bad lists: 400 validation_failed.
+    const many = Array.from({ length: 101 }, (_, i) => `id=${i + 1}`).join('&');
+    for (const query of ['id=0', 'id=abc', 'id=1&id=x', 'id=', many]) {
+      const res = await list(query);
+      assert.equal(res.statusCode, 400, query);
+      assert.equal(errorCode(res), 'validation_failed', query);
+    }
   });
 
   it('keeps a given status and odd but valid Unicode names', async () => {

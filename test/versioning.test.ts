@@ -33,17 +33,17 @@ describe('GET /v1/pets/{petId} deprecation and sunset', () => {
     const category = await createCategory(t.app, tenant);
     const pet = await createPet(t.app, tenant, { categoryId: category.id });
     now = SUNSET - 1; // the last millisecond
-    for (const [url, status] of [
-      [`/v1/pets/${pet.id}`, 200],
-      ['/v1/pets/987654321', 404],
+    for (const [id, status] of [
+      [pet.id, 200],
+      [987654321, 404],
     ] as const) {
-      const res = await as(t.app, tenant, { method: 'GET', url });
+      const res = await as(t.app, tenant, { method: 'GET', url: `/v1/pets/${id}` });
       assert.equal(res.statusCode, status);
       assert.equal(res.headers.deprecation, '@1767225600');
       assert.equal(res.headers.sunset, 'Thu, 05 Dec 2030 00:00:00 GMT');
       assert.equal(
         res.headers.link,
-        '<http://localhost/v1/pets>; rel="successor-version", ' +
+        `<http://localhost/v1/pets?id=${id}>; rel="successor-version", ` +
           '<http://localhost/docs#deprecations>; rel="deprecation"; type="text/html"',
       );
     }
@@ -58,19 +58,21 @@ describe('GET /v1/pets/{petId} deprecation and sunset', () => {
     const category = await createCategory(t.app, tenant);
     const pet = await createPet(t.app, tenant, { categoryId: category.id, status: 'sold' });
     now = SUNSET;
-    for (const url of [`/v1/pets/${pet.id}`, '/v1/pets/987654321', '/v1/pets/abc']) {
+    for (const [url, successor] of [
+      [`/v1/pets/${pet.id}`, `/v1/pets?id=${pet.id}`],
+      ['/v1/pets/987654321', '/v1/pets?id=987654321'],
+      ['/v1/pets/abc', '/v1/pets'],
+    ]) {
       const res = await as(t.app, tenant, { method: 'GET', url });
       assert.equal(res.statusCode, 410, url);
       assert.equal(errorCode(res), 'endpoint_removed');
       assert.deepEqual(Object.keys(res.json()).sort(), ['code', 'message', 'status']);
-      assert.match(
-        res.json().message,
-        /removed on 2030-12-05; use GET \/v1\/pets with the status filter/,
-      );
-      assert.equal(res.headers.link, '<http://localhost/v1/pets>; rel="successor-version"');
+      assert.match(res.json().message, /removed on 2030-12-05; use GET \/v1\/pets\?id=\{petId\}/);
+      assert.equal(res.headers.link, `<http://localhost${successor}>; rel="successor-version"`);
       assert.equal(res.headers.deprecation, undefined);
     }
-    const replacement = await as(t.app, tenant, { method: 'GET', url: '/v1/pets?status=sold' });
+    // The successor reads the pet by id.
+    const replacement = await as(t.app, tenant, { method: 'GET', url: `/v1/pets?id=${pet.id}` });
     assert.equal(replacement.statusCode, 200);
     assert.deepEqual(replacement.json(), [pet]);
     const unauthenticated = await t.app.inject({ method: 'GET', url: `/v1/pets/${pet.id}` });
@@ -146,7 +148,7 @@ describe('environments', () => {
       const old = await as(prod.app, prodTenant, { method: 'GET', url: `/v1/pets/${pet.id}` });
       assert.match(
         String(old.headers.link),
-        /^<https:\/\/api\.animal\.example\/v1\/pets>; rel="successor-version", <https:\/\/api\.animal\.example\/docs#deprecations>/,
+        /^<https:\/\/api\.animal\.example\/v1\/pets\?id=\d+>; rel="successor-version", <https:\/\/api\.animal\.example\/docs#deprecations>/,
       );
     } finally {
       await prod.close();

@@ -7,8 +7,9 @@ export interface Deprecation {
   deprecatedAt: Date;
   /** When the operation stops answering (RFC 8594 `Sunset` header); 410 from then on. */
   sunsetAt: Date;
-  /** The operation to use instead, as a path under /v1 and in words. */
-  successorPath: string;
+  /** The request to make instead, as a path under /v1 (given the deprecated request's path
+   * parameters, as sent), and in words. */
+  successorPath: (params: Readonly<Record<string, unknown>>) => string;
   successor: string;
 }
 
@@ -17,8 +18,9 @@ export const GET_PET: Deprecation = {
   operationId: 'getPet',
   deprecatedAt: new Date('2026-01-01T00:00:00Z'),
   sunsetAt: new Date('2030-12-05T00:00:00Z'),
-  successorPath: '/pets',
-  successor: 'GET /v1/pets with the status filter',
+  successorPath: ({ petId }) =>
+    typeof petId === 'string' && /^[1-9][0-9]{0,15}$/.test(petId) ? `/pets?id=${petId}` : '/pets',
+  successor: 'GET /v1/pets?id={petId}, which reads pets by id (up to 100 at once)',
 };
 
 export function isRemoved(deprecation: Deprecation, now: Date): boolean {

@@ -98,12 +98,13 @@ export async function getPet(
 export async function listPetPage(
   db: ReadDb,
   accountId: string,
-  query: PageRequest & { status?: PetStatus | undefined },
+  query: PageRequest & { status?: PetStatus | undefined; id?: readonly number[] | undefined },
 ): Promise<Result<Page<Pet>, 'invalid_cursor'>> {
   const after = decodeCursor(query.cursor);
   if (!after.ok) return after;
   const rows = await listPets(db, accountId, {
     status: query.status,
+    ids: query.id,
     afterId: after.value,
     take: pageSize(query) + 1,
   });

@@ -30,7 +30,7 @@ export const DEPRECATION_HEADERS = {
 export function deprecated(ctx: AppContext, deprecation: Deprecation) {
   return async (request: FastifyRequest, reply: FastifyReply): Promise<void> => {
     const now = ctx.clock.now();
-    const successor = `<${v1Url(ctx.config, request, deprecation.successorPath).href}>; rel="successor-version"`;
+    const successor = `<${v1Url(ctx.config, request, deprecation.successorPath(request.params as Record<string, unknown>)).href}>; rel="successor-version"`;
     if (isRemoved(deprecation, now)) {
       const day = deprecation.sunsetAt.toISOString().slice(0, 10);
       throw new ApiError(

@@ -19,20 +19,25 @@ export function messagesUrl(config: Config, request: FastifyRequest, path: strin
   return new URL(`${base}${path}`);
 }
 
+/** A validated query parameter: one value, or a list of them. */
+type QueryValue = string | number | ReadonlyArray<string | number> | undefined;
+
 /** `Link: <…>; rel="next"` (RFC 8288), keeping the request's filters and adding the cursor. */
 export function nextLink(
   config: Config,
   request: FastifyRequest,
   path: string,
-  query: Record<string, string | number | undefined>,
+  query: Record<string, QueryValue>,
   cursor: string,
 ): string {
   // Built as text (on every page of every list): the URL class costs more than the query.
   const base = config.ownBaseUrl ?? `${request.protocol}://${request.host}/v1`;
   let search = '';
   for (const [name, value] of Object.entries(query)) {
-    if (value !== undefined && name !== 'cursor') {
-      search += `${encodeURIComponent(name)}=${encodeURIComponent(value)}&`;
+    if (value === undefined || name === 'cursor') continue;
+    // A list (`?id=1&id=7`) is the parameter repeated.
+    for (const one of Array.isArray(value) ? value : [value]) {
+      search += `${encodeURIComponent(name)}=${encodeURIComponent(one)}&`;
     }
   }
   return `<${base}${path}?${search}cursor=${encodeURIComponent(cursor)}>; rel="next"`;
@@ -69,7 +74,7 @@ export function sendPage<T>(
     return;
   }
   return load().then(({ items, nextCursor }) => {
-    const query = request.query as Record<string, string | number | undefined>;
+    const query = request.query as Record<string, QueryValue>;
     const page: AnsweredPage = {
       // The route's response serializer (fast-json-stringify) makes the text, once.
       body: Buffer.from(reply.serialize(items) as string),

@@ -29,23 +29,38 @@ const ajv = newAjv(false);
 // and "+8", making one object answer at many URLs.
 const DECIMAL = /^-?(0|[1-9][0-9]{0,17})$/;
 
-function integerFields(schema: object): string[] {
-  const properties = (schema as { properties?: Record<string, { type?: unknown }> }).properties;
+type Field = { type?: unknown; items?: { type?: unknown } };
+
+function fieldsOf(schema: object, match: (field: Field) => boolean): string[] {
+  const properties = (schema as { properties?: Record<string, Field> }).properties;
   return Object.entries(properties ?? {})
-    .filter(([, field]) => field.type === 'integer')
+    .filter(([, field]) => match(field))
     .map(([name]) => name);
 }
+
+const integerFields = (schema: object) => fieldsOf(schema, (f) => f.type === 'integer');
+/** Lists of integers in a query string (`?id=1&id=7`): one value arrives as a string alone. */
+const integerListFields = (schema: object) =>
+  fieldsOf(schema, (f) => f.type === 'array' && f.items?.type === 'integer');
+
+const toInteger = (value: unknown) =>
+  typeof value === 'string' && DECIMAL.test(value) ? Number(value) : value;
 
 export const validatorCompiler: FastifySchemaCompiler<object> = ({ schema, httpPart }) => {
   const validate = ajv.compile(schema);
   const integers = httpPart === 'body' ? [] : integerFields(schema);
-  if (integers.length === 0) return validate;
+  const lists = httpPart === 'querystring' ? integerListFields(schema) : [];
+  if (integers.length === 0 && lists.length === 0) return validate;
   // Fastify reads `.errors` from the function it was given after a `false`.
   const validateText = Object.assign(
     (data: Record<string, unknown>) => {
       for (const name of integers) {
+        if (typeof data[name] === 'string') data[name] = toInteger(data[name]);
+      }
+      for (const name of lists) {
         const value = data[name];
-        if (typeof value === 'string' && DECIMAL.test(value)) data[name] = Number(value);
+        if (value === undefined) continue;
+        data[name] = (Array.isArray(value) ? value : [value]).map(toInteger);
       }
       const valid = validate(data);
       validateText.errors = validate.errors;

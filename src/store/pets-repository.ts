@@ -51,13 +51,34 @@ const petsPageByStatus = preparedQuery(
       .limit(p.take),
 );
 
-/** A keyset page of an account's pets (the list's hot path, so a prepared query). */
+/**
+ * A keyset page of an account's pets (the list's hot path, so prepared queries), of those with
+ * `status` and among `ids` when given.
+ */
 export function listPets(
   db: ReadDb,
   accountId: string,
-  filter: { status?: string | undefined; afterId: number; take: number },
+  filter: {
+    status?: string | undefined;
+    ids?: readonly number[] | undefined;
+    afterId: number;
+    take: number;
+  },
 ): Promise<PetRow[]> {
-  const { status, afterId, take } = filter;
+  const { status, ids, afterId, take } = filter;
+  if (ids !== undefined) {
+    // Up to 100 ids (the schema's bound): a query of its own, not prepared.
+    return db
+      .selectFrom('pets')
+      .selectAll()
+      .where('account_id', '=', accountId)
+      .where('id', 'in', ids.length > 0 ? [...ids] : [0])
+      .$if(status !== undefined, (q) => q.where('status', '=', status as string))
+      .where('id', '>', afterId)
+      .orderBy('id')
+      .limit(take)
+      .execute();
+  }
   return status === undefined
     ? petsPage(db, { accountId, afterId, take })
     : petsPageByStatus(db, { accountId, status, afterId, take });

@@ -47,7 +47,23 @@ export const PetPatch = Type.Object(
 
 export const PetParams = Type.Object({ petId: Id('The identifier of the animal.') });
 
+/** Most ids one list request may name (`?id=1&id=7…`). */
+export const MAX_IDS = 100;
+
 export const PetListQuery = Type.Object(
-  { limit: Limit, status: Type.Optional(PetStatus), cursor: Type.Optional(Cursor) },
+  {
+    limit: Limit,
+    status: Type.Optional(PetStatus),
+    id: Type.Optional(
+      Type.Array(Id('An id to read; repeat the parameter for more.'), {
+        minItems: 1,
+        maxItems: MAX_IDS,
+        description:
+          `Only the pets with these ids (\`?id=1&id=7\`, up to ${MAX_IDS}); ids this ` +
+          'account does not have are left out. Combines with `status` and pages like any list.',
+      }),
+    ),
+    cursor: Type.Optional(Cursor),
+  },
   { additionalProperties: false },
 );
