@@ -1,6 +1,6 @@
 import { type Insertable, PostgresAdapter, sql } from 'kysely';
 import type { Tx } from './handles.js';
-import { assertCountersHeld } from './pg-group-commit.js';
+import { takeNumbers } from './pg-group-commit.js';
 import { preparedWrite } from './prepared.js';
 import type { Tables } from './tables.js';
 
@@ -13,10 +13,11 @@ import type { Tables } from './tables.js';
  * Numbers follow commit order on both stores, which the page cache relies on (an append lands
  * after every full page: src/http/freshness.ts):
  * - SQLite has one writer, and a write's insert and its counter's update are in one batch;
- * - on PostgreSQL the counter's row stays locked by the batch that moved it until that batch
- *   commits, so the next number of that account is taken only after. Every batch locks the
- *   counters of the accounts it numbers for first, in one order (WriteOptions.numbersFor), so
- *   batches of several instances wait for each other at worst, and never deadlock.
+ * - on PostgreSQL each group-commit batch locks and reads the counters of the accounts its
+ *   writes number for first, in one order (WriteOptions.numbersFor), hands numbers out from
+ *   them in memory, and writes them back before its COMMIT (PgGroupCommit); the row stays
+ *   locked until then, so the next batch of that account, on any instance, numbers after it.
+ *   Batches of several instances wait for each other at worst, and never deadlock.
  */
 export type NumberedTable = 'categories' | 'pets' | 'orders';
 
@@ -38,19 +39,13 @@ export function numberedInsert<T extends NumberedTable>(
   const names = sql.join(['account_id', 'id', ...columns].map((c) => sql.ref(c)));
   const values = (p: Row) => sql.join(columns.map((c) => sql`${p[c]}`));
 
-  // PostgreSQL: one statement, so it runs beside the batch's others; the counter's update
-  // and the insert stand or fall together. The batch made the counter's row first (see
-  // PgGroupCommit's lockCounters): a plain update, cheaper than an upsert.
-  const together = preparedWrite((tx: Tx, p: Row) => ({
+  // PostgreSQL: the number comes from the counters the batch holds (takeNumbers); the insert
+  // is one statement, so it runs beside the batch's others.
+  const numbered = preparedWrite((tx: Tx, p: Row & { id: number }) => ({
     compile: () =>
-      sql<{ id: number }>`
-        with n as (
-          update id_counters set ${counter} = ${counter} + 1 where account_id = ${p.account_id}
-          returning ${counter} as id
-        )
-        insert into ${sql.table(table)} (${names})
-        values (${p.account_id}, (select id from n), ${values(p)})
-        returning id`.compile(tx),
+      sql`insert into ${sql.table(table)} (${names}) values (${p.account_id}, ${p.id}, ${values(p)})`.compile(
+        tx,
+      ),
   }));
   // SQLite: the insert reads the next number, and only once it stands is the counter moved
   // (no number is lost to an insert refused by a foreign key). One writer: nothing between.
@@ -74,10 +69,9 @@ export function numberedInsert<T extends NumberedTable>(
 
   return async (tx: Tx, row: Unnumbered<T>): Promise<number> => {
     if (tx.getExecutor().adapter instanceof PostgresAdapter) {
-      assertCountersHeld(tx, row.account_id);
-      const [numbered] = await together(tx, row as Row);
-      if (!numbered) throw new Error(`insert into ${table} returned no row`);
-      return numbered.id;
+      const id = takeNumbers(tx, row.account_id, table);
+      await numbered(tx, { ...(row as Row), id });
+      return id;
     }
     await insert(tx, row as Row);
     const [moved] = await moveOn(tx, { account_id: row.account_id });
@@ -96,7 +90,9 @@ export async function reserveNumbers(
   accountId: string,
   count: number,
 ): Promise<number> {
-  if (tx.getExecutor().adapter instanceof PostgresAdapter) assertCountersHeld(tx, accountId);
+  if (tx.getExecutor().adapter instanceof PostgresAdapter) {
+    return takeNumbers(tx, accountId, table, count);
+  }
   const counter = sql.ref(table);
   const { rows } = await sql<{ last: number }>`
     insert into id_counters as c (account_id, ${counter}) values (${accountId}, ${count})

@@ -2,6 +2,7 @@ import { Kysely, PostgresDialect, type PostgresPoolClient } from 'kysely';
 import type pg from 'pg';
 import type { WriteOptions } from './group-commit.js';
 import { lendTx, type Tx } from './handles.js';
+import type { NumberedTable } from './numbered.js';
 import type { Tables } from './tables.js';
 
 interface Pending {
@@ -48,8 +49,12 @@ export class PgGroupCommit {
   private client: pg.PoolClient | undefined;
   /** The handle writes are given: each of its queries runs on the batch's connection. */
   private readonly tx: Tx;
-  /** The accounts whose id counters the batch in progress holds (WriteOptions.numbersFor). */
-  private countersHeld: ReadonlySet<string> = new Set();
+  /**
+   * The id counters the batch in progress holds (WriteOptions.numbersFor), by account: read
+   * and locked in its first step, moved on in memory as its writes take numbers, and written
+   * back once, before COMMIT (one row version per account and batch, not one per insert).
+   */
+  private counters = new Map<string, Counters>();
 
   /** @param pool Connections with `pipeline: true`; one at a time is used. */
   constructor(private readonly pool: pg.Pool) {
@@ -66,9 +71,18 @@ export class PgGroupCommit {
     batches.set(this.tx, this);
   }
 
-  /** Whether the batch in progress holds the id counters of `accountId`. */
-  holdsCounters(accountId: string): boolean {
-    return this.countersHeld.has(accountId);
+  /** The first of `count` numbers of the account's `table` taken for the batch in progress. */
+  take(accountId: string, table: NumberedTable, count: number): number {
+    const counters = this.counters.get(accountId);
+    if (counters === undefined) {
+      throw new Error(
+        'a numbered insert on PostgreSQL runs in a write that says numbersFor: its account',
+      );
+    }
+    const first = counters[table] + 1;
+    counters[table] += count;
+    counters.moved = true;
+    return first;
   }
 
   /**
@@ -126,7 +140,7 @@ export class PgGroupCommit {
       outcomes = batch.map(() => ({ ok: false, error }));
     } finally {
       this.client = undefined;
-      this.countersHeld = new Set();
+      this.counters = new Map();
     }
     batch.forEach((item, i) => {
       const outcome = outcomes[i];
@@ -141,14 +155,14 @@ export class PgGroupCommit {
   private async commit(client: pg.PoolClient, batch: Pending[]): Promise<Outcome[]> {
     const together = batch.filter((item) => item.oneStatement);
     const alone = batch.filter((item) => !item.oneStatement);
-    // BEGIN goes out first, and the statements right behind it, unanswered yet.
+    // BEGIN goes out first, and the statements right behind it, unanswered yet (but for the
+    // counters' numbers, which the writes take from memory).
     const begun = settle(client.query('begin'));
-    const locked = settle(this.lockCounters(client, batch));
+    const locked = await settle(this.lockCounters(client, batch));
     const results = await Promise.all(together.map((item) => settle(item.work(this.tx))));
     const began = await begun;
     if (!began.ok) throw began.error;
-    const lockedCounters = await locked;
-    if (!lockedCounters.ok) throw lockedCounters.error;
+    if (!locked.ok) throw locked.error;
     if (results.every((result) => result.ok)) {
       const outcomes = new Map<Pending, Outcome>();
       for (const [i, item] of together.entries()) outcomes.set(item, results[i] as Outcome);
@@ -158,18 +172,24 @@ export class PgGroupCommit {
         // A write above swallowed its statement's failure: the transaction is aborted.
         if (!inFailedTransaction(error)) throw error;
       }
-      if (outcomes.size === batch.length) {
+      const saved = outcomes.size === batch.length && (await settle(this.saveCounters(client)));
+      if (saved && saved.ok === true) {
         // COMMIT of an aborted transaction rolls it back, without an error.
         if ((await client.query('commit')).command === 'COMMIT') {
           return batch.map((item) => outcomes.get(item) as Outcome);
         }
-      } else await client.query('rollback');
+      } else {
+        // Saving the counters failed only if a write swallowed its failure (aborted).
+        if (saved && !inFailedTransaction(saved.error)) throw saved.error;
+        await client.query('rollback');
+      }
     } else await client.query('rollback');
     // A statement failed and PostgreSQL aborted the transaction: again, one write at a time.
     await client.query('begin');
     await this.lockCounters(client, batch);
     const outcomes: Outcome[] = [];
     for (const item of batch) outcomes.push(await this.attempt(client, item));
+    await this.saveCounters(client);
     if ((await client.query('commit')).command !== 'COMMIT') {
       throw new Error('the batch was rolled back at commit');
     }
@@ -185,20 +205,49 @@ export class PgGroupCommit {
     const accounts = [
       ...new Set(batch.flatMap((item) => (item.numbersFor ? [item.numbersFor] : []))),
     ].sort();
-    this.countersHeld = new Set(accounts);
+    this.counters = new Map();
     if (accounts.length === 0) return;
     // One pass in order: DO UPDATE locks each row, the existing and the new alike.
-    await client.query(
+    const { rows } = await client.query<Omit<Counters, 'moved'> & { account_id: string }>(
       `insert into id_counters (account_id)
        select account_id from unnest($1::text[]) as a (account_id) order by account_id
-       on conflict (account_id) do update set account_id = excluded.account_id`,
+       on conflict (account_id) do update set account_id = excluded.account_id
+       returning account_id, categories, pets, orders`,
       [accounts],
+    );
+    for (const { account_id, categories, pets, orders } of rows) {
+      this.counters.set(account_id, {
+        categories: Number(categories),
+        pets: Number(pets),
+        orders: Number(orders),
+        moved: false,
+      });
+    }
+  }
+
+  /** Writes back the counters the batch moved on: the last thing before its COMMIT. */
+  private async saveCounters(client: pg.PoolClient): Promise<void> {
+    const moved = [...this.counters].filter(([, counters]) => counters.moved);
+    if (moved.length === 0) return;
+    await client.query(
+      `update id_counters c set categories = v.categories, pets = v.pets, orders = v.orders
+       from unnest($1::text[], $2::bigint[], $3::bigint[], $4::bigint[])
+         as v (account_id, categories, pets, orders)
+       where c.account_id = v.account_id`,
+      [
+        moved.map(([account]) => account),
+        moved.map(([, c]) => c.categories),
+        moved.map(([, c]) => c.pets),
+        moved.map(([, c]) => c.orders),
+      ],
     );
   }
 
   /** One write in its savepoint: rolled back alone if it fails. */
   private async attempt(client: pg.PoolClient, item: Pending): Promise<Outcome> {
     await client.query('savepoint write');
+    // The numbers a write took go back with it when it is rolled back (no gap).
+    const counters = new Map([...this.counters].map(([account, c]) => [account, { ...c }]));
     const outcome = await settle(item.work(this.tx));
     if (outcome.ok) {
       try {
@@ -210,26 +259,32 @@ export class PgGroupCommit {
         if (!inFailedTransaction(error)) throw error;
       }
     }
+    this.counters = counters;
     await client.query('rollback to savepoint write');
     await client.query('release savepoint write');
     return outcome;
   }
 }
 
+/** An account's id counters as a batch holds them. */
+interface Counters extends Record<NumberedTable, number> {
+  /** Moved on by the batch: written back before its COMMIT. */
+  moved: boolean;
+}
+
 /** The group commit each lent `Tx` belongs to. */
 const batches = new WeakMap<object, PgGroupCommit>();
 
 /**
- * A numbered insert on PostgreSQL checks that its write said whose rows it numbers
- * (WriteOptions.numbersFor), so its batch took that account's counter in order: otherwise
- * two instances' batches could each hold a counter the other waits for.
+ * The first of `count` numbers of an account's `table` for a write on PostgreSQL, from the
+ * counters its batch holds. Throws unless the write said whose rows it numbers
+ * (WriteOptions.numbersFor), so its batch took that account's counter first, in order:
+ * otherwise two instances' batches could each hold a counter the other waits for.
  */
-export function assertCountersHeld(tx: Tx, accountId: string): void {
-  if (!batches.get(tx)?.holdsCounters(accountId)) {
-    throw new Error(
-      'a numbered insert on PostgreSQL runs in a write that says numbersFor: its account',
-    );
-  }
+export function takeNumbers(tx: Tx, accountId: string, table: NumberedTable, count = 1): number {
+  const batch = batches.get(tx);
+  if (!batch) throw new Error('a numbered insert on PostgreSQL runs in a group-commit write');
+  return batch.take(accountId, table, count);
 }
 
 /** SQLSTATE 25P02: the transaction was aborted by an earlier statement's failure. (A
