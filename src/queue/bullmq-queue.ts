@@ -1,3 +1,4 @@
+import { setImmediate } from 'node:timers/promises';
 import { Queue, Worker } from 'bullmq';
 import type { FastifyBaseLogger } from 'fastify';
 import { Redis } from 'ioredis';
@@ -6,7 +7,8 @@ import { acceptMessage, type Message } from '../domain/messages.js';
 import type { Outages } from '../ops/outages.js';
 import type { Database } from '../store/database.js';
 import { findStranded } from '../store/messages-repository.js';
-import type { MessageProcessor } from './processor.js';
+import { HeldMessages } from './held-messages.js';
+import type { MessageProcessor, Outcome } from './processor.js';
 import type { MessageQueue } from './queue.js';
 
 const QUEUE_NAME = 'messages';
@@ -23,13 +25,21 @@ function jobId(id: string, attempt: number): string {
  * BullMQ on Redis: jobs carry message ids to workers on any instance. The row stays the source
  * of truth: a job only claims the row (see MessageProcessor), so a duplicate job is harmless,
  * and a periodic sweep re-adds rows whose job was lost (a crash between commit and enqueue, or
- * Redis away at that moment).
+ * Redis away at that moment) and rows whose lease ran out.
+ *
+ * An instance whose worker runs delivers the messages it accepts itself, claimed at birth and
+ * held in memory (HeldMessages), with no job: a message then costs its insert and its settle,
+ * not a job's round trips to Redis and a claim. Retries, the messages of instances without a
+ * worker, and those accepted while the held ones are many, go through jobs.
  */
 export class BullMqQueue implements MessageQueue {
   readonly kind = 'bullmq';
   private worker: Worker | undefined;
   private reconciler: NodeJS.Timeout | undefined;
   private closing: Promise<void> | undefined;
+  private readonly held: HeldMessages;
+  /** Delivering the held messages, while there are any. */
+  private delivering: Promise<void> | undefined;
 
   private constructor(
     private readonly queue: Queue,
@@ -42,7 +52,9 @@ export class BullMqQueue implements MessageQueue {
     private readonly concurrency: number,
     private readonly log: FastifyBaseLogger,
     private readonly outages: Outages,
-  ) {}
+  ) {
+    this.held = new HeldMessages(processor, clock, concurrency);
+  }
 
   static create(options: {
     redisUrl: string;
@@ -79,11 +91,46 @@ export class BullMqQueue implements MessageQueue {
     );
   }
 
-  /** Messages go through Redis, to whichever instance's worker takes them first. */
+  /** Messages are delivered by this instance's worker from memory when it runs and can take
+   * them soon; else they go through Redis, to whichever instance's worker takes them first. */
   async accept(accountId: string, text: string): Promise<Message> {
-    const { message, row } = await acceptMessage(this.database, this.clock, accountId, text);
-    await this.add(row.id, 0, 0);
+    const lease = this.worker && !this.closing ? this.held.leaseForNew() : undefined;
+    const { message, row } = await acceptMessage(this.database, this.clock, accountId, text, lease);
+    if (lease) {
+      this.held.hold(row);
+      this.delivering ??= this.deliverHeld().finally(() => {
+        this.delivering = undefined;
+      });
+    } else {
+      await this.add(row.id, 0, 0);
+    }
     return message;
+  }
+
+  /** Delivers the held messages in batches until none is left. */
+  private async deliverHeld(): Promise<void> {
+    // A turn first, so the messages accepted meanwhile join the first batch.
+    await setImmediate();
+    while (this.held.size > 0) {
+      const rows = this.held.take();
+      try {
+        const outcomes = await this.processor.processBatch(rows);
+        await Promise.all(outcomes.map((outcome, i) => this.retryLater(rows[i], outcome)));
+      } catch (err) {
+        // Their leases keep the rows safe: the sweep hands them to BullMQ once they run out.
+        if (!this.outages.databaseFailed(err)) {
+          this.log.error({ err }, 'message worker: delivering held messages failed');
+        }
+      }
+      await setImmediate();
+    }
+  }
+
+  /** A delivery to try again goes through BullMQ, delayed until it is due. */
+  private async retryLater(row: { id: string } | undefined, outcome: Outcome): Promise<void> {
+    if (!row || outcome.status !== 'retry') return;
+    const delay = outcome.availableAt.getTime() - this.clock.now().getTime();
+    await this.add(row.id, outcome.attempt, delay);
   }
 
   private async add(id: string, attempt: number, delayMs: number): Promise<void> {
@@ -119,16 +166,14 @@ export class BullMqQueue implements MessageQueue {
       async (job) => {
         const row = await this.processor.claim(String(job.data.id));
         if (!row) return; // already sent, or another worker holds it
-        const outcome = await this.processor.process(row);
-        if (outcome.status === 'retry') {
-          const delay = outcome.availableAt.getTime() - this.clock.now().getTime();
-          await this.add(row.id, outcome.attempt, delay);
-        }
+        await this.retryLater(row, await this.processor.process(row));
       },
       { connection, prefix: this.prefix, concurrency: this.concurrency },
     );
     // Its errors are those of its Redis connections: noted once per outage.
     this.worker.on('error', (err) => this.outages.failed('redis', err));
+    // At once, then regularly: an instance restarted after a crash hands on what it left.
+    void this.reconcile();
     this.reconciler = setInterval(() => void this.reconcile(), RECONCILE_EVERY_MS);
     this.reconciler.unref();
   }
@@ -151,6 +196,8 @@ export class BullMqQueue implements MessageQueue {
   close(): Promise<void> {
     this.closing ??= (async () => {
       clearInterval(this.reconciler);
+      // No message is held from now on (accept checks `closing`): deliver those held.
+      await this.delivering;
       await this.worker?.close();
       await this.queue.close();
       for (const connection of this.connections) {

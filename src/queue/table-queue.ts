@@ -4,8 +4,7 @@ import type { Clock } from '../clock.js';
 import { acceptMessage, type Message } from '../domain/messages.js';
 import type { Outages } from '../ops/outages.js';
 import type { Database } from '../store/database.js';
-import type { Lease } from '../store/messages-repository.js';
-import type { MessageRow } from '../store/tables.js';
+import { HeldMessages } from './held-messages.js';
 import type { MessageProcessor } from './processor.js';
 import type { MessageQueue } from './queue.js';
 
@@ -13,18 +12,13 @@ const POLL_MS = 250;
 /** After a failed claim or settle the worker waits POLL_MS, twice as long after each next
  * failure in a row, up to this. */
 const BACKOFF_MAX_MS = 5_000;
-/** Messages accepted within this long share a lease, so they settle in one statement. */
-const LEASE_SHARED_MS = 1_000;
-/** Messages held in memory at most, in claims' worth: each waits only for the ones before it,
- * far less than its lease. Past it, messages wait in the table like any other. */
-const HELD_CLAIMS = 4;
 
 /**
  * The embedded queue: the messages table itself. Messages this process accepts while its
- * worker runs are claimed at birth (stored under the worker's lease, see acceptMessage) and
- * handed to it in memory; the others (another process's, retries that come due, leases run out) are
- * claimed from the table in batches (see claimDue), found by polling. A worker killed
- * mid-message leaves a lease that runs out, and the row is claimed again.
+ * worker runs are claimed at birth and handed to it in memory (HeldMessages); the others
+ * (another process's, retries that come due, leases run out) are claimed from the table in
+ * batches (see claimDue), found by polling. A worker killed mid-message leaves a lease that
+ * runs out, and the row is claimed again.
  */
 export class TableQueue implements MessageQueue {
   readonly kind = 'table';
@@ -32,8 +26,7 @@ export class TableQueue implements MessageQueue {
   private loop: Promise<void> | undefined;
   private wake: (() => void) | undefined;
   /** Committed messages claimed at birth, waiting for the worker. */
-  private readonly held: MessageRow[] = [];
-  private lease: { value: Lease; issuedMs: number } | undefined;
+  private readonly held: HeldMessages;
 
   constructor(
     private readonly database: Pick<Database, 'write'>,
@@ -42,30 +35,17 @@ export class TableQueue implements MessageQueue {
     private readonly concurrency: number,
     private readonly log: FastifyBaseLogger,
     private readonly outages: Outages,
-  ) {}
-
-  async accept(accountId: string, text: string): Promise<Message> {
-    const lease = this.leaseForNew();
-    const { message, row } = await acceptMessage(this.database, this.clock, accountId, text, lease);
-    // Accepted under one of our leases: ours to deliver, from memory.
-    if (lease) this.held.push(row);
-    this.wake?.();
-    return message;
+  ) {
+    this.held = new HeldMessages(processor, clock, concurrency);
   }
 
-  /** A lease to accept a message under when the worker runs here and can take it from memory
-   * soon (else undefined: it waits in the table like any other). */
-  private leaseForNew(): Lease | undefined {
-    if (!this.running || this.held.length >= this.concurrency * HELD_CLAIMS) return undefined;
-    const nowMs = this.clock.now().getTime();
-    if (
-      !this.lease ||
-      nowMs - this.lease.issuedMs >= LEASE_SHARED_MS ||
-      nowMs < this.lease.issuedMs
-    ) {
-      this.lease = { value: this.processor.newLease(), issuedMs: nowMs };
-    }
-    return this.lease.value;
+  async accept(accountId: string, text: string): Promise<Message> {
+    const lease = this.running ? this.held.leaseForNew() : undefined;
+    const { message, row } = await acceptMessage(this.database, this.clock, accountId, text, lease);
+    // Accepted under one of our leases: ours to deliver, from memory.
+    if (lease) this.held.hold(row);
+    this.wake?.();
+    return message;
   }
 
   startWorker(): void {
@@ -80,8 +60,8 @@ export class TableQueue implements MessageQueue {
     this.wake?.();
     await this.loop;
     // Accepted while the loop was ending: delivered now rather than when their lease runs out.
-    if (this.held.length > 0) {
-      await this.processor.processBatch(this.held.splice(0)).catch((err: unknown) => {
+    if (this.held.size > 0) {
+      await this.processor.processBatch(this.held.take(this.held.size)).catch((err: unknown) => {
         if (!this.outages.databaseFailed(err)) {
           this.log.error({ err }, 'message worker: settle at shutdown failed');
         }
@@ -92,11 +72,11 @@ export class TableQueue implements MessageQueue {
   private async run(): Promise<void> {
     let claimedMs = Number.NEGATIVE_INFINITY;
     let failures = 0;
-    while (this.running || this.held.length > 0) {
+    while (this.running || this.held.size > 0) {
       let worked = 0;
       let failed = false;
       try {
-        const held = this.held.splice(0, this.concurrency);
+        const held = this.held.take();
         if (held.length > 0) await this.processor.processBatch(held);
         worked = held.length;
         // The table is claimed from when nothing is held, and at least as often as an idle
