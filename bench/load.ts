@@ -14,6 +14,8 @@ export interface LoadSpec {
   body?: string;
   /** Many tenants at once: each request from one picked at random (`url` gives the server). */
   mix?: Mix;
+  /** A fresh `Idempotency-Key` on every request, as the SDK sends with every POST. */
+  idempotencyKeys?: boolean;
   connections: number;
   seconds: number;
 }
@@ -129,6 +131,18 @@ end
 `;
 }
 
+/** wrk's Lua for a fresh Idempotency-Key per request: wrk's headers, one more. */
+const KEYED_LUA = `local prefix = string.format("bench-%d-%d-", os.time(), math.random(1e9))
+local sent = 0
+request = function()
+  sent = sent + 1
+  local headers = {}
+  for name, value in pairs(wrk.headers) do headers[name] = value end
+  headers["idempotency-key"] = prefix .. sent
+  return wrk.format(nil, nil, headers, nil)
+end
+`;
+
 /** wrk's Lua: method, headers, body (or a mix), and a count of non-2xx answers printed at the
  * end. */
 function wrkScript(spec: LoadSpec): string {
@@ -142,6 +156,7 @@ function wrkScript(spec: LoadSpec): string {
 ${headers}
 ${spec.body !== undefined ? `wrk.body = ${JSON.stringify(spec.body)}` : ''}
 ${spec.mix ? mixLua(spec.mix) : ''}
+${spec.idempotencyKeys ? KEYED_LUA : ''}
 local threads = {}
 function setup(thread) table.insert(threads, thread) end
 function init(args) bad = 0 end
@@ -194,8 +209,11 @@ async function autocannon(spec: LoadSpec): Promise<LoadResult> {
             body: JSON.stringify({ name: 'Mix', categoryId: t.categoryId }) }
         : { ...request, method: 'GET', path: pick(t.reads), headers: auth, body: undefined };
     } }];
+    let sent = 0;
+    const keyed = spec.idempotencyKeys && [{ setupRequest: (request) => ({ ...request,
+      headers: { ...request.headers, 'idempotency-key': 'bench-' + process.pid + '-' + sent++ } }) }];
     const r = await autocannon({ url: spec.url, method: spec.method ?? 'GET', headers: spec.headers,
-      body: spec.body, requests, connections: spec.connections, duration: spec.seconds });
+      body: spec.body, requests: requests || keyed || undefined, connections: spec.connections, duration: spec.seconds });
     process.stdout.write(JSON.stringify({ rps: r.requests.average, p50: r.latency.p50,
       p99: r.latency.p99, bad: r.non2xx + r.errors }));`;
   const out = await run(process.execPath, [

@@ -44,7 +44,13 @@ const MIX = '20 tenants:';
 const MIXED_CEILING = "ceiling: node:http, the mixed loads' requests";
 const INSERTS = 'baseline: single-row inserts, bare pg client';
 /** The scenarios measured against the insert baseline too, on PostgreSQL. */
-const AGAINST_INSERTS = ['POST /v1/pets', 'POST /messages'];
+const KEYED = '(Idempotency-Key)';
+const AGAINST_INSERTS = [
+  'POST /v1/pets',
+  'POST /messages',
+  `POST /v1/pets ${KEYED}`,
+  `POST /messages ${KEYED}`,
+];
 
 interface Row extends LoadResult {
   mode: string;
@@ -223,6 +229,26 @@ async function runMode(
     [
       'POST /messages',
       { url: `${base}/messages`, method: 'POST', headers: json, body: '{"message":"bench"}' },
+    ],
+    [
+      `POST /v1/pets ${KEYED}`,
+      {
+        url: `${base}/v1/pets`,
+        method: 'POST',
+        headers: json,
+        body: JSON.stringify({ name: 'Bench', categoryId: seeded.categoryId }),
+        idempotencyKeys: true,
+      },
+    ],
+    [
+      `POST /messages ${KEYED}`,
+      {
+        url: `${base}/messages`,
+        method: 'POST',
+        headers: json,
+        body: '{"message":"bench"}',
+        idempotencyKeys: true,
+      },
     ],
     [`${MIX} reads`, { url: `${base}/`, mix: { tenants: seeded.tenants, writeShare: 0 } }],
     [
@@ -413,6 +439,19 @@ if (pgPets) {
 const pgMessages = rowOf('postgres+redis', 'POST /messages');
 if (pgMessages) {
   checks.push(['POST /messages ≥ 0.4 × insert baseline', (pgMessages.vsInserts ?? 0) >= 0.4]);
+}
+// Issue 21: an Idempotency-Key on every POST costs at most 10%.
+for (const mode of modes) {
+  for (const post of ['POST /v1/pets', 'POST /messages']) {
+    const plain = rowOf(mode.mode, post);
+    const keyed = rowOf(mode.mode, `${post} ${KEYED}`);
+    if (plain && keyed) {
+      checks.push([
+        `${mode.mode}: ${post} with keys ≥ 0.9 × without`,
+        keyed.ratio >= 0.9 * plain.ratio,
+      ]);
+    }
+  }
 }
 const mixReads = rowOf('embedded', `${MIX} reads`);
 const mixed = rowOf('embedded', `${MIX} 90%`);

@@ -2,7 +2,7 @@
  * Lints the OpenAPI document the service generates with Spectral (ruleset `.spectral.yaml`).
  * Builds the app on an in-memory SQLite store, takes GET /v1/openapi.json, writes it to a
  * temporary file and runs the locally installed Spectral CLI on it. Exits with its code:
- * non-zero when the document has a problem of severity `error`.
+ * non-zero when the document has any finding at all (of any severity).
  *
  *   npm run lint:openapi
  */
@@ -11,40 +11,25 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { buildApp } from '../src/app.js';
-import { loadConfig } from '../src/config.js';
-import { migrate, openDatabase } from '../src/store/database.js';
+import { servedOpenApi } from './served-document.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 
-/** The document exactly as the service serves it at GET /v1/openapi.json. */
-export async function generateOpenApi(): Promise<string> {
-  const config = loadConfig({
-    DATABASE_URL: 'sqlite::memory:',
-    LOG_LEVEL: 'silent',
-    DEMO_ACCOUNT: 'false',
-  });
-  const database = openDatabase(config.databaseUrl);
-  try {
-    await migrate(database);
-    const app = await buildApp({ config, database });
-    try {
-      const res = await app.inject({ method: 'GET', url: '/v1/openapi.json' });
-      if (res.statusCode !== 200) {
-        throw new Error(`GET /v1/openapi.json answered ${res.statusCode}: ${res.body}`);
-      }
-      return res.body;
-    } finally {
-      await app.close();
-    }
-  } finally {
-    await database.close();
-  }
-}
+/**
+ * What production is configured with, for its document: the servers are its https addresses.
+ * (Development adds its local http listener; nothing else differs.)
+ */
+export const PRODUCTION_ENV = {
+  APP_ENV: 'production',
+  PUBLIC_BASE_URL: 'https://api.animal-store.example/v1',
+  STAGING_BASE_URL: 'https://staging.animal-store.example/v1',
+  MESSAGES_BASE_URL: 'https://api.animal-store.example',
+  SESSION_SECRET: 'lint-openapi-session-secret-of-32-characters',
+};
 
 function runSpectral(file: string): Promise<{ exitCode: number; output: string }> {
   const bin = join(ROOT, 'node_modules', '.bin', 'spectral');
-  const args = ['lint', file, '--ruleset', '.spectral.yaml', '--fail-severity', 'error'];
+  const args = ['lint', file, '--ruleset', '.spectral.yaml', '--fail-severity', 'hint'];
   return new Promise((done, fail) => {
     const child = spawn(bin, args, { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
     let output = '';
@@ -60,9 +45,9 @@ function runSpectral(file: string): Promise<{ exitCode: number; output: string }
   });
 }
 
-/** Generates the document and lints it; exit code 0 means no problem of severity `error`. */
+/** Generates production's document and lints it; exit code 0 means no finding at all. */
 export async function lintOpenApi(): Promise<{ exitCode: number; output: string }> {
-  const document = await generateOpenApi();
+  const document = await servedOpenApi(PRODUCTION_ENV);
   const dir = await mkdtemp(join(tmpdir(), 'animal-store-openapi-'));
   try {
     const file = join(dir, 'openapi.json');

@@ -1,10 +1,11 @@
 import { isUtf8 } from 'node:buffer';
 import { randomUUID } from 'node:crypto';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from 'fastify';
 import { type Clock, systemClock, withTimeout } from './clock.js';
 import { type Config, storeName } from './config.js';
 import { KeyAuthenticator } from './domain/api-keys.js';
+import { SecretBox } from './domain/secret-box.js';
 import { ApiError, RETRY_SOON } from './errors.js';
 import { anonymous, basicAuth, bearerAuth, countApiCaller } from './http/auth.js';
 import {
@@ -22,28 +23,35 @@ import {
   nothingKept,
   sharedFreshness,
 } from './http/freshness.js';
+import { IdempotentAnswers } from './http/idempotency.js';
 import { registerOpenApi } from './http/openapi.js';
 import { PageCache } from './http/page-cache.js';
 import { RateLimitGuard } from './http/rate-limit.js';
 import { accountRoutes, signUpRoutes } from './http/routes/accounts.js';
 import { categoryRoutes } from './http/routes/categories.js';
+import { eventRoutes } from './http/routes/events.js';
+import { faviconRoutes } from './http/routes/favicon.js';
 import { keyRoutes } from './http/routes/keys.js';
 import { messageRoutes } from './http/routes/messages.js';
 import { opsRoutes } from './http/routes/ops.js';
 import { petRoutes } from './http/routes/pets.js';
 import { storeRoutes } from './http/routes/store.js';
+import { webhookRoutes } from './http/routes/webhooks.js';
 import { validatorCompiler } from './http/validation.js';
 import { createRateLimiter } from './limits/create.js';
 import type { RateLimiter } from './limits/rate-limiter.js';
-import { createLog, requestLogger } from './log.js';
+import { createLog, logArrival, logRequest, requestLogger } from './log.js';
+import { Housekeeping } from './ops/housekeeping.js';
 import { Lifecycle, servedWhileStarting } from './ops/lifecycle.js';
 import { Metrics } from './ops/metrics.js';
 import { Outages } from './ops/outages.js';
+import { postgresFailure, sqliteFailure } from './ops/startup-errors.js';
 import { portalPlugin } from './portal/plugin.js';
 import { createMessageQueue } from './queue/create.js';
 import { LogSink, type MessageSink } from './queue/sink.js';
 import { type Database, ping } from './store/database.js';
 import { countUnsettled } from './store/messages-repository.js';
+import { WebhookDispatcher } from './webhooks/dispatcher.js';
 
 const NOT_UTF8 = 'The body is not valid UTF-8, which JSON must be (RFC 8259 §8.1).';
 
@@ -115,6 +123,8 @@ export async function buildApp({
     ...(log.isLevelEnabled('info')
       ? { loggerInstance: log as FastifyBaseLogger }
       : { logger: false, childLoggerFactory: requestLogger(log) }),
+    // One line per request, written when it is answered (below), not Fastify's two.
+    logController: new LogController({ disableRequestLogging: true }),
     trustProxy: trustProxy(config.trustProxy),
     bodyLimit: config.bodyLimit,
     // Explicit timeouts, so a client trickling its headers or body holds a connection for
@@ -165,19 +175,23 @@ export async function buildApp({
       database: {
         name: storeName(config.databaseUrl),
         probe: () => ping(database, PROBE_TIMEOUT_MS),
+        setting: 'DATABASE_URL',
+        permanent: (err) =>
+          postgresFailure(err, config.databaseUrl) ?? sqliteFailure(err, config.databaseUrl),
       },
       ...(config.redisUrl && {
         redis: {
           name: storeName(config.redisUrl),
           probe: () => withTimeout(limiter.store.ping(), PROBE_TIMEOUT_MS),
           optional: config.rateLimit.onStoreError === 'open',
+          setting: 'REDIS_URL',
         },
       }),
     },
     metrics,
   );
   app.addHook('onClose', () => outages.close());
-  const limits = new RateLimitGuard(limiter, config.rateLimit.onStoreError, outages, metrics);
+  const limits = new RateLimitGuard(limiter, config.rateLimit.onStoreError, outages, metrics, log);
   const queue = await createMessageQueue(
     config,
     database,
@@ -190,8 +204,26 @@ export async function buildApp({
   // Requests are finished before onClose hooks run; then the worker stops taking messages
   // and finishes (or, on BullMQ, releases) the ones in hand.
   app.addHook('onClose', () => queue.close());
+  const box = new SecretBox(config.webhooks.secretKeys);
+  const policy = { allowLoopback: config.webhooks.allowLoopback };
+  const dispatcher = new WebhookDispatcher(
+    database,
+    clock,
+    box,
+    config.webhooks,
+    policy,
+    log,
+    outages,
+    (outcome) => metrics.webhookDelivery(outcome),
+  );
+  app.addHook('onClose', () => dispatcher.close());
+  const housekeeping = new Housekeeping(database, clock, log, outages);
+  app.addHook('onClose', () => housekeeping.close());
   const lifecycle = new Lifecycle(() => {
-    if (config.worker) queue.startWorker();
+    if (!config.worker) return;
+    queue.startWorker();
+    housekeeping.start();
+    dispatcher.start();
   });
   if (!startLater) {
     // The caller gave a migrated database; Redis is connected to in the background.
@@ -214,6 +246,10 @@ export async function buildApp({
     pages: new PageCache(freshness.pagesKeptAtMostMs),
     freshness,
     keysChanged: (accountId) => freshness.keysChanged(accountId),
+    idempotency: new IdempotentAnswers(database, clock),
+    webhooks: { database, clock, box, policy },
+    dispatcher,
+    housekeeping,
     lifecycle,
   };
   app.decorate('ctx', context);
@@ -233,6 +269,9 @@ export async function buildApp({
     if (!isUtf8(bytes)) return done(new ApiError('invalid_json', NOT_UTF8), undefined);
     parseJson(request, bytes.toString('utf8'), done);
   });
+  if (log.isLevelEnabled('info')) app.addHook('onResponse', logRequest);
+  // At debug, a line as each request arrives too (a request that never ends shows there).
+  if (log.isLevelEnabled('debug')) app.addHook('onRequest', logArrival);
   // By route pattern, never the raw URL, so clients cannot multiply the series. Not counted
   // at all when nobody can read them (METRICS=off).
   if (exposed) {
@@ -307,6 +346,12 @@ export async function buildApp({
         await scope.register(categoryRoutes);
         await scope.register(storeRoutes);
       });
+      // Events and webhooks change no catalogue data: no page is told of their writes.
+      await v1.register(async (scope) => {
+        scope.addHook('onRequest', bearerAuth(context.keys, limits, context.freshness));
+        await scope.register(eventRoutes);
+        await scope.register(webhookRoutes);
+      });
     },
     { prefix: '/v1' },
   );
@@ -316,6 +361,7 @@ export async function buildApp({
   });
 
   await app.register(opsRoutes);
+  await app.register(faviconRoutes);
   await app.register(portalPlugin, { prefix: '/portal' });
 
   // A person opening the service's address lands on the portal in development, on the docs

@@ -76,6 +76,28 @@ export interface Config {
     /** How long a worker holds a message before another may take it over. */
     leaseMs: number;
   };
+  webhooks: {
+    /** Keys that encrypt endpoints' signing secrets at rest: the first encrypts, every one
+     * decrypts (so the key can be rotated). A fixed, public key in development. */
+    secretKeys: string[];
+    /** Development: `http://` URLs and loopback addresses (127.0.0.1, ::1) are allowed. */
+    allowLoopback: boolean;
+    /** Longest a delivery may take, connection to answer. */
+    timeoutMs: number;
+    /** Back-off before the second attempt, doubled before each next one (with jitter)… */
+    retryBaseMs: number;
+    /** …up to this… */
+    retryMaxMs: number;
+    /** …for this long after the event: then the delivery fails, and an endpoint failing this
+     * long is disabled. */
+    retryForMs: number;
+    /** How long a dispatcher holds the deliveries it claimed before others may take them. */
+    leaseMs: number;
+    /** Deliveries a dispatcher sends at once. */
+    concurrency: number;
+    /** How often an idle dispatcher looks for due deliveries. */
+    pollMs: number;
+  };
   rateLimit: {
     /** Requests refused while limited, in one window, before a key is banned. */
     banThreshold: number;
@@ -237,6 +259,51 @@ function sessionSecrets(env: Env, appEnv: AppEnv): string[] {
   return secrets;
 }
 
+const WEBHOOK_KEY_MIN_LENGTH = 32;
+/** Development only: secrets of a laptop's endpoints need no protection, and stay readable
+ * across restarts (a random key per process would make them unusable). */
+const DEVELOPMENT_WEBHOOK_KEY = 'development-only webhook secret key, never for real use';
+
+function webhookSecretKeys(env: Env, appEnv: AppEnv, sessionSecrets: string[]): string[] {
+  const value = read(env, 'WEBHOOK_SECRET_KEY');
+  if (value === undefined) {
+    // Outside development SESSION_SECRET is required: its keys serve (kept in its list, an
+    // old key still opens what it sealed). A key of its own is better, and can be rotated apart.
+    if (appEnv !== 'development') return sessionSecrets.map((key) => `webhooks:${key}`);
+    return [DEVELOPMENT_WEBHOOK_KEY];
+  }
+  const keys = value.split(',').map((key) => key.trim());
+  if (keys.some((key) => key.length < WEBHOOK_KEY_MIN_LENGTH)) {
+    throw new ConfigError(
+      'WEBHOOK_SECRET_KEY',
+      `must be one or more comma-separated keys of at least ${WEBHOOK_KEY_MIN_LENGTH} characters each`,
+    );
+  }
+  return keys;
+}
+
+function webhooks(env: Env, appEnv: AppEnv, sessionSecrets: string[]): Config['webhooks'] {
+  const retryBaseMs = integer(env, 'WEBHOOK_RETRY_BASE_MS', 30_000, 1, 86_400_000);
+  const retryMaxMs = integer(env, 'WEBHOOK_RETRY_MAX_MS', 6 * 3_600_000, 1, 7 * 86_400_000);
+  if (retryMaxMs < retryBaseMs) {
+    throw new ConfigError(
+      'WEBHOOK_RETRY_MAX_MS',
+      `must not be below WEBHOOK_RETRY_BASE_MS (${retryBaseMs})`,
+    );
+  }
+  return {
+    secretKeys: webhookSecretKeys(env, appEnv, sessionSecrets),
+    allowLoopback: appEnv === 'development',
+    timeoutMs: integer(env, 'WEBHOOK_TIMEOUT_SECONDS', 10, 1, 60) * 1000,
+    retryBaseMs,
+    retryMaxMs,
+    retryForMs: integer(env, 'WEBHOOK_RETRY_FOR_SECONDS', 3 * 86_400, 1, 30 * 86_400) * 1000,
+    leaseMs: integer(env, 'WEBHOOK_LEASE_SECONDS', 60, 1, 3_600) * 1000,
+    concurrency: integer(env, 'WEBHOOK_CONCURRENCY', 16, 1, 1000),
+    pollMs: integer(env, 'WEBHOOK_POLL_MS', 1_000, 10, 60_000),
+  };
+}
+
 /** A store as the log names it: its kind, host, port and database, never its credentials. */
 export function storeName(url: string): string {
   if (url.startsWith('sqlite:')) return `SQLite at ${url.slice('sqlite:'.length)}`;
@@ -288,6 +355,7 @@ export function loadConfig(env: Env = process.env): Config {
   const host = read(env, 'HOST') ?? '127.0.0.1';
   const database = databaseUrl(env);
   const redis = redisUrl(env);
+  const session = sessionSecrets(env, appEnv);
   return {
     env: appEnv,
     host,
@@ -321,7 +389,7 @@ export function loadConfig(env: Env = process.env): Config {
     redisUrl: redis,
     redisKeyPrefix: read(env, 'REDIS_KEY_PREFIX') ?? 'as:',
     shared: database.startsWith('postgres') && redis !== undefined,
-    sessionSecrets: sessionSecrets(env, appEnv),
+    sessionSecrets: session,
     worker: oneOf(env, 'WORKER', ['on', 'off'] as const, 'on') === 'on',
     messages: {
       // On SQLite the table worker claims and settles a whole batch in two statements that ride
@@ -338,6 +406,7 @@ export function loadConfig(env: Env = process.env): Config {
       retryBaseMs: integer(env, 'MESSAGE_RETRY_BASE_MS', 1_000, 1, 3_600_000),
       leaseMs: integer(env, 'MESSAGE_LEASE_SECONDS', 30, 1, 3_600) * 1000,
     },
+    webhooks: webhooks(env, appEnv, session),
     rateLimit: {
       banThreshold: integer(env, 'RATE_LIMIT_BAN_THRESHOLD', 20, 1, 1_000_000),
       banSeconds: integer(env, 'RATE_LIMIT_BAN_SECONDS', 900, 1, 86_400 * 30),

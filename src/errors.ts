@@ -15,9 +15,20 @@ export const ERRORS = {
     description: 'A parameter or body field is missing, unknown, or holds an invalid value.',
   },
   invalid_cursor: { status: 400, description: 'The `cursor` parameter is not one we issued.' },
+  invalid_idempotency_key: {
+    status: 400,
+    description:
+      'The `Idempotency-Key` header is empty, longer than 255 characters, or not printable ASCII.',
+  },
   unknown_category: {
     status: 400,
     description: 'The `categoryId` does not name a category of this account.',
+  },
+  webhook_url_refused: {
+    status: 400,
+    description:
+      'The webhook URL is not allowed: not `https` (outside development), or its host does not ' +
+      'resolve, or resolves to a loopback, private, link-local or metadata address.',
   },
   missing_credentials: {
     status: 401,
@@ -60,9 +71,31 @@ export const ERRORS = {
     status: 409,
     description: 'The pet has an open order; the order owns its status until it ends.',
   },
+  key_limit_reached: {
+    status: 409,
+    description: 'The account holds the most live API keys it may (100); revoke one first.',
+  },
+  idempotency_key_in_use: {
+    status: 409,
+    description:
+      'A request with this `Idempotency-Key` is still running; retry after `Retry-After` seconds.',
+  },
+  too_many_webhooks: {
+    status: 409,
+    description: 'The account has as many webhook endpoints as it may; remove one first.',
+  },
+  delivery_in_progress: {
+    status: 409,
+    description: 'The delivery is being sent right now; retry it once it has settled.',
+  },
   endpoint_removed: { status: 410, description: 'The operation has passed its sunset date.' },
   payload_too_large: { status: 413, description: 'The body is larger than the service accepts.' },
   uri_too_long: { status: 414, description: 'The request line (path and query) is too long.' },
+  idempotency_key_mismatch: {
+    status: 422,
+    description:
+      'This `Idempotency-Key` was used with another request (method, path or body); use a new key.',
+  },
   headers_too_large: {
     status: 431,
     description: 'The request headers are larger than the service accepts.',

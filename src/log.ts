@@ -92,3 +92,37 @@ export function requestLogger(log: Log) {
   return (_parent: FastifyBaseLogger, bindings: Bindings): FastifyBaseLogger =>
     new RequestLog(log, bindings) as unknown as FastifyBaseLogger;
 }
+
+/**
+ * The one line a request writes at info, when it is answered: method, route pattern (never
+ * the raw URL, which may carry anything), status, duration, request id and the account that
+ * called, if any. Fastify's own pair of lines is off (`disableRequestLogging`).
+ */
+export function logRequest(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  done: (err?: Error) => void,
+): void {
+  const route = request.routeOptions.url ?? 'unmatched';
+  request.log.info(
+    {
+      method: request.method,
+      route,
+      status: reply.statusCode,
+      ms: Math.round(reply.elapsedTime * 10) / 10,
+      ...(request.caller && { account: request.caller.account.id }),
+    },
+    `${request.method} ${route} ${reply.statusCode}`,
+  );
+  done();
+}
+
+/** At debug, each request as it arrives, with its URL (a request that never ends shows here). */
+export function logArrival(
+  request: FastifyRequest,
+  _reply: FastifyReply,
+  done: (err?: Error) => void,
+): void {
+  request.log.debug({ req: request }, 'request received');
+  done();
+}

@@ -4,7 +4,14 @@ import { type Config, ConfigError, loadConfig } from './config.js';
 import { createDemoAccountIfEmpty, type DemoAccount } from './domain/demo.js';
 import { startMetricsServer } from './ops/metrics-server.js';
 import {
+  listenFailure,
+  postgresFailure,
+  StartupError,
+  sqliteFailure,
+} from './ops/startup-errors.js';
+import {
   assertSchemaCurrent,
+  type Database,
   migrate,
   openDatabase,
   SchemaMismatchError,
@@ -21,8 +28,9 @@ function loadConfigOrExit(): Config {
 }
 
 function printDemo(demo: DemoAccount, baseUrl: string): void {
-  // Written to the terminal, not the log: it is shown once, to the person who started us.
-  process.stdout.write(
+  // Written to stderr, not the log: it is shown once, to the person who started us, and stdout
+  // stays JSON lines for whatever reads them. It holds a password: never in the log.
+  process.stderr.write(
     [
       '',
       'Demo account created (development only):',
@@ -38,59 +46,79 @@ function printDemo(demo: DemoAccount, baseUrl: string): void {
       `Developer portal (sign in with the email and password above): ${baseUrl}/portal`,
       `API docs: ${baseUrl}/docs`,
       '',
+      'Lost this key or password? Run:',
+      `  npm run cli -- keys create --email ${demo.email}`,
+      `  npm run cli -- accounts reset-password --email ${demo.email}`,
+      "or start afresh: stop the server, delete the ./data folder (SQLite's default), start again.",
+      '',
     ].join('\n'),
   );
 }
 
-/** Start-up failures an operator can fix get one clear line, not a stack. */
-function exitWith(message: string): never {
+/**
+ * Start-up failures an operator can fix get one clear line, not a stack; the stack follows only
+ * at LOG_LEVEL=debug (or trace).
+ */
+function exitWith(message: string, err?: unknown): never {
   process.stderr.write(`${message}\n`);
+  if (err instanceof Error && err.stack && debugging()) process.stderr.write(`${err.stack}\n`);
   process.exit(1);
 }
 
-/** Why the listener could not be opened, in a sentence, for the mistakes people make. */
-function listenFailure(err: unknown, host: string, port: number): string | undefined {
-  const code = (err as { code?: unknown }).code;
-  const where = `${host}:${port}`;
-  if (code === 'EADDRINUSE') {
-    return `Port ${port} is already in use on ${host}: stop what listens there, or start with PORT=<another port>.`;
-  }
-  if (code === 'EACCES')
-    return `Not allowed to listen on ${where}: ports below 1024 need privileges; use PORT=8080.`;
-  if (code === 'EADDRNOTAVAIL') return `HOST=${host} is not an address of this machine.`;
-  if (code === 'ENOTFOUND' || code === 'EAI_AGAIN') return `HOST=${host} is not a known host name.`;
-  return undefined;
+function debugging(): boolean {
+  return config.logLevel === 'debug' || config.logLevel === 'trace';
+}
+
+/** Anything else that stops the start: its message, and where to see more. */
+function couldNotStart(err: unknown): never {
+  const message = err instanceof Error ? err.message : String(err);
+  exitWith(
+    `Could not start: ${message}${debugging() ? '' : ' (LOG_LEVEL=debug shows the details)'}`,
+    err,
+  );
 }
 
 const config = loadConfigOrExit();
-const database = openDatabase(config.databaseUrl, {
-  poolSize: config.databasePoolSize,
-  statementTimeoutMs: config.databaseStatementTimeoutMs,
-});
+const database = openDatabaseOrExit();
+
+function openDatabaseOrExit(): Database {
+  try {
+    return openDatabase(config.databaseUrl, {
+      poolSize: config.databasePoolSize,
+      statementTimeoutMs: config.databaseStatementTimeoutMs,
+    });
+  } catch (err) {
+    exitWith(sqliteFailure(err, config.databaseUrl) ?? couldNotStart(err), err);
+  }
+}
 // The instance listens before its database and Redis answer (they may start after it, in any
 // order): until they do and the schema is current, /readyz and the API answer 503.
 const app = await buildApp({ config, database, startLater: true });
 const { log, outages, lifecycle } = app.ctx;
-let listening: string;
+// Fastify logs "Server listening at …" (at info) itself.
 try {
-  listening = await app.listen({ host: config.host, port: config.port });
+  await app.listen({ host: config.host, port: config.port });
 } catch (err) {
-  const reason = listenFailure(err, config.host, config.port);
-  if (reason === undefined) throw err;
-  exitWith(reason);
+  exitWith(listenFailure(err, config.host, config.port) ?? couldNotStart(err), err);
 }
-log.info(`Server listening at ${listening}`);
-const metricsServer =
-  config.metrics.mode === 'port'
-    ? await startMetricsServer(app.ctx.metrics, config.metrics.host, config.metrics.port)
-    : undefined;
+const metricsServer = config.metrics.mode === 'port' ? await listenMetrics() : undefined;
+
+async function listenMetrics() {
+  if (config.metrics.mode !== 'port') return undefined;
+  const { host, port } = config.metrics;
+  try {
+    return await startMetricsServer(app.ctx.metrics, host, port);
+  } catch (err) {
+    exitWith(listenFailure(err, host, port, 'METRICS_') ?? couldNotStart(err), err);
+  }
+}
 if (metricsServer) log.info({ url: metricsServer.url }, 'metrics listening');
 const address = app.server.address();
 const port = typeof address === 'object' && address ? address.port : config.port;
 const host = config.host.includes(':') ? `[${config.host}]` : config.host;
 bringUp().catch((err: unknown) => {
-  log.fatal({ err }, 'could not start');
-  process.exit(1);
+  if (err instanceof StartupError) exitWith(err.message, err);
+  couldNotStart(err);
 });
 
 /**
@@ -110,6 +138,9 @@ async function bringUp(): Promise<void> {
       break;
     } catch (err) {
       if (err instanceof SchemaMismatchError) exitWith(err.message);
+      const reason =
+        sqliteFailure(err, config.databaseUrl) ?? postgresFailure(err, config.databaseUrl);
+      if (reason !== undefined) exitWith(reason, err);
       if (!outages.databaseFailed(err)) throw err;
     }
   }
@@ -143,9 +174,10 @@ async function stop(signal: string): Promise<void> {
   // Connections that go idle after their last answer are closed as they do.
   setInterval(() => app.server.closeIdleConnections(), 250).unref();
   await app.close();
+  log.info('shutdown: requests answered, listener closed, worker stopped');
   await metricsServer?.close();
   await database.close();
-  log.info('shut down');
+  log.info('shut down: database closed, exiting');
   process.exit(0);
 }
 process.on('SIGTERM', () => void stop('SIGTERM'));

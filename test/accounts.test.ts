@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
-import { hashApiKey } from '../src/domain/api-keys.js';
+import { systemClock } from '../src/clock.js';
+import { createApiKey, hashApiKey, MAX_LIVE_KEYS } from '../src/domain/api-keys.js';
 import { basic, errorCode, newTenant, startApp, type TestApp } from './helpers.js';
 
 describe('accounts and API keys', () => {
@@ -88,6 +89,32 @@ describe('accounts and API keys', () => {
         'prefix',
       ]);
     }
+  });
+
+  it('holds at most 100 live keys per account: the 101st is refused with 409 until one is revoked', async () => {
+    const tenant = await newTenant(t.app);
+    // 98 more made straight in the store (as the CLI would, without the API's check): 99 live.
+    await t.app.ctx.database.write(async (tx) => {
+      for (let i = 0; i < 98; i++) {
+        await createApiKey(tx, systemClock, 'development', tenant.accountId, `bulk ${i}`);
+      }
+    });
+    const auth = { authorization: basic(tenant.email, tenant.password) };
+    const post = () =>
+      t.app.inject({ method: 'POST', url: '/v1/keys', headers: auth, payload: {} });
+    assert.equal((await post()).statusCode, 201);
+    const refused = await post();
+    assert.equal(refused.statusCode, 409);
+    assert.equal(errorCode(refused), 'key_limit_reached');
+    const list = await t.app.inject({ method: 'GET', url: '/v1/keys', headers: auth });
+    assert.equal(list.json().length, MAX_LIVE_KEYS);
+    const revoked = await t.app.inject({
+      method: 'DELETE',
+      url: `/v1/keys/${tenant.keyId}`,
+      headers: auth,
+    });
+    assert.equal(revoked.statusCode, 204);
+    assert.equal((await post()).statusCode, 201);
   });
 
   it('creates a key without a body', async () => {

@@ -8,7 +8,7 @@ import { BullMqQueue } from '../src/queue/bullmq-queue.js';
 import { MessageProcessor } from '../src/queue/processor.js';
 import type { MessageSink } from '../src/queue/sink.js';
 import type { Database } from '../src/store/database.js';
-import { storeWithAccount, testDatabaseUrl } from './helpers.js';
+import { databaseOfItsOwn, storeWithAccount } from './helpers.js';
 
 // With Redis, an instance whose worker runs delivers the messages it accepts itself, claimed
 // at birth, with no BullMQ job; the others go through jobs, and a held message whose instance
@@ -31,23 +31,26 @@ async function until(check: () => Promise<boolean> | boolean, timeoutMs = 10_000
 }
 
 describe('BullMQ queue', { skip: !redisUrl && 'needs TEST_REDIS_URL' }, () => {
-  const { url, cleanup } = testDatabaseUrl();
   let database: Database;
   let accountId: string;
-  // A clock of its own, in the year 2000, so no other test's rows are due or leased by it.
+  // A store of its own (another suite's worker, on the real clock, would claim these rows once
+  // their leases ran out) and a standing clock, so leases run out only when a test says so.
+  let drop = async () => {};
   let now = Date.parse('2000-01-01T00:00:00.000Z');
   const clock = { now: () => new Date(now) };
   const queues: BullMqQueue[] = [];
   const inspectors: Queue[] = [];
 
   before(async () => {
-    ({ database, accountId } = await storeWithAccount(url, clock));
+    const own = await databaseOfItsOwn();
+    drop = own.drop;
+    ({ database, accountId } = await storeWithAccount(own.url, clock));
   });
   after(async () => {
     for (const queue of queues) await queue.close();
     for (const inspector of inspectors) await inspector.close();
     await database.close();
-    cleanup();
+    await drop();
   });
 
   /** A queue on keys of its own, and a BullMQ handle on the same keys to look at its jobs. */

@@ -110,6 +110,96 @@ describe('animal-store CLI', () => {
     assert.match(res.out, /Added 3 categories and 6 pets/);
   });
 
+  it('seeds once: a second seed adds nothing', async () => {
+    const demo = await run(['seed'], env);
+    assert.equal(demo.code, 0, demo.out);
+    assert.match(demo.out, /Created the demo account/);
+    const demoAgain = await run(['seed'], env);
+    assert.equal(
+      demoAgain.out,
+      'demo@animal-store.local has the demo data already: nothing added.',
+    );
+    const again = await run(['seed', '--email', email, '--json'], env);
+    assert.equal(again.code, 0, again.out);
+    assert.deepEqual(JSON.parse(again.out), { created: false, email, pets: 0 });
+    const t = await startApp({ env: { DATABASE_URL: url, ...redis } });
+    try {
+      const key = await run(['keys', 'create', '--email', email, '--json'], env);
+      const { secret } = JSON.parse(key.out) as { secret: string };
+      const pets = await t.app.inject({
+        url: '/v1/pets?limit=100',
+        headers: { authorization: `Bearer ${secret}` },
+      });
+      assert.equal(pets.json().length, 6, 'one set of demo pets');
+    } finally {
+      await t.app.close();
+    }
+  });
+
+  it('lists accounts and keys, as text and as JSON, never with a secret', async () => {
+    const accounts = await run(['accounts', 'list'], env);
+    assert.equal(accounts.code, 0, accounts.out);
+    assert.match(accounts.out, /^ID\s+EMAIL\s+PLAN\s+CREATED$/m);
+    assert.match(accounts.out, new RegExp(`^acct_\\w+\\s+${email}\\s+enterprise\\s`, 'm'));
+    const json = JSON.parse((await run(['accounts', 'list', '--json'], env)).out) as Array<{
+      email: string;
+    }>;
+    assert.ok(json.some((account) => account.email === email));
+
+    const created = JSON.parse(
+      (await run(['keys', 'create', '--email', email, '--name', 'listed', '--json'], env)).out,
+    ) as { id: string; secret: string };
+    const keys = await run(['keys', 'list', '--email', email], env);
+    assert.equal(keys.code, 0, keys.out);
+    assert.match(keys.out, new RegExp(`^${created.id}\\s+listed\\s+as_test_\\w+…\\s`, 'm'));
+    assert.ok(!keys.out.includes(created.secret));
+    const listed = JSON.parse((await run(['keys', 'list', '--email', email, '--json'], env)).out);
+    assert.ok(listed.some((key: { id: string }) => key.id === created.id));
+    assert.ok(!JSON.stringify(listed).includes(created.secret));
+
+    const unknown = await run(['keys', 'list', '--email', 'nobody@example.com', '--json'], env);
+    assert.equal(unknown.code, 1);
+    assert.deepEqual(JSON.parse(unknown.out), {
+      error: 'No account with the email nobody@example.com.',
+    });
+  });
+
+  it('resets a password: the new one works, the old one not; sessions signed out are counted', async () => {
+    const t = await startApp({ env: { DATABASE_URL: url, ...redis } });
+    try {
+      const signIn = (pass: string) =>
+        t.app.inject({
+          method: 'GET',
+          url: '/v1/keys',
+          headers: { authorization: basic(email, pass) },
+        });
+      assert.equal((await signIn(password)).statusCode, 200);
+      const reset = await run(['accounts', 'reset-password', '--email', email], env);
+      assert.equal(reset.code, 0, reset.out);
+      const fresh = reset.out.trim().split('\n').at(-1) ?? '';
+      assert.match(reset.out, /reset; \d+ portal sessions? signed out/);
+      assert.equal((await signIn(password)).statusCode, 401);
+      assert.equal((await signIn(fresh)).statusCode, 200);
+
+      const chosen = await run(
+        ['accounts', 'reset-password', '--email', email, '--password', password, '--json'],
+        env,
+      );
+      assert.equal(chosen.code, 0, chosen.out);
+      assert.equal(JSON.parse(chosen.out).password, undefined, 'a chosen password is not echoed');
+      assert.equal((await signIn(password)).statusCode, 200);
+
+      const short = await run(
+        ['accounts', 'reset-password', '--email', email, '--password', 'short'],
+        env,
+      );
+      assert.equal(short.code, 1);
+      assert.match(short.out, /at least 12 characters/);
+    } finally {
+      await t.app.close();
+    }
+  });
+
   it('answers bad arguments with a message and a non-zero exit code', async () => {
     const cases: Array<[string[], number, RegExp]> = [
       [['bogus'], 2, /Unknown command "bogus"/],

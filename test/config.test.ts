@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
 import { describe, it } from 'node:test';
 import { ConfigError, loadConfig, redactUrl } from '../src/config.js';
 
@@ -85,6 +86,34 @@ describe('config', () => {
     assert.throws(
       () => loadConfig({ DATABASE_URL: 'mysql://app:s3cret@db/x' }),
       (err: Error) => !err.message.includes('s3cret'),
+    );
+  });
+});
+
+describe('.env.example', () => {
+  it('names every variable src/config.ts reads, and only those', () => {
+    const source = readFileSync(new URL('../src/config.ts', import.meta.url), 'utf8');
+    const read = new Set(
+      [
+        ...source.matchAll(/\(\s*env,\s*'([A-Z][A-Z0-9_]+)'/g),
+        ...source.matchAll(/read\(env, '([A-Z][A-Z0-9_]+)'\)/g),
+      ].map((m) => m[1]),
+    );
+    const example = readFileSync(new URL('../.env.example', import.meta.url), 'utf8');
+    const listed = new Set([...example.matchAll(/^#?([A-Z][A-Z0-9_]+)=/gm)].map((m) => m[1]));
+    assert.ok(read.size > 30, `found ${read.size} variables in src/config.ts`);
+    assert.deepEqual([...listed].sort(), [...read].sort());
+  });
+
+  it('gives each default as loadConfig has it', () => {
+    const example = readFileSync(new URL('../.env.example', import.meta.url), 'utf8');
+    const values = Object.fromEntries(
+      [...example.matchAll(/^#([A-Z][A-Z0-9_]+)=(.+)$/gm)].map((m) => [m[1], m[2]]),
+    );
+    // Setting every listed default explicitly changes nothing.
+    assert.deepEqual(
+      { ...loadConfig(values), sessionSecrets: [] },
+      { ...loadConfig({}), sessionSecrets: [] },
     );
   });
 });

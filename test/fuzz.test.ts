@@ -264,7 +264,9 @@ function stringArbitrary(schema: JsonSchema): fc.Arbitrary<string> {
   const min = schema.minLength ?? 0;
   const max = schema.maxLength ?? min + FREE_LENGTH;
   let free: fc.Arbitrary<string>;
-  switch (schema.format) {
+  // `password` only tells tools to hide the value: any text.
+  const format = schema.format === 'password' ? undefined : schema.format;
+  switch (format) {
     case undefined:
       free = fc.string({
         unit: 'grapheme',
@@ -289,7 +291,7 @@ function stringArbitrary(schema: JsonSchema): fc.Arbitrary<string> {
     default:
       throw new Error(`the fuzzer does not know the string format ${schema.format}`);
   }
-  const bounds = schema.format === undefined ? [min, max].map((n) => 'x'.repeat(n)) : [];
+  const bounds = format === undefined ? [min, max].map((n) => 'x'.repeat(n)) : [];
   const pattern = schema.pattern === undefined ? undefined : new RegExp(schema.pattern, 'u');
   const arbitrary =
     bounds.length > 0

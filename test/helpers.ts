@@ -23,6 +23,18 @@ export function testDatabaseUrl(): { url: string; cleanup: () => void } {
   return sqliteDatabaseUrl();
 }
 
+/**
+ * A store no other test file shares: a new PostgreSQL database beside TEST_DATABASE_URL's, or a
+ * new SQLite file. For tests whose workers must not meet rows of suites running beside them
+ * (a worker with the real clock claims any row whose lease has run out, whoever wrote it).
+ */
+export async function databaseOfItsOwn(): Promise<{ url: string; drop: () => Promise<void> }> {
+  const pg = process.env.TEST_DATABASE_URL;
+  if (pg) return freshPostgres(pg);
+  const { url, cleanup } = sqliteDatabaseUrl();
+  return { url, drop: async () => cleanup() };
+}
+
 /** A fresh SQLite file, whatever TEST_DATABASE_URL says (for SQLite-only behaviour). */
 export function sqliteDatabaseUrl(): { url: string; cleanup: () => void } {
   const file = join(tmpdir(), `animal-store-test-${randomUUID()}.db`);

@@ -30,13 +30,33 @@ const EXPECTED_OPERATIONS = [
   'getCategory',
   'updateCategory',
   'deleteCategory',
+  'listEvents',
+  'createWebhook',
+  'listWebhooks',
+  'getWebhook',
+  'updateWebhook',
+  'deleteWebhook',
+  'rotateWebhookSecret',
+  'testWebhook',
+  'listWebhookDeliveries',
+  'retryWebhookDelivery',
 ];
 /** Operations that need no credentials at all. */
 const PUBLIC_OPERATIONS = ['createAccount'];
 /** Routes served under /v1 that are deliberately left out of the document. */
-const UNDOCUMENTED_ROUTES = ['GET /v1/openapi.json'];
+const UNDOCUMENTED_ROUTES = ['GET /v1/openapi.json', 'GET /v1/postman.json'];
 
 const HTTP_METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'];
+
+/**
+ * Spectral runs as a process of its own for ~10 s (both rulesets): started when this file is
+ * loaded (npm test loads every file first), it runs beside the other files' tests, and its test
+ * below only reads the outcome.
+ */
+const linting = lintOpenApi().catch((error: unknown) => ({
+  exitCode: 1,
+  output: `lintOpenApi failed: ${error instanceof Error ? error.stack : String(error)}`,
+}));
 
 interface Schema {
   $ref?: string;
@@ -310,8 +330,10 @@ describe('OpenAPI document', () => {
     }
   });
 
-  it('passes Spectral (spectral:oas) with no error', { timeout: 180_000 }, async () => {
-    const { exitCode, output } = await lintOpenApi();
+  it('passes Spectral (spectral:oas and the OWASP ruleset) with no finding', {
+    timeout: 180_000,
+  }, async () => {
+    const { exitCode, output } = await linting;
     assert.equal(exitCode, 0, `spectral lint failed:\n${output}`);
   });
 

@@ -14,12 +14,11 @@ import {
   as,
   createCategory,
   createPet,
+  databaseOfItsOwn,
   errorCode,
-  freshPostgres,
   newTenant,
   startApp,
   type TestApp,
-  testDatabaseUrl,
 } from './helpers.js';
 
 /** A sample's value in Prometheus text, or undefined when the series is absent. */
@@ -282,9 +281,8 @@ describe('metrics exposure', () => {
 
 describe('migrations', () => {
   it('run from several processes at once, each finding the schema current afterwards', async () => {
-    const { url, cleanup } = testDatabaseUrl();
     // A database of its own, so that "fresh" means fresh on PostgreSQL too.
-    const fresh = process.env.TEST_DATABASE_URL ? await freshPostgres(url) : { url, drop: cleanup };
+    const fresh = await databaseOfItsOwn();
     const handles = [1, 2, 3].map(() => openDatabase(fresh.url, { poolSize: 2 }));
     try {
       const applied = await Promise.all(handles.map((database) => migrate(database)));
@@ -297,8 +295,7 @@ describe('migrations', () => {
   });
 
   it('refuses a database migrated by newer code, and a start that would need a migration', async () => {
-    const { url, cleanup } = testDatabaseUrl();
-    const fresh = process.env.TEST_DATABASE_URL ? await freshPostgres(url) : { url, drop: cleanup };
+    const fresh = await databaseOfItsOwn();
     const database = openDatabase(fresh.url, { poolSize: 2 });
     try {
       await assert.rejects(assertSchemaCurrent(database), (err: Error) => {

@@ -1,83 +1,19 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
+import type { InjectOptions, LightMyRequestResponse } from 'fastify';
 import {
   as,
   basic,
   createCategory,
   createPet,
+  errorCode,
   freshIp,
   newTenant,
   startApp,
   type Tenant,
   type TestApp,
 } from './helpers.js';
-
-/**
- * One browser's view of the portal over app.inject: it keeps the cookies it is given, sends
- * them back, and remembers the CSRF token of the last page it read.
- */
-class Visitor {
-  readonly cookies = new Map<string, string>();
-  csrf = '';
-
-  constructor(
-    private readonly app: FastifyInstance,
-    readonly ip = freshIp(),
-  ) {}
-
-  async get(url: string): Promise<LightMyRequestResponse> {
-    return this.send({ method: 'GET', url });
-  }
-
-  /** Posts a form the way a browser does, with the page's CSRF token unless told otherwise. */
-  async post(
-    url: string,
-    fields: Record<string, string>,
-    options: { csrf?: boolean } = {},
-  ): Promise<LightMyRequestResponse> {
-    const form = new URLSearchParams(fields);
-    if (options.csrf !== false) form.set('_csrf', this.csrf);
-    return this.send({
-      method: 'POST',
-      url,
-      payload: form.toString(),
-      headers: { 'content-type': 'application/x-www-form-urlencoded' },
-    });
-  }
-
-  async send(options: InjectOptions): Promise<LightMyRequestResponse> {
-    const cookie = [...this.cookies].map(([name, value]) => `${name}=${value}`).join('; ');
-    const res = await this.app.inject({
-      remoteAddress: this.ip,
-      ...options,
-      headers: { ...(cookie && { cookie }), ...options.headers },
-    });
-    for (const c of res.cookies as Array<{ name: string; value: string; expires?: Date }>) {
-      if (c.value === '' || (c.expires && c.expires.getTime() < Date.now())) {
-        this.cookies.delete(c.name);
-      } else {
-        this.cookies.set(c.name, c.value);
-      }
-    }
-    const token = /name="_csrf" value="([^"]+)"/.exec(res.body)?.[1];
-    if (token) this.csrf = token;
-    return res;
-  }
-
-  async signUp(
-    email: string,
-    password = 'a long enough password',
-  ): Promise<LightMyRequestResponse> {
-    await this.get('/portal/sign-up');
-    return this.post('/portal/sign-up', { email, password });
-  }
-
-  async signIn(email: string, password: string): Promise<LightMyRequestResponse> {
-    await this.get('/portal/sign-in');
-    return this.post('/portal/sign-in', { email, password });
-  }
-}
+import { Visitor } from './portal-visitor.js';
 
 const newEmail = () => `portal-${crypto.randomUUID()}@example.com`;
 const PASSWORD = 'a long enough password';
@@ -443,6 +379,41 @@ describe('developer portal', () => {
   });
 
   describe('keys', () => {
+    it('acts once when a form is sent twice: one account, one key, the same secret shown', async () => {
+      const visitor = new Visitor(t.app);
+      const email = newEmail();
+      await visitor.get('/portal/sign-up');
+      const formKey = visitor.formKey;
+      assert.ok(formKey, 'the sign-up form carries a key');
+      // A double click: the second is sent before the first is answered, with the same cookies.
+      const both = await Promise.all([
+        visitor.post('/portal/sign-up', { email, password: PASSWORD }, { formKey }),
+        visitor.post('/portal/sign-up', { email, password: PASSWORD }, { formKey }),
+      ]);
+      for (const res of both) {
+        assert.equal(res.statusCode, 303, res.body);
+        assert.equal(res.headers.location, '/portal/keys?welcome=1');
+      }
+      // Without the form's key, the same email is taken.
+      const again = await new Visitor(t.app).signUp(email);
+      assert.equal(again.statusCode, 409);
+
+      await visitor.get('/portal/keys');
+      const keyForm = visitor.formKey;
+      const [a, b] = await Promise.all([
+        visitor.post('/portal/keys', { name: 'once' }, { formKey: keyForm }),
+        visitor.post('/portal/keys', { name: 'once' }, { formKey: keyForm }),
+      ]);
+      assert.equal(a.statusCode, 201);
+      assert.equal(b.statusCode, 201);
+      assert.equal(createdSecret(b), createdSecret(a));
+      const list = await visitor.get('/portal/keys');
+      assert.equal(list.body.match(/\/revoke"/g)?.length, 1, 'one key');
+      // A new rendering of the form is a new key: another key.
+      const c = await visitor.post('/portal/keys', { name: 'once' });
+      assert.notEqual(createdSecret(c), createdSecret(a));
+    });
+
     it('shows a new key once, lists it by prefix, and revokes it after a confirmation', async () => {
       const visitor = new Visitor(t.app);
       await visitor.signUp(newEmail());
@@ -499,7 +470,7 @@ describe('developer portal', () => {
       const res = await visitor.post('/portal/keys', { name: 'x'.repeat(101) });
       assert.equal(res.statusCode, 400);
       assert.match(res.body, /at most 100 characters/);
-      assert.match(res.body, /No live keys/);
+      assert.match(res.body, /No test keys/);
     });
 
     it('sends a signed-out form back to sign-in', async () => {
@@ -535,6 +506,99 @@ describe('developer portal', () => {
       assert.match(page.body, /href="\/docs\/"/);
       const again = await visitor.get('/portal/account');
       assert.match(again.body, /id="usage-minute"[^>]* value="4"/);
+    });
+  });
+
+  describe('limits and bans', () => {
+    it('says when the account is limited and a key banned, and until when', async () => {
+      const visitor = new Visitor(t.app);
+      await visitor.signUp(newEmail());
+      await visitor.get('/portal/keys');
+      const secret = createdSecret(await visitor.post('/portal/keys', { name: 'noisy' }));
+      const tenant = { headers: { authorization: `Bearer ${secret}` } } as Tenant;
+      const calm = await visitor.get('/portal/keys');
+      assert.doesNotMatch(calm.body, /Rate limited|Banned/);
+      // The Free plan's 60 a minute, then past the ban threshold (20 refused) while limited.
+      // The suite's clock stands still: all of them in one minute.
+      for (let i = 0; i < 60 + 21; i++) await as(t.app, tenant, { url: '/v1/account' });
+      const banned = await as(t.app, tenant, { url: '/v1/account' });
+      assert.equal(errorCode(banned), 'key_banned');
+      const minuteEnds = new Date((Math.floor(now / 60_000) + 1) * 60_000).toISOString();
+      const banEnds = new Date(now + 15 * 60_000).toISOString();
+      for (const path of ['/portal/keys', '/portal/account']) {
+        const page = await visitor.get(path);
+        assert.match(page.body, /<div class="notice warning" role="status">/, path);
+        assert.match(page.body, /Rate limited\.<\/strong> Your account has used all 60 requests/);
+        assert.ok(page.body.includes(`until\n  <time datetime="${minuteEnds}">`), path);
+        assert.match(page.body, /Key banned\.<\/strong> The key “noisy”/);
+        assert.ok(page.body.includes(`<time datetime="${banEnds}">`), path);
+      }
+      const keys = await visitor.get('/portal/keys');
+      assert.match(keys.body, /<span class="badge warning">Banned until <time/);
+    });
+
+    it('heads the keys by their environment', async () => {
+      const visitor = new Visitor(t.app);
+      await visitor.signUp(newEmail());
+      await visitor.get('/portal/keys');
+      const page = await visitor.post('/portal/keys', {});
+      assert.match(page.body, /<caption>Test keys<\/caption>/);
+      assert.doesNotMatch(page.body, /Live keys/);
+      assert.match((await visitor.get('/portal/account')).body, /<dt>Test API keys<\/dt>/);
+    });
+  });
+
+  describe('password change', () => {
+    it('changes the password and signs out every other browser, not this one', async () => {
+      const email = newEmail();
+      const here = new Visitor(t.app);
+      await here.signUp(email);
+      const elsewhere = new Visitor(t.app);
+      await elsewhere.signIn(email, PASSWORD);
+      assert.equal((await elsewhere.get('/portal/account')).statusCode, 200);
+
+      await here.get('/portal/account');
+      const next = 'a brand new long password';
+      const res = await here.post('/portal/account/password', {
+        current_password: PASSWORD,
+        new_password: next,
+      });
+      assert.equal(res.statusCode, 200);
+      assert.equal(notice(res), 'Your password is changed, and 1 other browser was signed out.');
+      assert.equal((await here.get('/portal/account')).statusCode, 200, 'this browser stays');
+      const gone = await elsewhere.get('/portal/account');
+      assert.equal(gone.statusCode, 303, 'the other browser is signed out');
+      assert.equal((await new Visitor(t.app).signIn(email, PASSWORD)).statusCode, 401);
+      assert.equal((await new Visitor(t.app).signIn(email, next)).statusCode, 303);
+    });
+
+    it('refuses a wrong current password and a short new one, changing nothing', async () => {
+      const email = newEmail();
+      const visitor = new Visitor(t.app);
+      await visitor.signUp(email);
+      await visitor.get('/portal/account');
+      const wrong = await visitor.post('/portal/account/password', {
+        current_password: 'not the password at all',
+        new_password: 'a brand new long password',
+      });
+      assert.equal(wrong.statusCode, 401);
+      assert.match(wrong.body, /This is not your password\./);
+      const short = await visitor.post('/portal/account/password', {
+        current_password: PASSWORD,
+        new_password: 'short',
+      });
+      assert.equal(short.statusCode, 400);
+      assert.match(short.body, /at least 12 characters/);
+      const empty = await visitor.post('/portal/account/password', {});
+      assert.equal(empty.statusCode, 400);
+      assert.match(empty.body, /Enter your current password\./);
+      const forged = await visitor.post(
+        '/portal/account/password',
+        { current_password: PASSWORD, new_password: 'a brand new long password' },
+        { csrf: false },
+      );
+      assert.equal(forged.statusCode, 403);
+      assert.equal((await new Visitor(t.app).signIn(email, PASSWORD)).statusCode, 303);
     });
   });
 

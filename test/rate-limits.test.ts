@@ -121,11 +121,14 @@ for (const backend of stores) {
       const banned = await limiter.check(who, limits);
       assert.equal(banned.refusal, 'key_banned');
       assert.equal(banned.retryAfter, 900);
+      // The request that began the ban says so (it is logged once); the ones after do not.
+      assert.deepEqual(banned.banStarted, { untilMs: clock.now().getTime() + 15 * MINUTE });
 
       clock.advance(MINUTE); // the minute refilled, the ban still holds
       const still = await limiter.check(who, limits);
       assert.equal(still.refusal, 'key_banned');
       assert.equal(still.retryAfter, 840);
+      assert.equal(still.banStarted, undefined);
       // Another key of the same account is not banned (the budget is shared, the ban is not).
       const sibling = await limiter.check({ id: who.id, banId: `key_${randomUUID()}` }, limits);
       assert.equal(sibling.allowed, true);
@@ -204,8 +207,14 @@ for (const backend of stores) {
 describe('rate limits over HTTP', () => {
   let t: TestApp;
   const clock = manualClock();
+  let logged = '';
   before(async () => {
-    t = await startApp({ clock });
+    const logStream = {
+      write: (line: string) => {
+        logged += line;
+      },
+    };
+    t = await startApp({ clock, env: { LOG_LEVEL: 'warn' }, logStream });
   });
   after(() => t.close());
 
@@ -301,6 +310,17 @@ describe('rate limits over HTTP', () => {
     assert.equal(banned.statusCode, 429);
     assert.equal(errorCode(banned), 'key_banned');
     assert.equal(banned.headers['retry-after'], '900');
+    // The ban's start is logged once, naming the key by id and when the ban ends.
+    const bans = logged
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as Record<string, unknown>)
+      .filter((line) => line.subject === tenant.accountId);
+    assert.equal(bans.length, 1, JSON.stringify(bans));
+    assert.equal(bans[0]?.bannedId, tenant.keyId);
+    assert.equal(bans[0]?.until, new Date(clock.now().getTime() + 15 * MINUTE).toISOString());
+    assert.match(String(bans[0]?.msg), /is banned until .* for sending while rate limited/);
+    assert.ok(!logged.includes(tenant.key), 'no secret in the log');
     clock.advance(15 * MINUTE);
     assert.equal((await as(t.app, tenant, { method: 'GET', url: '/v1/pets' })).statusCode, 200);
   });

@@ -73,6 +73,8 @@ interface Ids {
   keyId?: string;
   messageId?: string;
   orderId?: number;
+  webhookId?: string;
+  deliveryId?: string;
 }
 
 function urlFor(op: Operation, ids: Ids): string {
@@ -92,6 +94,10 @@ function bodyFor(op: Operation, ids: Ids): Record<string, unknown> {
   if (op.method === 'PATCH' && op.path === '/v1/store/orders/{orderId}') {
     return { status: 'approved' };
   }
+  if (op.method === 'POST' && op.path === '/v1/webhooks') {
+    return { url: 'http://127.0.0.1:9/hook', events: ['*'] };
+  }
+  if (op.method === 'PATCH' && op.path === '/v1/webhooks/{webhookId}') return { events: ['*'] };
   return { name: 'Intruder' };
 }
 
@@ -155,6 +161,26 @@ async function ownerState(): Promise<unknown> {
     busy: await read(`/v1/categories/${busyCategory.id}`),
     empty: await read(`/v1/categories/${emptyCategory.id}`),
   };
+}
+
+/**
+ * A webhook endpoint of the owner's with one delivery (a test event), disabled so the
+ * dispatcher leaves the delivery alone (a retry of one being sent would answer 409).
+ */
+async function freshWebhook(): Promise<{ webhookId: string; deliveryId: string }> {
+  const made = await as(t.app, owner, {
+    method: 'POST',
+    url: '/v1/webhooks',
+    payload: { url: 'http://127.0.0.1:9/hook', events: ['*'] },
+  });
+  const webhookId = made.json().id as string;
+  await as(t.app, owner, {
+    method: 'PATCH',
+    url: `/v1/webhooks/${webhookId}`,
+    payload: { enabled: false },
+  });
+  const test = await as(t.app, owner, { method: 'POST', url: `/v1/webhooks/${webhookId}/test` });
+  return { webhookId, deliveryId: test.json().id as string };
 }
 
 before(async () => {
@@ -357,10 +383,13 @@ describe('bearer authentication, on every bearer-protected operation', () => {
             name: 'Scheme pet',
             categoryId: busyCategory.id,
           });
+          const hook: { webhookId?: string; deliveryId?: string } = op.path.includes('{webhookId}')
+            ? await freshWebhook()
+            : {};
           const res = await t.app.inject(
             requestFor(
               op,
-              { petId: fresh.id, categoryId: category.id, messageId, orderId },
+              { petId: fresh.id, categoryId: category.id, messageId, orderId, ...hook },
               { authorization: `${scheme} ${owner.key}` },
             ),
           );
@@ -379,6 +408,9 @@ describe('bearer authentication, on every bearer-protected operation', () => {
           }
           await as(t.app, owner, { method: 'DELETE', url: `/v1/pets/${fresh.id}` });
           await as(t.app, owner, { method: 'DELETE', url: `/v1/categories/${category.id}` });
+          if (hook.webhookId) {
+            await as(t.app, owner, { method: 'DELETE', url: `/v1/webhooks/${hook.webhookId}` });
+          }
         }
       });
     });

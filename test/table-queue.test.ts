@@ -6,7 +6,7 @@ import { MessageProcessor } from '../src/queue/processor.js';
 import type { MessageSink } from '../src/queue/sink.js';
 import { TableQueue } from '../src/queue/table-queue.js';
 import type { Database } from '../src/store/database.js';
-import { storeWithAccount, testDatabaseUrl } from './helpers.js';
+import { databaseOfItsOwn, storeWithAccount } from './helpers.js';
 
 // The embedded queue hands messages its own process accepts straight to its worker, claimed at
 // birth under the worker's lease. These tests hold that path to "sent once, at once", and to
@@ -36,19 +36,22 @@ async function until(check: () => boolean, timeoutMs = 5_000): Promise<void> {
 }
 
 describe('table queue: messages claimed at birth', () => {
-  const { url, cleanup } = testDatabaseUrl();
   let database: Database;
   let accountId: string;
-  // A standing clock in the year 2000, so no other test's rows are due or leased by it.
+  // A store of its own (another suite's worker, on the real clock, would claim these rows once
+  // their leases ran out) and a standing clock, so leases run out only when a test says so.
+  let drop = async () => {};
   let now = Date.parse('2000-01-01T00:00:00.000Z');
   const clock = { now: () => new Date(now) };
 
   before(async () => {
-    ({ database, accountId } = await storeWithAccount(url, clock));
+    const own = await databaseOfItsOwn();
+    drop = own.drop;
+    ({ database, accountId } = await storeWithAccount(own.url, clock));
   });
   after(async () => {
     await database.close();
-    cleanup();
+    await drop();
   });
 
   function queueWith(sink: MessageSink) {

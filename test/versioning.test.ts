@@ -162,18 +162,28 @@ describe('environments', () => {
       const doc = (await prod.app.inject({ url: '/v1/openapi.json' })).json();
       assert.equal(doc.info.version, '1.0.0');
       assert.deepEqual(doc.servers, [
-        { url: 'https://api.animal.example/v1', description: 'Production' },
-        { url: 'https://staging.animal.example/v1', description: 'Staging' },
+        { url: 'https://api.animal.example/v1', description: 'Production', 'x-internal': false },
+        {
+          url: 'https://staging.animal.example/v1',
+          description: 'Staging (as_test_ keys)',
+          'x-internal': false,
+        },
       ]);
       assert.deepEqual(doc.paths['/messages'].servers, [
-        { url: 'https://messages.animal.example', description: 'Quickstart messages' },
+        {
+          url: 'https://messages.animal.example',
+          description: 'Quickstart messages (production, or local in development)',
+        },
       ]);
       const getPet = doc.paths['/pets/{petId}'].get;
       assert.equal(getPet.deprecated, true);
       assert.match(getPet.description, /5 December 2030/);
-      assert.match(getPet.description, /GET `?\/v1\/pets`? with the `status` filter/);
+      // Its replacement for reading by id.
+      assert.match(getPet.description, /`GET \/v1\/pets\?id=\{petId\}`/);
       assert.ok(getPet.responses['410']);
-      assert.ok(getPet.responses['200'].headers.sunset);
+      for (const name of ['Deprecation', 'Sunset', 'Link']) {
+        assert.ok(getPet.responses['200'].headers[name], `no ${name} header`);
+      }
     } finally {
       await prod.close();
     }

@@ -1,21 +1,26 @@
+import { randomBytes } from 'node:crypto';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { systemClock } from '../clock.js';
 import { type Config, ConfigError, loadConfig, redactUrl, storeName } from '../config.js';
 import {
   type AnnounceKeysChanged,
+  allAccounts,
   createAccount,
   findAccountIdByEmail,
   nobodyToTell,
+  setPassword,
   setPlan,
 } from '../domain/accounts.js';
-import { createApiKey, revokeKeyById } from '../domain/api-keys.js';
-import { createDemoAccount, DEMO_EMAIL, seedDemoData } from '../domain/demo.js';
+import { createApiKeyWithinLimit, listApiKeys, revokeKeyById } from '../domain/api-keys.js';
+import { createDemoAccount, DEMO_EMAIL, hasDemoData, seedDemoData } from '../domain/demo.js';
 import { isPlan } from '../domain/plans.js';
 import type { Result } from '../domain/result.js';
+import { SecretBox } from '../domain/secret-box.js';
 import { UNANNOUNCED } from '../http/freshness.js';
 import { createRateLimiter } from '../limits/create.js';
 import { createLog } from '../log.js';
+import { Housekeeping } from '../ops/housekeeping.js';
 import { Outages } from '../ops/outages.js';
 import { createMessageQueue } from '../queue/create.js';
 import { LogSink } from '../queue/sink.js';
@@ -26,20 +31,34 @@ import {
   openDatabase,
   ping,
 } from '../store/database.js';
+import { WebhookDispatcher } from '../webhooks/dispatcher.js';
 
 const USAGE = `Usage: animal-store <command> [options]
 
 Commands:
   migrate                                   Bring the database schema up to date.
+  accounts list                             Every account: id, email, plan, created.
   accounts create --email E --password P    Create an account (Free plan).
+  accounts reset-password --email E         Set a new password (random and printed once, or
+      [--password P]                        --password) and sign out its portal sessions.
   accounts set-plan --email E --plan PLAN   Set the plan: free, pro, business, enterprise.
       [--per-minute N] [--per-day N]        Custom limits (enterprise only).
+  keys list --email E                       The account's live keys (id, name, prefix, last
+                                            used); secrets are never shown again.
   keys create --email E [--name NAME]       Create an API key; prints the secret once.
   keys revoke --key-id ID                   Revoke a key; refused from the next request on.
-  seed [--email E]                          Demo categories and pets in an account
-                                            (default: the demo account, created if missing).
+  seed [--email E]                          Demo categories and pets in an account (default:
+                                            the demo account, created if missing); does
+                                            nothing if they are there already.
   worker                                    Run only the message worker, until SIGTERM/SIGINT
                                             (pair with WORKER=off on the API instances).
+
+Options:
+  --json                                    One JSON document on stdout, for scripts (errors:
+                                            {"error": …} on stderr).
+
+Lost the demo key or password? keys create / accounts reset-password with
+--email demo@animal-store.local, or delete ./data (SQLite) and start again.
 
 The database is DATABASE_URL (default sqlite:./data/animal-store.db), as for the server.`;
 
@@ -56,6 +75,7 @@ const OPTIONS = {
   'per-day': { type: 'string' },
   name: { type: 'string' },
   'key-id': { type: 'string' },
+  json: { type: 'boolean' },
   help: { type: 'boolean', short: 'h' },
 } as const;
 
@@ -117,12 +137,42 @@ async function accountIdFor(database: Database, email: string): Promise<string> 
   return id;
 }
 
-type Command = (database: Database, options: Options, config: Config) => Promise<string>;
+/** What a command prints: a sentence for people, and the same as data for `--json`. */
+interface Output {
+  text: string;
+  json: unknown;
+}
+
+type Command = (database: Database, options: Options, config: Config) => Promise<Output | string>;
+
+/** A table of plain columns, padded, for the list commands. */
+function table(rows: string[][]): string {
+  const widths =
+    rows[0]?.map((_, i) => Math.max(...rows.map((row) => (row[i] ?? '').length))) ?? [];
+  return rows
+    .map((row) =>
+      row
+        .map((cell, i) => cell.padEnd(widths[i] ?? 0))
+        .join('  ')
+        .trimEnd(),
+    )
+    .join('\n');
+}
 
 const COMMANDS: Record<string, Command> = {
   migrate: async (database) => {
     const applied = await migrate(database);
     return applied.length ? `Applied: ${applied.join(', ')}` : 'Schema is up to date.';
+  },
+  'accounts list': async (database) => {
+    const accounts = await allAccounts(database.reader);
+    const rows = accounts.map((a) => [a.id, a.email, a.plan, a.createdAt]);
+    return {
+      text: accounts.length
+        ? table([['ID', 'EMAIL', 'PLAN', 'CREATED'], ...rows])
+        : 'No accounts yet.',
+      json: accounts,
+    };
   },
   'accounts create': async (database, options) => {
     const account = check(
@@ -131,7 +181,24 @@ const COMMANDS: Record<string, Command> = {
         password: required(options, 'password'),
       }),
     );
-    return `Created account ${account.id} (${account.email}, plan ${account.plan}).`;
+    return {
+      text: `Created account ${account.id} (${account.email}, plan ${account.plan}).`,
+      json: account,
+    };
+  },
+  'accounts reset-password': async (database, options) => {
+    const email = required(options, 'email');
+    const accountId = await accountIdFor(database, email);
+    const given = options.password;
+    const password = given ?? randomBytes(12).toString('base64url');
+    const { signedOut } = check(await setPassword(database, accountId, password));
+    const sessions = `${signedOut} portal session${signedOut === 1 ? '' : 's'} signed out`;
+    return {
+      text: given
+        ? `Password of ${email} changed; ${sessions}.`
+        : `Password of ${email} reset; ${sessions}. The new password is shown only now:\n${password}`,
+      json: { accountId, email, signedOutSessions: signedOut, ...(!given && { password }) },
+    };
   },
   'accounts set-plan': async (database, options, config) => {
     const plan = required(options, 'plan');
@@ -146,19 +213,41 @@ const COMMANDS: Record<string, Command> = {
     );
     return `Account ${account.id} is on ${account.plan}: ${account.limits.perMinute}/minute, ${account.limits.perDay}/day.`;
   },
+  'keys list': async (database, options) => {
+    const email = required(options, 'email');
+    const keys = await listApiKeys(database.reader, await accountIdFor(database, email));
+    const rows = keys.map((k) => [
+      k.id,
+      k.name ?? '',
+      `${k.prefix}…`,
+      k.createdAt,
+      k.lastUsedAt ?? 'never',
+    ]);
+    return {
+      text: keys.length
+        ? table([['ID', 'NAME', 'PREFIX', 'CREATED', 'LAST USED'], ...rows])
+        : `No live keys for ${email}: create one with keys create --email ${email}.`,
+      json: keys,
+    };
+  },
   'keys create': async (database, options, config) => {
     const accountId = await accountIdFor(database, required(options, 'email'));
-    const { key, secret } = await database.write((tx) =>
-      createApiKey(tx, systemClock, config.env, accountId, options.name ?? null),
+    const { key, secret } = check(
+      await database.write((tx) =>
+        createApiKeyWithinLimit(tx, systemClock, config.env, accountId, options.name ?? null),
+      ),
     );
-    return `Created key ${key.id}. The secret is shown only now:\n${secret}`;
+    return {
+      text: `Created key ${key.id}. The secret is shown only now:\n${secret}`,
+      json: { ...key, secret },
+    };
   },
   'keys revoke': async (database, options, config) => {
     const keyId = required(options, 'key-id');
     check(
       await announcing(config, (announce) => revokeKeyById(database, systemClock, keyId, announce)),
     );
-    return `Revoked key ${keyId}.`;
+    return { text: `Revoked key ${keyId}.`, json: { revoked: keyId } };
   },
   worker: async (database, _options, config) => {
     const log = createLog(config.logLevel);
@@ -174,13 +263,27 @@ const COMMANDS: Record<string, Command> = {
       outages,
     );
     queue.startWorker();
-    log.info({ queue: queue.kind }, 'message worker started');
+    const housekeeping = new Housekeeping(database, systemClock, log, outages);
+    housekeeping.start();
+    const dispatcher = new WebhookDispatcher(
+      database,
+      systemClock,
+      new SecretBox(config.webhooks.secretKeys),
+      config.webhooks,
+      { allowLoopback: config.webhooks.allowLoopback },
+      log,
+      outages,
+    );
+    dispatcher.start();
+    log.info({ queue: queue.kind }, 'message worker and webhook dispatcher started');
     await new Promise<void>((resolve) => {
       process.once('SIGTERM', resolve);
       process.once('SIGINT', resolve);
     });
     log.info('message worker stopping: finishing messages in hand');
     await queue.close();
+    await dispatcher.close();
+    await housekeeping.close();
     outages.close();
     return 'Worker stopped.';
   },
@@ -189,19 +292,42 @@ const COMMANDS: Record<string, Command> = {
     const demo =
       email === DEMO_EMAIL ? await createDemoAccount(database, systemClock, config.env) : undefined;
     if (demo) {
-      return `Created the demo account ${demo.email} (password ${demo.password}) with demo pets.\nAPI key: ${demo.key}`;
+      return {
+        text: `Created the demo account ${demo.email} (password ${demo.password}) with demo pets.\nAPI key: ${demo.key}`,
+        json: { created: true, email: demo.email, password: demo.password, key: demo.key },
+      };
     }
     const accountId = await accountIdFor(database, email);
+    if (await hasDemoData(database.reader, accountId)) {
+      return {
+        text: `${email} has the demo data already: nothing added.`,
+        json: { created: false, email, pets: 0 },
+      };
+    }
     const pets = await database.write((tx) => seedDemoData(tx, systemClock, accountId), {
       numbersFor: accountId,
     });
-    return `Added 3 categories and ${pets} pets to ${email}.`;
+    return {
+      text: `Added 3 categories and ${pets} pets to ${email}.`,
+      json: { created: false, email, pets },
+    };
   },
 };
 
 export async function run(
   argv: string[],
   env = process.env,
+): Promise<{ code: number; out: string }> {
+  const result = await runCommand(argv, env);
+  if (!argv.includes('--json') || result.code === 0) return result;
+  // Scripts read errors as JSON too; the usage text is for people.
+  const message = result.out.split('\n\n')[0] ?? result.out;
+  return { code: result.code, out: JSON.stringify({ error: message.replace(/^Error: /, '') }) };
+}
+
+async function runCommand(
+  argv: string[],
+  env: Record<string, string | undefined>,
 ): Promise<{ code: number; out: string }> {
   let parsed: ReturnType<typeof parseArgs<{ options: typeof OPTIONS; allowPositionals: true }>>;
   try {
@@ -227,7 +353,14 @@ export async function run(
     if (name !== 'migrate') {
       await (config.migrateOnStart ? migrate(database) : assertSchemaCurrent(database));
     }
-    return { code: 0, out: await command(database, parsed.values, config) };
+    const output = await command(database, parsed.values, config);
+    if (typeof output === 'string') {
+      return { code: 0, out: parsed.values.json ? JSON.stringify({ message: output }) : output };
+    }
+    return {
+      code: 0,
+      out: parsed.values.json ? JSON.stringify(output.json, null, 2) : output.text,
+    };
   } catch (err) {
     if (err instanceof UsageError) return { code: 2, out: `${err.message}\n\n${USAGE}` };
     if (err instanceof CommandFailure) return { code: 1, out: `Error: ${err.message}` };

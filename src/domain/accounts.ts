@@ -3,12 +3,16 @@ import {
   findAccountByEmail,
   findAccountById,
   insertAccount,
+  listAccounts,
   updateAccountPlan,
+  updatePasswordHash,
 } from '../store/accounts-repository.js';
+import { type Alongside, writeWith } from '../store/alongside.js';
 import type { ReadDb, Writer } from '../store/database.js';
 import { type AccountRow, toIso } from '../store/tables.js';
 import { dummyHash, hashPassword, verifyPassword } from './passwords.js';
 import { isPlan, type Limits, limitsFor, type Plan } from './plans.js';
+import { closeOtherSessions } from './portal-sessions.js';
 import { randomBase62 } from './random.js';
 import { fail, ok, type Result } from './result.js';
 
@@ -60,6 +64,7 @@ export async function createAccount(
   store: Writer,
   clock: Clock,
   input: { email: string; password: string },
+  alongside?: Alongside<Result<Account, 'email_taken' | 'validation_failed'>>,
 ): Promise<Result<Account, 'email_taken' | 'validation_failed'>> {
   const problem = passwordProblem(input.password);
   if (problem) return fail('validation_failed', problem);
@@ -73,11 +78,43 @@ export async function createAccount(
     per_day: null,
     created_at: clock.now().toISOString(),
   };
-  // One statement (ON CONFLICT DO NOTHING).
-  if (!(await store.write((tx) => insertAccount(tx, row), { oneStatement: true }))) {
-    return fail('email_taken', `An account with the email ${email} already exists.`);
-  }
-  return ok(toAccount(row));
+  return writeWith(
+    store,
+    async (tx) =>
+      (await insertAccount(tx, row))
+        ? ok(toAccount(row))
+        : fail('email_taken', `An account with the email ${email} already exists.`),
+    { oneStatement: true }, // ON CONFLICT DO NOTHING
+    alongside,
+  );
+}
+
+/**
+ * Sets a new password and signs out every portal session of the account but `keepSession`'s
+ * (the browser that changed it; none when an operator resets it), in one transaction. API keys
+ * are not touched: they are credentials of their own.
+ */
+export async function setPassword(
+  store: Writer,
+  accountId: string,
+  password: string,
+  keepSession?: string,
+): Promise<Result<{ signedOut: number }, 'validation_failed' | 'not_found'>> {
+  const problem = passwordProblem(password);
+  if (problem) return fail('validation_failed', problem);
+  // Hashed before the write, which would otherwise hold a batch of others.
+  const hash = await hashPassword(password);
+  return store.write(async (tx) => {
+    if (!(await updatePasswordHash(tx, accountId, hash))) {
+      return fail('not_found', 'No such account.');
+    }
+    return ok({ signedOut: await closeOtherSessions(tx, accountId, keepSession) });
+  });
+}
+
+/** Every account, oldest first: the operator's view (`animal-store accounts list`). */
+export async function allAccounts(db: ReadDb): Promise<Account[]> {
+  return (await listAccounts(db)).map(toAccount);
 }
 
 /** Checks an email and password; an unknown email costs as much time as a wrong password. */

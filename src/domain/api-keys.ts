@@ -4,6 +4,7 @@ import type { AppEnv } from '../config.js';
 import { sha256 } from '../digest.js';
 import type { MaybePromise } from '../maybe.js';
 import {
+  countLiveKeys,
   findKeyAccountId,
   findLiveKeyByHash,
   insertApiKey,
@@ -52,6 +53,9 @@ export function keyPrefixFor(env: AppEnv): string {
   return env === 'production' ? 'as_live_' : 'as_test_';
 }
 
+/** Live keys an account may hold at once: the key list is never longer (it is not paged). */
+export const MAX_LIVE_KEYS = 100;
+
 const SECRET_LENGTH = 40; // 40 base62 characters: about 238 bits of entropy.
 const KEY_SHAPE = /^as_(live|test)_[0-9A-Za-z]{32,128}$/;
 const DISPLAY_LENGTH = 12; // `as_test_` and the first four secret characters.
@@ -94,8 +98,29 @@ export async function createApiKey(
   return { key: toApiKey(row), secret };
 }
 
+/**
+ * A new key, unless the account holds MAX_LIVE_KEYS already: how keys are made for people (the
+ * API, the portal, the CLI). Counted in the transaction of the insert; two requests racing at
+ * the limit on PostgreSQL may pass it by one, and the list still shows MAX_LIVE_KEYS.
+ */
+export async function createApiKeyWithinLimit(
+  tx: Tx,
+  clock: Clock,
+  env: AppEnv,
+  accountId: string,
+  name: string | null,
+): Promise<Result<{ key: ApiKey; secret: string }, 'key_limit_reached'>> {
+  if ((await countLiveKeys(tx, accountId)) >= MAX_LIVE_KEYS) {
+    return fail(
+      'key_limit_reached',
+      `This account has ${MAX_LIVE_KEYS} live keys, the most it may hold; revoke one first.`,
+    );
+  }
+  return ok(await createApiKey(tx, clock, env, accountId, name));
+}
+
 export async function listApiKeys(db: ReadDb, accountId: string): Promise<ApiKey[]> {
-  return (await listLiveKeys(db, accountId)).map(toApiKey);
+  return (await listLiveKeys(db, accountId, MAX_LIVE_KEYS)).map(toApiKey);
 }
 
 /** Revokes a key: refused from the next request on, on every instance (see `announce`). */

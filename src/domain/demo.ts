@@ -2,7 +2,8 @@ import { randomBytes } from 'node:crypto';
 import type { Clock } from '../clock.js';
 import type { AppEnv } from '../config.js';
 import { countAccounts } from '../store/accounts-repository.js';
-import type { Database, Tx, Writer } from '../store/database.js';
+import { existingCategoryNames } from '../store/categories-repository.js';
+import type { Database, ReadDb, Tx, Writer } from '../store/database.js';
 import { createAccount } from './accounts.js';
 import { createApiKey } from './api-keys.js';
 import { createCategory } from './categories.js';
@@ -22,6 +23,13 @@ const DEMO_PETS: Record<string, Array<[string, PetStatus]>> = {
   ],
   Birds: [['Kiwi', 'available']],
 };
+
+/** Whether the account has the demo categories already (`seed` run before): seeding again
+ * would add a second set. */
+export async function hasDemoData(db: ReadDb, accountId: string): Promise<boolean> {
+  const names = Object.keys(DEMO_PETS);
+  return (await existingCategoryNames(db, accountId, names)).length === names.length;
+}
 
 /** A few categories and pets, so a first `GET /v1/pets` shows something. Its write says
  * `numbersFor` the account. */

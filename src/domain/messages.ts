@@ -1,5 +1,6 @@
 import type { Clock } from '../clock.js';
-import type { Database, ReadDb } from '../store/database.js';
+import { type Alongside, writeWith } from '../store/alongside.js';
+import type { ReadDb, Writer } from '../store/database.js';
 import { findMessage, insertMessage, type Lease } from '../store/messages-repository.js';
 import { type MessageRow, toIso } from '../store/tables.js';
 import { timeOrderedBase62 } from './random.js';
@@ -46,11 +47,12 @@ export interface AcceptedMessage {
  * Called by the message queues (MessageQueue.accept), which decide on the lease.
  */
 export async function acceptMessage(
-  database: Pick<Database, 'write'>,
+  database: Writer,
   clock: Clock,
   accountId: string,
   text: string,
   lease?: Lease,
+  alongside?: Alongside<Message>,
 ): Promise<AcceptedMessage> {
   const at = clock.now();
   const now = at.toISOString();
@@ -69,8 +71,17 @@ export async function acceptMessage(
     created_at: now,
     updated_at: now,
   } satisfies MessageRow;
-  await database.write((tx) => insertMessage(tx, row), { oneStatement: true }); // one insert
-  return { message: toMessage(row), row };
+  const message = toMessage(row);
+  await writeWith(
+    database,
+    async (tx) => {
+      await insertMessage(tx, row);
+      return message;
+    },
+    { oneStatement: true }, // one insert
+    alongside,
+  );
+  return { message, row };
 }
 
 export async function getMessage(

@@ -1,4 +1,5 @@
 import type { Clock } from '../clock.js';
+import { type Alongside, writeWith } from '../store/alongside.js';
 import type { ReadDb, Writer } from '../store/database.js';
 import {
   findOrder,
@@ -8,8 +9,9 @@ import {
 } from '../store/orders-repository.js';
 import { findPet, updatePetIfStatus } from '../store/pets-repository.js';
 import { type OrderRow, toIso } from '../store/tables.js';
+import { type NewEvent, recordEvents } from './events.js';
 import { decodeCursor, type Page, type PageRequest, pageSize, toPage } from './pagination.js';
-import type { PetStatus } from './pets.js';
+import { type PetStatus, petEvent, toPet } from './pets.js';
 import { fail, ok, type Result } from './result.js';
 
 export const ORDER_STATUSES = ['placed', 'approved', 'delivered', 'cancelled'] as const;
@@ -54,6 +56,11 @@ const numbering = (accountId: string) => ({ atomic: true, numbersFor: accountId 
 
 const notFound = (id: number) => fail('not_found', `No order ${id} in this account.`);
 
+/** The event of an order's move: `order.placed`, `order.approved`… */
+function orderEvent(order: Order): NewEvent {
+  return { type: `order.${order.status}`, resource: `orders/${order.id}`, data: order };
+}
+
 /**
  * Places an order for an available pet of the account, making it pending, in one atomic write.
  * The pet's compare-and-set (available → pending) lets exactly one of many concurrent orders
@@ -64,21 +71,33 @@ export function placeOrder(
   clock: Clock,
   accountId: string,
   petId: number,
+  alongside?: Alongside<Result<Order, 'not_found' | 'pet_not_available'>>,
 ): Promise<Result<Order, 'not_found' | 'pet_not_available'>> {
-  return store.write(async (tx) => {
-    const at = clock.now().toISOString();
-    const pet = await updatePetIfStatus(tx, accountId, petId, 'available', {
-      status: 'pending',
-      updated_at: at,
-    });
-    if (!pet) {
-      const existing = await findPet(tx, accountId, petId);
-      return existing
-        ? fail('pet_not_available', `Pet ${petId} is ${existing.status}, not available.`)
-        : fail('not_found', `No pet ${petId} in this account.`);
-    }
-    return ok(toOrder(await insertOrder(tx, accountId, petId, at)));
-  }, numbering(accountId));
+  return writeWith(
+    store,
+    async (tx) => {
+      const now = clock.now();
+      const at = now.toISOString();
+      const pet = await updatePetIfStatus(tx, accountId, petId, 'available', {
+        status: 'pending',
+        updated_at: at,
+      });
+      if (!pet) {
+        const existing = await findPet(tx, accountId, petId);
+        return existing
+          ? fail('pet_not_available', `Pet ${petId} is ${existing.status}, not available.`)
+          : fail('not_found', `No pet ${petId} in this account.`);
+      }
+      const order = toOrder(await insertOrder(tx, accountId, petId, at));
+      await recordEvents(tx, accountId, now, [
+        orderEvent(order),
+        petEvent('pet.updated', toPet(pet)),
+      ]);
+      return ok(order);
+    },
+    numbering(accountId),
+    alongside,
+  );
 }
 
 export async function getOrder(
@@ -124,17 +143,22 @@ export async function updateOrder(
         const allowed = NEXT[from].length ? `; it can become ${NEXT[from].join(' or ')}` : '';
         return fail('invalid_transition', `A ${from} order cannot become ${to}${allowed}.`);
       }
-      const at = clock.now().toISOString();
+      const now = clock.now();
+      const at = now.toISOString();
       const row = await updateOrderIfStatus(tx, accountId, id, from, to, at);
       if (!row) return undefined; // moved by another request meanwhile: judge again
+      const order = toOrder(row);
+      const events = [orderEvent(order)];
       const petStatus = PET_AFTER[to];
       if (petStatus) {
-        await updatePetIfStatus(tx, accountId, row.pet_id, 'pending', {
+        const pet = await updatePetIfStatus(tx, accountId, row.pet_id, 'pending', {
           status: petStatus,
           updated_at: at,
         });
+        if (pet) events.push(petEvent('pet.updated', toPet(pet)));
       }
-      return ok(toOrder(row));
+      await recordEvents(tx, accountId, now, events);
+      return ok(order);
     }, atomic);
     if (result) return result;
   }

@@ -11,6 +11,7 @@ import {
   updatePetIfStatus,
 } from '../store/pets-repository.js';
 import type { PetRow } from '../store/tables.js';
+import { type NewEvent, recordEvents } from './events.js';
 import { decodeCursor, type Page, type PageRequest, pageSize, toPage } from './pagination.js';
 import { fail, ok, type Result } from './result.js';
 
@@ -46,7 +47,7 @@ export function canMove(from: PetStatus, to: PetStatus): boolean {
   return from === to || NEXT[from].includes(to);
 }
 
-function toPet(row: PetRow): Pet {
+export function toPet(row: PetRow): Pet {
   return {
     id: row.id,
     name: row.name,
@@ -61,23 +62,37 @@ const onOrder = (id: number) =>
 const unknownCategory = (id: number | undefined) =>
   fail('unknown_category', `No category ${id} in this account; create it first.`);
 
-/** Changes data with one statement (its route's write is `oneStatement`: keep it so). */
+/** The event of a pet's change, its data the pet as the API shows it. */
+export function petEvent(type: 'pet.created' | 'pet.updated' | 'pet.deleted', pet: Pet): NewEvent {
+  return { type, resource: `pets/${pet.id}`, data: pet };
+}
+
+/**
+ * Changes data with one statement that may fail (its route's write is `oneStatement`: keep it
+ * so), then writes its event, which fails only with the store.
+ */
 export async function createPet(
   tx: Tx,
   clock: Clock,
   accountId: string,
   input: NewPet,
 ): Promise<Result<Pet, 'unknown_category'>> {
-  const at = clock.now().toISOString();
+  const now = clock.now();
+  const at = now.toISOString();
   try {
-    const row = await insertPet(tx, {
-      account_id: accountId,
-      name: input.name,
-      category_id: input.categoryId,
-      status: input.status ?? 'available',
-      created_at: at,
-      updated_at: at,
-    });
+    const row = await insertPet(
+      tx,
+      {
+        account_id: accountId,
+        name: input.name,
+        category_id: input.categoryId,
+        status: input.status ?? 'available',
+        created_at: at,
+        updated_at: at,
+      },
+      // The event, sent right behind the insert on PostgreSQL.
+      (pet) => recordEvents(tx, accountId, now, [petEvent('pet.created', toPet(pet))]),
+    );
     return ok(toPet(row));
   } catch (err) {
     // The composite foreign key (account_id, category_id) rejects other accounts' categories too.
@@ -135,13 +150,18 @@ export async function updatePet(
       );
     }
     try {
+      const now = clock.now();
       const row = await updatePetIfStatus(tx, accountId, id, from, {
         ...(changes.name !== undefined && { name: changes.name }),
         ...(changes.categoryId !== undefined && { category_id: changes.categoryId }),
         status: to,
-        updated_at: clock.now().toISOString(),
+        updated_at: now.toISOString(),
       });
-      if (row) return ok(toPet(row));
+      if (row) {
+        const pet = toPet(row);
+        await recordEvents(tx, accountId, now, [petEvent('pet.updated', pet)]);
+        return ok(pet);
+      }
     } catch (err) {
       if (isForeignKeyViolation(err)) return unknownCategory(changes.categoryId);
       throw err;
@@ -152,10 +172,15 @@ export async function updatePet(
 
 export async function removePet(
   tx: Tx,
+  clock: Clock,
   accountId: string,
   id: number,
 ): Promise<Result<void, 'not_found' | 'pet_on_order'>> {
-  if (await deletePetWithoutOpenOrder(tx, accountId, id)) return ok(undefined);
+  const removed = await deletePetWithoutOpenOrder(tx, accountId, id);
+  if (removed) {
+    await recordEvents(tx, accountId, clock.now(), [petEvent('pet.deleted', toPet(removed))]);
+    return ok(undefined);
+  }
   return (await findPet(tx, accountId, id)) ? onOrder(id) : notFound(id);
 }
 

@@ -3,6 +3,7 @@ import type { Clock } from '../clock.js';
 import { sha256 } from '../digest.js';
 import type { ReadDb, Tx } from '../store/database.js';
 import {
+  deleteAccountSessions,
   deleteExpiredSessions,
   deleteSession,
   findSessionAccount,
@@ -53,4 +54,14 @@ export async function sessionAccount(
 /** Ends a session on every instance at once: the row is gone. */
 export function closeSession(tx: Tx, token: string): Promise<void> {
   return deleteSession(tx, hashToken(token));
+}
+
+/** Ends every session of the account except the one with `keepToken` (the browser that
+ * changed the password stays signed in). */
+export function closeOtherSessions(tx: Tx, accountId: string, keepToken?: string): Promise<number> {
+  return deleteAccountSessions(
+    tx,
+    accountId,
+    keepToken === undefined ? undefined : hashToken(keepToken),
+  );
 }

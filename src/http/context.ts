@@ -2,14 +2,18 @@ import type { Clock } from '../clock.js';
 import type { Config } from '../config.js';
 import type { AnnounceKeysChanged } from '../domain/accounts.js';
 import type { KeyAuthenticator } from '../domain/api-keys.js';
+import type { WebhookRules } from '../domain/webhooks.js';
 import type { RateLimiter } from '../limits/rate-limiter.js';
 import type { Log } from '../log.js';
+import type { Housekeeping } from '../ops/housekeeping.js';
 import type { Lifecycle } from '../ops/lifecycle.js';
 import type { Metrics } from '../ops/metrics.js';
 import type { Outages } from '../ops/outages.js';
 import type { MessageQueue } from '../queue/queue.js';
 import type { Database } from '../store/database.js';
+import type { WebhookDispatcher } from '../webhooks/dispatcher.js';
 import type { Freshness } from './freshness.js';
+import type { IdempotentAnswers } from './idempotency.js';
 import type { PageCache } from './page-cache.js';
 
 /** What routes need from the app: built once in buildApp, reached as `app.ctx`. */
@@ -31,6 +35,14 @@ export interface AppContext {
   freshness: Freshness;
   /** Announces a change to an account's keys or plan to every instance (a failure is logged). */
   keysChanged: AnnounceKeysChanged;
+  /** Answers POSTs once per `Idempotency-Key`. */
+  idempotency: IdempotentAnswers;
+  /** What webhook endpoints need: the store, the clock, the secrets' box, the address rules. */
+  webhooks: WebhookRules;
+  /** Sends webhook deliveries (started with the worker). */
+  dispatcher: WebhookDispatcher;
+  /** Deletes what has run out (kept answers); runs beside the worker. */
+  housekeeping: Housekeeping;
   /** Starting (API requests 503 until the dependencies answer), serving, or draining. */
   lifecycle: Lifecycle;
 }

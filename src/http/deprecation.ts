@@ -5,23 +5,6 @@ import { callerOf } from './auth.js';
 import type { AppContext } from './context.js';
 import { docsUrl, v1Url } from './links.js';
 
-/** Response headers that document a deprecated operation (OpenAPI `headers`). */
-export const DEPRECATION_HEADERS = {
-  deprecation: {
-    type: 'string',
-    description: 'RFC 9745: when the operation was deprecated, as `@<Unix seconds>`.',
-  },
-  sunset: {
-    type: 'string',
-    description: 'RFC 8594: when the operation is removed (HTTP date); `410` from then on.',
-  },
-  link: {
-    type: 'string',
-    description:
-      'The replacement (`rel="successor-version"`) and the notice (`rel="deprecation"`).',
-  },
-} as const;
-
 /**
  * A route hook for a deprecated operation. Until its sunset it announces the deprecation on
  * every answer and counts the call for the account; from the sunset instant on (read from the

@@ -92,3 +92,23 @@ function answerPage(reply: FastifyReply, page: AnsweredPage): void {
   // Bytes go out as they are: no serializer, no second encoding.
   reply.header('content-type', 'application/json; charset=utf-8').send(page.body);
 }
+
+/**
+ * A page read afresh (lists the page cache does not keep: events, deliveries, which change
+ * without the writes it is told of): the bare array, the next page in the `Link` header.
+ */
+export function sendFreshPage<T>(
+  config: Config,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  path: string,
+  { items, nextCursor }: Page<T>,
+): FastifyReply {
+  if (nextCursor) {
+    reply.header(
+      'link',
+      nextLink(config, request, path, request.query as Record<string, QueryValue>, nextCursor),
+    );
+  }
+  return reply.send(items);
+}

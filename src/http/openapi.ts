@@ -1,8 +1,11 @@
 import swagger from '@fastify/swagger';
 import scalar from '@scalar/fastify-api-reference';
 import type { FastifyInstance } from 'fastify';
+import type { TSchema } from 'typebox';
 import type { Config } from '../config.js';
 import { ERRORS } from '../errors.js';
+import { finishDocument, OPTIONAL_BODY_KEY } from './openapi-document.js';
+import { registerPostman } from './postman.js';
 
 const ERROR_TABLE = Object.entries(ERRORS)
   .map(([code, { status, description }]) => `| \`${code}\` | ${status} | ${description} |`)
@@ -14,15 +17,28 @@ Every catalogue operation needs an API key: \`Authorization: Bearer <API_KEY>\`.
 the developer portal at \`/portal\`, or create an account with \`POST /v1/accounts\`, then a
 key with \`POST /v1/keys\` (HTTP Basic with your email and password).
 
+A [Postman collection](/v1/postman.json) of every operation is generated from this document:
+import it, then set its \`apiKey\` variable (and \`baseUrl\`, if not this server).
+
 Lists are paginated by cursor: the body is a bare JSON array and the next page, if any, is in
 the \`Link: <…>; rel="next"\` header (RFC 8288).
 
 ## Deprecations
 
-\`GET /v1/pets/{petId}\` is deprecated and is removed on 5 December 2030: use \`GET /v1/pets\`
-with the \`status\` filter. Until then its answers carry \`Deprecation\` (RFC 9745), \`Sunset\`
+\`GET /v1/pets/{petId}\` is deprecated and is removed on 5 December 2030: read pets by id with
+\`GET /v1/pets?id={petId}\` (up to 100 ids: \`?id=1&id=7\`, with \`status\` if you like).
+Until then its answers carry \`Deprecation\` (RFC 9745), \`Sunset\`
 (RFC 8594) and \`Link\` headers; from then on it answers \`410 endpoint_removed\`. Breaking
 changes only ever come in a new version prefix, announced at least 12 months ahead this way.
+
+## Retrying safely
+
+Every POST takes an optional \`Idempotency-Key\` header (1 to 255 printable ASCII characters;
+send a new UUID for each new request). Sent again with the same request within 24 hours, it is
+answered with the first answer and \`Idempotent-Replayed: true\`, and nothing happens twice; with
+another request, \`422 idempotency_key_mismatch\`; while the first is still running,
+\`409 idempotency_key_in_use\` with \`Retry-After\`. Only successes are kept: a refused request
+(4xx) or a failure on our side (5xx) changed nothing and may be sent again with the same key.
 
 ## Errors
 
@@ -34,9 +50,10 @@ validation errors add \`details\`.
 Requests are counted per account (all its keys together) in two fixed windows at once, the
 current UTC minute and the current UTC day: Free 60/1,000, Pro 300/10,000, Business
 1,000/100,000, Enterprise custom. A request is accepted only when both windows have room; a
-refused one counts in neither. Every response carries \`X-RateLimit-Limit\`,
-\`X-RateLimit-Remaining\` and \`X-RateLimit-Reset\` for the window with the fewest requests
-left, plus the IETF \`RateLimit-Policy\` and \`RateLimit\` fields. Over the limit the answer is
+refused one counts in neither. Every answer to a counted request carries
+\`X-RateLimit-Limit\`, \`X-RateLimit-Remaining\` and \`X-RateLimit-Reset\` for the window with
+the fewest requests left, plus the IETF \`RateLimit-Policy\` and \`RateLimit\` fields (marked
+required on the statuses that always come after the count). Over the limit the answer is
 \`429 rate_limited\` with \`Retry-After\` in seconds. Back off exponentially: a key that sends
 more than 20 requests while limited in one window is banned for 15 minutes
 (\`429 key_banned\`). Requests without valid credentials are limited per client IP with the
@@ -47,72 +64,15 @@ Free numbers.
 ${ERROR_TABLE}
 `;
 
-const RATE_LIMIT_HEADERS = {
-  'X-RateLimit-Limit': 'Requests allowed in the window with the fewest requests left.',
-  'X-RateLimit-Remaining': 'Requests left in that window.',
-  'X-RateLimit-Reset': 'Unix time (seconds) at which that window refills.',
-  'RateLimit-Policy': 'Both windows, as `"minute";q=60;w=60, "day";q=1000;w=86400` (IETF draft).',
-  RateLimit: 'That window now, as `"minute";r=59;t=37` (IETF draft).',
-};
-
-type Document = Record<string, unknown> & {
-  paths?: Record<string, Record<string, { responses?: Record<string, { headers?: object }> }>>;
-  components?: Record<string, unknown>;
-};
-
-/** Every response of every operation carries the rate-limit headers: say so once, reference it. */
-function withRateLimitHeaders<T>(document: T): T {
-  const doc = document as Document;
-  doc.components = {
-    ...doc.components,
-    headers: Object.fromEntries(
-      Object.entries(RATE_LIMIT_HEADERS).map(([name, description]) => [
-        name,
-        { description, schema: { type: name.startsWith('X-') ? 'integer' : 'string' } },
-      ]),
-    ),
-  };
-  for (const operations of Object.values(doc.paths ?? {})) {
-    for (const operation of Object.values(operations)) {
-      for (const [status, response] of Object.entries(operation.responses ?? {})) {
-        const refs = Object.fromEntries(
-          Object.keys(RATE_LIMIT_HEADERS).map((n) => [n, { $ref: `#/components/headers/${n}` }]),
-        );
-        const retry =
-          status === '429' || status === '503'
-            ? {
-                'Retry-After': {
-                  description: 'Seconds to wait before retrying.',
-                  schema: { type: 'integer' },
-                },
-              }
-            : {};
-        response.headers = { ...response.headers, ...refs, ...retry };
-      }
-    }
-  }
-  return document;
-}
-
-/** The quickstart endpoint has its own base address, without the /v1 prefix (seed). */
-function withMessagesServer<T>(document: T, url: string): T {
-  const paths = (document as Document).paths ?? {};
-  for (const [path, item] of Object.entries(paths)) {
-    if (path.startsWith('/messages')) {
-      (item as Record<string, unknown>).servers = [{ url, description: 'Quickstart messages' }];
-    }
-  }
-  return document;
-}
-
 /** The seed's two environments, and in development the local listener. */
 function servers(config: Config, listening: string) {
-  const list: Array<{ url: string; description: string }> = [];
-  if (config.publicBaseUrl) list.push({ url: config.publicBaseUrl, description: 'Production' });
-  if (config.stagingBaseUrl) list.push({ url: config.stagingBaseUrl, description: 'Staging' });
-  if (config.env === 'development') {
-    list.push({ url: `${listening}/v1`, description: 'This server (development)' });
-  }
+  // `x-internal: false`: every server listed is meant for the public (OWASP API9).
+  const list: Array<{ url: string; description: string; 'x-internal': boolean }> = [];
+  const add = (url: string, description: string) =>
+    list.push({ url, description, 'x-internal': false });
+  if (config.publicBaseUrl) add(config.publicBaseUrl, 'Production');
+  if (config.stagingBaseUrl) add(config.stagingBaseUrl, 'Staging (as_test_ keys)');
+  if (config.env === 'development') add(`${listening}/v1`, 'This server (local development)');
   return list;
 }
 
@@ -143,6 +103,14 @@ export async function registerOpenApi(app: FastifyInstance, config: Config): Pro
         { name: 'Accounts', description: 'Sign-up and your account.' },
         { name: 'API keys', description: 'Create, list and revoke keys (HTTP Basic).' },
         {
+          name: 'Events',
+          description: "What happened to the account's pets, orders and messages, to poll.",
+        },
+        {
+          name: 'Webhooks',
+          description: 'Endpoints that events are POSTed to, signed; their delivery logs.',
+        },
+        {
           name: 'Messages',
           description: 'The quickstart example: a message queued, then sent by a worker.',
         },
@@ -163,22 +131,42 @@ export async function registerOpenApi(app: FastifyInstance, config: Config): Pro
       },
     },
     transformObject: (document) =>
-      withMessagesServer(
-        withRateLimitHeaders('openapiObject' in document ? document.openapiObject : {}),
+      finishDocument(
+        'openapiObject' in document ? document.openapiObject : {},
         config.messagesBaseUrl ?? local,
       ),
-    // Operations live under /v1 and the servers carry the prefix, so paths are written without it.
-    transform: ({ schema, url, route }) => ({
-      schema,
-      url: url.startsWith('/v1/') ? url.slice(3) : url,
-      route,
-    }),
+    // Operations live under /v1 and the servers carry the prefix, so paths are written without
+    // it. A body that may be left out is marked so (TypeBox's Optional is not in the JSON).
+    transform: ({ schema, url, route }) => {
+      const body = schema?.body as (TSchema & { '~optional'?: boolean }) | undefined;
+      return {
+        schema:
+          body?.['~optional'] === true
+            ? { ...schema, body: { ...body, [OPTIONAL_BODY_KEY]: true } }
+            : schema,
+        url: url.startsWith('/v1/') ? url.slice(3) : url,
+        route,
+      };
+    },
   });
 
   app.get('/v1/openapi.json', { schema: { hide: true } }, () => app.swagger());
+  registerPostman(app);
 
+  // The docs page loads nothing from anywhere but this service (issue 22): Scalar's hosted
+  // features are off (its AI agent, the sharing/developer toolbar, telemetry; this version,
+  // the last whose packages accept Node 20, has no MCP generation),
+  // fonts are the system's, and the favicon is ours. test/process/docs-origin.test.ts records
+  // every request the page makes in Chromium, "Test Request" included.
   await app.register(scalar, {
     routePrefix: '/docs',
-    configuration: { withDefaultFonts: false, pageTitle: 'Animal Store API' },
+    configuration: {
+      pageTitle: 'Animal Store API',
+      favicon: '/favicon.svg',
+      withDefaultFonts: false,
+      telemetry: false,
+      agent: { disabled: true },
+      showDeveloperTools: 'never',
+    },
   });
 }

@@ -2,6 +2,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Limits } from '../domain/plans.js';
 import { ApiError, RETRY_SOON } from '../errors.js';
 import type { Decision, RateLimiter, Stale, Subject } from '../limits/rate-limiter.js';
+import type { Log } from '../log.js';
 import type { MaybePromise } from '../maybe.js';
 import type { Metrics } from '../ops/metrics.js';
 import type { Outages } from '../ops/outages.js';
@@ -71,6 +72,7 @@ export class RateLimitGuard {
     private readonly onStoreError: 'closed' | 'open',
     private readonly outages: Outages,
     private readonly metrics?: Metrics,
+    private readonly log?: Log,
   ) {}
 
   /**
@@ -111,9 +113,29 @@ export class RateLimitGuard {
     setRateLimitHeaders(reply, decision);
     if (!decision.allowed) {
       this.metrics?.rejected(decision.refusal ?? 'rate_limited');
+      if (decision.banStarted) this.logBan(subject, decision.banStarted.untilMs, decision.nowMs);
       throw refusal(decision, subject.id.startsWith('ip:'));
     }
     return undefined;
+  }
+
+  /**
+   * A ban begins: logged by the instance whose request began it, and its end when it comes
+   * (a timer that does not hold the process up). Keys by id, never by secret.
+   */
+  private logBan(subject: Subject, untilMs: number, nowMs: number): void {
+    const fields = {
+      subject: subject.id,
+      bannedId: subject.banId,
+      until: new Date(untilMs).toISOString(),
+    };
+    this.log?.warn(
+      fields,
+      `${subject.banId} is banned until ${fields.until} for sending while rate limited`,
+    );
+    const log = this.log;
+    if (log)
+      setTimeout(() => log.warn(fields, `ban of ${subject.banId} ended`), untilMs - nowMs).unref();
   }
 
   /** The store did not answer: let the request through (open) or refuse it with 503 (closed). */

@@ -1,7 +1,7 @@
 import AjvModule, { type ErrorObject } from 'ajv';
 import addFormatsModule from 'ajv-formats';
 import type { FastifySchemaCompiler } from 'fastify';
-import type { ErrorDetail } from '../errors.js';
+import { type ErrorDetail, excerpt } from '../errors.js';
 
 // Both packages are CommonJS with a `default` export; this is the interop NodeNext needs.
 const Ajv = AjvModule.default;
@@ -92,7 +92,8 @@ export function describeValidation(
   return errors.map((e) => {
     const field = e.instancePath.replace(/^\//, '');
     if (e.keyword === 'additionalProperties') {
-      const extra = String(e.params.additionalProperty);
+      // The client's own field name: repeated, but never at length.
+      const extra = excerpt(String(e.params.additionalProperty), 64);
       return { location: join(part, field, extra), message: `unknown field "${extra}"` };
     }
     if (e.keyword === 'required') {
@@ -110,6 +111,10 @@ export function describeValidation(
       const bound = e.keyword === 'minLength' ? 'at least' : 'at most';
       const unit = limit === 1 ? 'character' : 'characters';
       return { location: join(part, field), message: `must be ${bound} ${limit} ${unit} long` };
+    }
+    if (e.keyword === 'enum') {
+      const allowed = (e.params.allowedValues as unknown[]).map(String).join(', ');
+      return { location: join(part, field), message: `must be one of: ${allowed}` };
     }
     if (e.keyword === 'format' && e.params.format === 'email') {
       return { location: join(part, field), message: 'must be an email address' };

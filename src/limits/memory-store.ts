@@ -29,7 +29,7 @@ export class MemoryCounterStore implements CounterStore {
       const strikes = this.increment(input.strikeKeys[index] as string, now, counter.ttlMs);
       if (strikes > input.banThreshold) {
         this.entries.set(input.banKey, { value: 1, expiresAt: now + input.banMs });
-        return { outcome: 'banned', counts, banMsLeft: input.banMs };
+        return { outcome: 'banned', counts, banMsLeft: input.banMs, started: true };
       }
       return { outcome: 'limited', counts, index };
     }
@@ -42,6 +42,13 @@ export class MemoryCounterStore implements CounterStore {
 
   async read(keys: string[], nowMs: number): Promise<number[]> {
     return keys.map((key) => this.read1(key, nowMs));
+  }
+
+  async banEnds(banKeys: string[], nowMs: number): Promise<Array<number | undefined>> {
+    return banKeys.map((key) => {
+      const entry = this.entries.get(key);
+      return entry && entry.expiresAt > nowMs ? entry.expiresAt : undefined;
+    });
   }
 
   async ping(): Promise<void> {}

@@ -25,6 +25,8 @@ export interface Decision {
   refusal?: 'rate_limited' | 'key_banned';
   /** Whole seconds to wait, at least 1, when refused. */
   retryAfter?: number;
+  /** This request began a ban, which ends at `bannedUntilMs`. */
+  banStarted?: { untilMs: number };
   windows: WindowState[];
   /** The window with the fewest requests left: the one the X-RateLimit headers describe. */
   tightest: WindowState;
@@ -155,6 +157,21 @@ export class RateLimiter {
     return specs.map((w, i) => this.state(w, counts[i] ?? 0));
   }
 
+  /** The bans of a subject's ban owners (its keys) in force now: ban owner → when it ends (ms). */
+  async bans(subjectId: string, banIds: string[]): Promise<Map<string, number>> {
+    const base = this.keyBase(subjectId);
+    const ends = await this.store.banEnds(
+      banIds.map((banId) => `${base}:ban:${banId}`),
+      this.clock.now().getTime(),
+    );
+    const bans = new Map<string, number>();
+    banIds.forEach((banId, i) => {
+      const until = ends[i];
+      if (until !== undefined) bans.set(banId, until);
+    });
+    return bans;
+  }
+
   close(): Promise<void> {
     return this.store.close();
   }
@@ -187,6 +204,7 @@ export class RateLimiter {
         nowMs,
         refusal: 'key_banned',
         retryAfter: secondsUntil(result.banMsLeft),
+        ...(result.started && { banStarted: { untilMs: nowMs + result.banMsLeft } }),
         windows,
         tightest,
         policy,

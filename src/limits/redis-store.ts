@@ -219,7 +219,8 @@ export class RedisCounterStore implements CounterStore {
         resolve({ outcome: 'banned', counts, banMsLeft: Number(banMs), versions });
       } else if (i < counted) resolve({ outcome: 'allowed', counts: after, versions });
       else if (firstStrike + (i - counted) > input.banThreshold) {
-        resolve({ outcome: 'banned', counts: after, banMsLeft: Number(banMs), versions });
+        const started = firstStrike + (i - counted) === input.banThreshold + 1;
+        resolve({ outcome: 'banned', counts: after, banMsLeft: Number(banMs), versions, started });
       } else resolve({ outcome: 'limited', counts: after, index: Number(full), versions });
     });
   }
@@ -251,6 +252,16 @@ export class RedisCounterStore implements CounterStore {
   async read(keys: string[]): Promise<number[]> {
     const values = await this.redis.mget(...keys);
     return values.map((value) => Number(value ?? 0));
+  }
+
+  /** A ban key holds the time its ban ends (ms), as the counting script sets it. */
+  async banEnds(banKeys: string[], nowMs: number): Promise<Array<number | undefined>> {
+    if (banKeys.length === 0) return [];
+    const values = await this.redis.mget(...banKeys);
+    return values.map((value) => {
+      const until = Number(value ?? 0);
+      return until > nowMs ? until : undefined;
+    });
   }
 
   /** Answers once Redis does. While a connection is being made, waits for it (the caller

@@ -43,7 +43,8 @@ export interface Versions {
 export type Counted = (
   | { outcome: 'allowed'; counts: number[] }
   | { outcome: 'limited'; counts: number[]; index: number }
-  | { outcome: 'banned'; counts: number[]; banMsLeft: number }
+  /** `started`: this very request began the ban (it is logged once, by whoever saw that). */
+  | { outcome: 'banned'; counts: number[]; banMsLeft: number; started?: boolean }
 ) & { versions?: Versions };
 
 export type HitResult =
@@ -62,6 +63,8 @@ export interface CounterStore {
   bump(versionKey: string): Promise<void>;
   /** The current values of counters (0 for one never counted or expired), counting nothing. */
   read(keys: string[], nowMs: number): Promise<number[]>;
+  /** When each ban ends (ms), or undefined where there is none now, counting nothing. */
+  banEnds(banKeys: string[], nowMs: number): Promise<Array<number | undefined>>;
   /** Resolves when the store answers (readiness); rejects at once when it cannot. */
   ping(): Promise<void>;
   /** Safe to call more than once. */

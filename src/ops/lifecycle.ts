@@ -21,7 +21,8 @@ export class Lifecycle {
 }
 
 /** Paths served while starting: they need neither the database nor Redis. */
-const SERVED_WHILE_STARTING = /^\/(?:healthz|readyz|metrics|docs|v1\/openapi\.json)(?:[/?]|$)/;
+const SERVED_WHILE_STARTING =
+  /^\/(?:healthz|readyz|metrics|docs|favicon\.(?:ico|svg)|v1\/openapi\.json)(?:[/?]|$)/;
 
 export function servedWhileStarting(url: string): boolean {
   return SERVED_WHILE_STARTING.test(url);

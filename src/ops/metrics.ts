@@ -40,6 +40,7 @@ export class Metrics implements OutageObserver {
   private readonly rejections: Counter<'reason'>;
   private readonly outcomes: Counter<'outcome'>;
   private readonly deprecated: Counter<'operation'>;
+  private readonly webhookOutcomes: Counter<'outcome'>;
   private readonly outages: Counter<'dependency'>;
   private readonly up: Gauge<'dependency'>;
   // One child per label set, so a request costs no label hashing after the first of its kind.
@@ -74,6 +75,12 @@ export class Metrics implements OutageObserver {
     this.outcomes = new Counter({
       name: 'messages_processed_total',
       help: 'Message deliveries by outcome: sent, retry (will be tried again), failed, lost (lease expired first).',
+      labelNames: ['outcome'],
+      registers,
+    });
+    this.webhookOutcomes = new Counter({
+      name: 'webhook_deliveries_total',
+      help: 'Webhook delivery attempts by outcome: delivered (2xx), retry (will be tried again), failed (gave up), lost (lease expired first).',
       labelNames: ['outcome'],
       registers,
     });
@@ -165,6 +172,10 @@ export class Metrics implements OutageObserver {
 
   processed(outcome: Outcome['status']): void {
     this.outcomes.inc({ outcome });
+  }
+
+  webhookDelivery(outcome: 'delivered' | 'retry' | 'failed' | 'lost'): void {
+    this.webhookOutcomes.inc({ outcome });
   }
 
   dependencyDown(dependency: Dependency): void {

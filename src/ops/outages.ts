@@ -1,5 +1,6 @@
 import type { Log } from '../log.js';
 import { storeTrouble } from '../store/store-errors.js';
+import { StartupError, waitingHint } from './startup-errors.js';
 
 /** The services an instance depends on, besides itself. */
 export type Dependency = 'database' | 'redis';
@@ -12,6 +13,11 @@ export interface Watched {
   probe: () => Promise<unknown>;
   /** The service serves without it (RATE_LIMIT_ON_STORE_ERROR=open): not waited for. */
   optional?: boolean;
+  /** The setting that names it (DATABASE_URL, REDIS_URL), for the waiting line's hint. */
+  setting?: string;
+  /** A failure waiting will not fix (a missing database, a wrong password), as the sentence
+   * to stop with; undefined for one worth waiting out. */
+  permanent?: (err: unknown) => string | undefined;
 }
 
 const FALLBACK_NAMES: Record<Dependency, string> = { database: 'The database', redis: 'Redis' };
@@ -93,6 +99,7 @@ export class Outages {
   /**
    * Resolves true once the dependency answers (at once when it is not watched, or optional),
    * trying again with back-off and logging one line per failed try; false if closed first.
+   * Throws a StartupError for a failure that waiting will not fix (`Watched.permanent`).
    * For the start, when the dependencies may come up after the service.
    */
   async untilAnswers(dependency: Dependency): Promise<boolean> {
@@ -105,10 +112,13 @@ export class Outages {
         return true;
       } catch (err) {
         if (this.closed) break;
+        const fatal = watched.permanent?.(err);
+        if (fatal !== undefined) throw new StartupError(fatal);
+        const hint = watched.setting ? ` (${waitingHint(err, watched.setting)})` : '';
         const delayMs = retryDelayMs(attempt, STARTUP_RETRY_MAX_MS);
         this.log.warn(
           { dependency, attempt, error: brief(err), retryInMs: delayMs },
-          `${watched.name} does not answer yet; trying again in ${delayMs / 1000} s`,
+          `${watched.name} does not answer yet${hint}; trying again in ${delayMs / 1000} s`,
         );
         await this.sleep(delayMs);
       }

@@ -11,6 +11,7 @@ import { pageContext, sendHtml } from './render.js';
 import { accountPages } from './routes/account.js';
 import { authPages } from './routes/auth.js';
 import { keyPages } from './routes/keys.js';
+import { webhookPages } from './routes/webhooks.js';
 import { PortalSessions, portalCookie } from './session.js';
 import { PortalThrottle } from './throttle.js';
 import { errorPage } from './views/error.js';
@@ -96,5 +97,6 @@ export async function portalPlugin(app: FastifyInstance): Promise<void> {
   );
   await app.register(authPages);
   await app.register(keyPages);
+  await app.register(webhookPages);
   await app.register(accountPages);
 }

@@ -3,7 +3,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Clock } from '../clock.js';
 import type { Config } from '../config.js';
 import { sha256 } from '../digest.js';
-import type { Account } from '../domain/accounts.js';
+import { type Account, setPassword } from '../domain/accounts.js';
 import { closeSession, openSession, sessionAccount } from '../domain/portal-sessions.js';
 import type { Database } from '../store/database.js';
 
@@ -50,6 +50,11 @@ export class PortalSessions {
   async account(request: FastifyRequest): Promise<Account | undefined> {
     const token = this.token(request);
     return token ? sessionAccount(this.database.reader, this.clock, token) : undefined;
+  }
+
+  /** Sets a new password and signs out every other browser of the account; this one stays. */
+  changePassword(request: FastifyRequest, accountId: string, password: string) {
+    return setPassword(this.database, accountId, password, this.token(request));
   }
 
   async end(request: FastifyRequest, reply: FastifyReply): Promise<void> {

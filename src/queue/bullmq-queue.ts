@@ -5,6 +5,7 @@ import { Redis } from 'ioredis';
 import type { Clock } from '../clock.js';
 import { acceptMessage, type Message } from '../domain/messages.js';
 import type { Outages } from '../ops/outages.js';
+import type { Alongside } from '../store/alongside.js';
 import type { Database } from '../store/database.js';
 import { findStranded } from '../store/messages-repository.js';
 import { HeldMessages } from './held-messages.js';
@@ -93,9 +94,16 @@ export class BullMqQueue implements MessageQueue {
 
   /** Messages are delivered by this instance's worker from memory when it runs and can take
    * them soon; else they go through Redis, to whichever instance's worker takes them first. */
-  async accept(accountId: string, text: string): Promise<Message> {
+  async accept(accountId: string, text: string, alongside?: Alongside<Message>): Promise<Message> {
     const lease = this.worker && !this.closing ? this.held.leaseForNew() : undefined;
-    const { message, row } = await acceptMessage(this.database, this.clock, accountId, text, lease);
+    const { message, row } = await acceptMessage(
+      this.database,
+      this.clock,
+      accountId,
+      text,
+      lease,
+      alongside,
+    );
     if (lease) {
       this.held.hold(row);
       this.delivering ??= this.deliverHeld().finally(() => {

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { FastifyBaseLogger } from 'fastify';
 import type { Clock } from '../clock.js';
+import { recordEvents } from '../domain/events.js';
 import { type RetryPolicy, retryDelayMs, toMessage } from '../domain/messages.js';
 import type { Outages } from '../ops/outages.js';
 import type { Database } from '../store/database.js';
@@ -85,10 +86,25 @@ export class MessageProcessor {
       else sentByLease.set(token, [row.id]);
     });
     const settled = new Set<string>();
+    const byId = new Map(rows.map((row) => [row.id, row]));
     for (const [token, ids] of sentByLease) {
       try {
+        // One statement that may fail, then the events of the messages it settled (which
+        // fail only with the store): `oneStatement` still holds.
         const done = await this.database.write(
-          (tx) => settleSent(tx, ids, token, now.toISOString()),
+          async (tx) => {
+            const settledNow = await settleSent(tx, ids, token, now.toISOString());
+            // Messages of several accounts settle together: each event in its own account.
+            await Promise.all(
+              [...settledNow].map((id) => {
+                const row = byId.get(id) as MessageRow;
+                return recordEvents(tx, row.account_id, now, [
+                  messageEvent(row, 'sent', now, null),
+                ]);
+              }),
+            );
+            return settledNow;
+          },
           { oneStatement: true },
         );
         for (const id of done) settled.add(id);
@@ -131,11 +147,26 @@ export class MessageProcessor {
     const reason = error instanceof Error ? error.message : String(error);
     if (row.attempts >= this.options.maxAttempts) {
       this.log.warn({ messageId: row.id, attempts: row.attempts, reason }, 'message failed');
-      const settled = await this.settle(row.id, token, {
-        status: 'failed',
-        updated_at: now.toISOString(),
-        failure_reason: `Delivery failed after ${row.attempts} attempts: ${reason}`.slice(0, 1000),
-      });
+      const failureReason = `Delivery failed after ${row.attempts} attempts: ${reason}`.slice(
+        0,
+        1000,
+      );
+      const settled = await this.database.write(
+        async (tx) => {
+          const done = await settle(tx, row.id, token, {
+            status: 'failed',
+            updated_at: now.toISOString(),
+            failure_reason: failureReason,
+          });
+          if (done) {
+            await recordEvents(tx, row.account_id, now, [
+              messageEvent(row, 'failed', now, failureReason),
+            ]);
+          }
+          return done;
+        },
+        { oneStatement: true },
+      );
       return settled ? { status: 'failed' } : this.lost(row);
     }
     const availableAt = new Date(now.getTime() + retryDelayMs(this.options, row.attempts));
@@ -157,4 +188,18 @@ export class MessageProcessor {
     this.log.warn({ messageId: row.id }, 'message lease expired before it was settled');
     return { status: 'lost' };
   }
+}
+
+/** `message.sent` or `message.failed`: the message as its record shows it once settled. */
+function messageEvent(
+  row: MessageRow,
+  status: 'sent' | 'failed',
+  at: Date,
+  failureReason: string | null,
+) {
+  return {
+    type: `message.${status}`,
+    resource: `messages/${row.id}`,
+    data: { ...toMessage(row), status, updatedAt: at.toISOString(), failureReason },
+  } as const;
 }

@@ -1,4 +1,5 @@
 import type { Message } from '../domain/messages.js';
+import type { Alongside } from '../store/alongside.js';
 
 /**
  * Carries accepted messages to a worker. Backends: the database table itself (embedded) and
@@ -10,9 +11,10 @@ export interface MessageQueue {
   /**
    * Accepts a message: stores it durably as `queued` (committed before this resolves) and
    * gets it to a worker. Once this resolves the message is never lost; getting it to a worker
-   * never fails the call (a message Redis did not take is swept to it later).
+   * never fails the call (a message Redis did not take is swept to it later). `alongside`
+   * commits with the message (a POST's kept answer).
    */
-  accept(accountId: string, text: string): Promise<Message>;
+  accept(accountId: string, text: string, alongside?: Alongside<Message>): Promise<Message>;
   /** Start taking messages in this process (WORKER=on, or `animal-store worker`). */
   startWorker(): void;
   /** Stop taking messages, finish the ones in hand, release connections. Idempotent. */

@@ -3,6 +3,7 @@ import type { FastifyBaseLogger } from 'fastify';
 import type { Clock } from '../clock.js';
 import { acceptMessage, type Message } from '../domain/messages.js';
 import type { Outages } from '../ops/outages.js';
+import type { Alongside } from '../store/alongside.js';
 import type { Database } from '../store/database.js';
 import { HeldMessages } from './held-messages.js';
 import type { MessageProcessor } from './processor.js';
@@ -39,9 +40,16 @@ export class TableQueue implements MessageQueue {
     this.held = new HeldMessages(processor, clock, concurrency);
   }
 
-  async accept(accountId: string, text: string): Promise<Message> {
+  async accept(accountId: string, text: string, alongside?: Alongside<Message>): Promise<Message> {
     const lease = this.running ? this.held.leaseForNew() : undefined;
-    const { message, row } = await acceptMessage(this.database, this.clock, accountId, text, lease);
+    const { message, row } = await acceptMessage(
+      this.database,
+      this.clock,
+      accountId,
+      text,
+      lease,
+      alongside,
+    );
     // Accepted under one of our leases: ours to deliver, from memory.
     if (lease) this.held.hold(row);
     this.wake?.();

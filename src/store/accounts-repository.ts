@@ -42,3 +42,17 @@ export async function countAccounts(db: ReadDb): Promise<number> {
     .executeTakeFirstOrThrow();
   return Number(row.n);
 }
+
+/** Every account, oldest first (the CLI's `accounts list`; an operator's tool, not an API). */
+export function listAccounts(db: ReadDb): Promise<AccountRow[]> {
+  return db.selectFrom('accounts').selectAll().orderBy('created_at').orderBy('id').execute();
+}
+
+export async function updatePasswordHash(tx: Tx, id: string, hash: string): Promise<boolean> {
+  const result = await tx
+    .updateTable('accounts')
+    .set({ password_hash: hash })
+    .where('id', '=', id)
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows) === 1;
+}

@@ -41,7 +41,8 @@ export async function findLiveKeyByHash(
   return { keyId: key_id, account };
 }
 
-export function listLiveKeys(db: ReadDb, accountId: string): Promise<ApiKeyRow[]> {
+/** The account's live keys, oldest first, at most `limit`. */
+export function listLiveKeys(db: ReadDb, accountId: string, limit: number): Promise<ApiKeyRow[]> {
   return db
     .selectFrom('api_keys')
     .selectAll()
@@ -49,7 +50,19 @@ export function listLiveKeys(db: ReadDb, accountId: string): Promise<ApiKeyRow[]
     .where('revoked_at', 'is', null)
     .orderBy('created_at')
     .orderBy('id')
+    .limit(limit)
     .execute();
+}
+
+/** How many live keys the account has, read in the transaction that would add one. */
+export async function countLiveKeys(tx: Tx, accountId: string): Promise<number> {
+  const row = await tx
+    .selectFrom('api_keys')
+    .select((eb) => eb.fn.countAll().as('count'))
+    .where('account_id', '=', accountId)
+    .where('revoked_at', 'is', null)
+    .executeTakeFirst();
+  return Number(row?.count ?? 0);
 }
 
 export async function revokeApiKey(

@@ -67,3 +67,18 @@ export async function deleteCategory(tx: Tx, accountId: string, id: number): Pro
     .executeTakeFirst();
   return Number(result.numDeletedRows) === 1;
 }
+
+/** Which of these names the account's categories already have. */
+export async function existingCategoryNames(
+  db: ReadDb,
+  accountId: string,
+  names: string[],
+): Promise<string[]> {
+  const rows = await db
+    .selectFrom('categories')
+    .select('name')
+    .where('account_id', '=', accountId)
+    .where('name', 'in', names)
+    .execute();
+  return rows.map((row) => row.name);
+}

@@ -13,6 +13,8 @@ import * as deprecatedCalls from './migrations/0003_deprecated_calls.js';
 import * as orders from './migrations/0004_orders.js';
 import * as portalSessions from './migrations/0005_portal_sessions.js';
 import * as perAccountIds from './migrations/0006_per_account_ids.js';
+import * as idempotencyKeys from './migrations/0007_idempotency_keys.js';
+import * as eventsWebhooks from './migrations/0008_events_webhooks.js';
 import { PgGroupCommit } from './pg-group-commit.js';
 import { sqliteStatements } from './sqlite-statements.js';
 import type { Tables } from './tables.js';
@@ -201,6 +203,8 @@ function migrations(dialect: Dialect): Record<string, Migration> {
     '0004_orders': { up: (db) => orders.up(db, dialect) },
     '0005_portal_sessions': { up: (db) => portalSessions.up(db, dialect) },
     '0006_per_account_ids': { up: (db) => perAccountIds.up(db, dialect) },
+    '0007_idempotency_keys': { up: (db) => idempotencyKeys.up(db, dialect) },
+    '0008_events_webhooks': { up: (db) => eventsWebhooks.up(db, dialect) },
   };
 }
 

@@ -67,15 +67,32 @@ export function numberedInsert<T extends NumberedTable>(
         returning ${counter} as id`.compile(tx),
   }));
 
-  return async (tx: Tx, row: Unnumbered<T>): Promise<number> => {
+  /**
+   * `beside` writes what goes with the row (its event), given its number: on PostgreSQL sent
+   * right behind the insert, unanswered yet (no round trip of its own); on SQLite after it.
+   * Should the insert fail, its error is the one thrown.
+   */
+  return async (
+    tx: Tx,
+    row: Unnumbered<T>,
+    beside?: (id: number) => Promise<unknown>,
+  ): Promise<number> => {
     if (tx.getExecutor().adapter instanceof PostgresAdapter) {
       const id = takeNumbers(tx, row.account_id, table);
-      await numbered(tx, { ...(row as Row), id });
+      const inserted = numbered(tx, { ...(row as Row), id });
+      if (!beside) {
+        await inserted;
+        return id;
+      }
+      const [insert, besides] = await Promise.allSettled([inserted, beside(id)]);
+      if (insert.status === 'rejected') throw insert.reason;
+      if (besides.status === 'rejected') throw besides.reason;
       return id;
     }
     await insert(tx, row as Row);
     const [moved] = await moveOn(tx, { account_id: row.account_id });
     if (!moved) throw new Error('the id counter returned no row');
+    await beside?.(moved.id);
     return moved.id;
   };
 }

@@ -16,8 +16,12 @@ const insertPetQuery = numberedInsert('pets', [
  * A new pet, numbered next in its account, returned as stored (the create path is hot, so
  * prepared statements). Its write says `numbersFor` the account.
  */
-export async function insertPet(tx: Tx, row: Unnumbered<'pets'>): Promise<PetRow> {
-  const id = await insertPetQuery(tx, row);
+export async function insertPet(
+  tx: Tx,
+  row: Unnumbered<'pets'>,
+  beside?: (pet: PetRow) => Promise<unknown>,
+): Promise<PetRow> {
+  const id = await insertPetQuery(tx, row, beside && ((id) => beside({ ...row, id } as PetRow)));
   return { ...row, id } as PetRow;
 }
 
@@ -105,13 +109,16 @@ export function updatePetIfStatus(
     .executeTakeFirst();
 }
 
-/** Deletes the pet unless it has an open order (one statement, so no order slips between). */
-export async function deletePetWithoutOpenOrder(
+/**
+ * Deletes the pet unless it has an open order (one statement, so no order slips between);
+ * the pet as it was, or undefined when nothing was deleted.
+ */
+export function deletePetWithoutOpenOrder(
   tx: Tx,
   accountId: string,
   id: number,
-): Promise<boolean> {
-  const result = await tx
+): Promise<PetRow | undefined> {
+  return tx
     .deleteFrom('pets')
     .where('account_id', '=', accountId)
     .where('id', '=', id)
@@ -126,8 +133,8 @@ export async function deletePetWithoutOpenOrder(
         ),
       ),
     )
+    .returningAll()
     .executeTakeFirst();
-  return Number(result.numDeletedRows) === 1;
 }
 
 /** Pets of the account per status, counted by the database. */

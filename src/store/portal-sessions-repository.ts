@@ -32,3 +32,16 @@ export async function deleteExpiredSessions(tx: Tx, now: string): Promise<number
     .executeTakeFirst();
   return Number(result.numDeletedRows);
 }
+
+/** Ends every session of an account but the one with `keepHash` (if given): a password change
+ * signs out every other browser. */
+export async function deleteAccountSessions(
+  tx: Tx,
+  accountId: string,
+  keepHash?: string,
+): Promise<number> {
+  let query = tx.deleteFrom('portal_sessions').where('account_id', '=', accountId);
+  if (keepHash !== undefined) query = query.where('id_hash', '!=', keepHash);
+  const result = await query.executeTakeFirst();
+  return Number(result.numDeletedRows);
+}

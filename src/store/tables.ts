@@ -84,6 +84,20 @@ export interface PortalSessionsTable {
   expires_at: Timestamp;
 }
 
+/** A POST's answer kept for its `Idempotency-Key` (src/http/idempotency.ts). */
+export interface IdempotencyKeysTable {
+  /** The account, or `ip:<address>` for sign-up. */
+  scope: string;
+  /** Hex SHA-256 of the key; the key itself is never stored. */
+  key_hash: string;
+  /** Hex SHA-256 of the request's method, path and body. */
+  fingerprint: string;
+  /** The answer, encrypted under a key derived from the idempotency key (base64url). */
+  answer: string;
+  created_at: Timestamp;
+  expires_at: Timestamp;
+}
+
 /** Each account's last id given in each numbered table. */
 export interface IdCountersTable {
   account_id: string;
@@ -92,7 +106,58 @@ export interface IdCountersTable {
   orders: number;
 }
 
+/** What happened to a resource of an account, written with the change (src/domain/events.ts). */
+export interface EventsTable {
+  account_id: string;
+  /** `evt_…`, sorting by time. */
+  id: string;
+  type: string;
+  /** `pets/7`, `orders/3`, `messages/msg_…`. */
+  resource: string;
+  /** The resource as the API shows it, as JSON text. */
+  data: string;
+  created_at: Timestamp;
+}
+
+export interface WebhookEndpointsTable {
+  id: string;
+  account_id: string;
+  url: string;
+  /** The event types between spaces (` pet.created order.placed `), or ` * `. */
+  event_types: string;
+  /** 1 or 0. */
+  enabled: number;
+  disabled_reason: string | null;
+  /** The signing secret, encrypted under the server's key (src/domain/secret-box.ts). */
+  secret: string;
+  previous_secret: string | null;
+  previous_secret_until: Timestamp | null;
+  failing_since: Timestamp | null;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
+export interface WebhookDeliveriesTable {
+  endpoint_id: string;
+  event_id: string;
+  account_id: string;
+  resource: string;
+  status: string;
+  attempts: number;
+  available_at: Timestamp;
+  lease_token: string | null;
+  lease_until: Timestamp | null;
+  last_status_code: number | null;
+  last_response: string | null;
+  last_attempt_at: Timestamp | null;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
 export interface Tables {
+  events: EventsTable;
+  webhook_endpoints: WebhookEndpointsTable;
+  webhook_deliveries: WebhookDeliveriesTable;
   id_counters: IdCountersTable;
   accounts: AccountsTable;
   api_keys: ApiKeysTable;
@@ -102,6 +167,7 @@ export interface Tables {
   deprecated_calls: DeprecatedCallsTable;
   orders: OrdersTable;
   portal_sessions: PortalSessionsTable;
+  idempotency_keys: IdempotencyKeysTable;
 }
 
 export type AccountRow = Selectable<AccountsTable>;
@@ -113,6 +179,10 @@ export type MessageRow = Selectable<MessagesTable>;
 /** A message as inserted: every column, the empty ones as null. */
 export type NewMessageRow = Required<Insertable<MessagesTable>>;
 export type OrderRow = Selectable<OrdersTable>;
+export type EventRow = Selectable<EventsTable>;
+export type WebhookEndpointRow = Selectable<WebhookEndpointsTable>;
+export type WebhookDeliveryRow = Selectable<WebhookDeliveriesTable>;
+export type IdempotencyKeyRow = Selectable<IdempotencyKeysTable>;
 
 // What toISOString() writes, and what we store in SQLite: already canonical, nothing to do.
 const CANONICAL_ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;

@@ -1,5 +1,4 @@
 import assert from 'node:assert/strict';
-import { type ChildProcess, spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import { systemClock } from '../../src/clock.js';
@@ -15,53 +14,7 @@ import {
   storeKey,
   testDatabaseUrl,
 } from '../helpers.js';
-
-interface Server {
-  child: ChildProcess;
-  base: string;
-  output: () => string;
-}
-
-/** Starts `src/server.ts` as its own process and waits until it serves. */
-async function startServer(env: Record<string, string>): Promise<Server> {
-  // One process (tsx's loader inside node), so a signal reaches the server itself.
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], {
-    env: {
-      ...process.env,
-      PORT: '0',
-      HOST: '127.0.0.1',
-      LOG_LEVEL: 'info',
-      DEMO_ACCOUNT: 'false',
-      ...env,
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let out = '';
-  child.stdout?.on('data', (chunk) => {
-    out += String(chunk);
-  });
-  child.stderr?.on('data', (chunk) => {
-    out += String(chunk);
-  });
-  const deadline = Date.now() + 30_000;
-  for (;;) {
-    const match = /Server listening at (http:\/\/127\.0\.0\.1:\d+)/.exec(out);
-    if (match?.[1] && out.includes('ready: serving requests')) {
-      return { child, base: match[1], output: () => out };
-    }
-    if (child.exitCode !== null || Date.now() > deadline)
-      throw new Error(`server did not start:\n${out}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
-
-async function kill(server: Server, signal: NodeJS.Signals): Promise<void> {
-  if (server.child.exitCode !== null || server.child.signalCode !== null) return;
-  // 'close' comes after the output pipes are drained, unlike 'exit'.
-  const exited = new Promise((r) => server.child.once('close', r));
-  server.child.kill(signal);
-  await exited;
-}
+import { kill, type Server, startServer } from './server-process.js';
 
 describe('a message survives a crash of the process that accepted it', () => {
   const { url, cleanup } = testDatabaseUrl();

@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { type BrowserContext, chromium, type Page } from 'playwright-core';
 import { startApp, type TestApp } from '../helpers.js';
+import { CHROMIUM_ARGS, recordRequests } from './browser.js';
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const SHOTS = join(import.meta.dirname, '..', 'test-output', 'portal');
@@ -26,6 +27,7 @@ describe('developer portal in Chromium', { skip }, () => {
   let context: BrowserContext;
   let page: Page;
   let shot = 0;
+  let requests: ReturnType<typeof recordRequests>;
   const email = `browser-${Date.now()}@example.com`;
   const password = 'a long browser password';
 
@@ -48,19 +50,12 @@ describe('developer portal in Chromium', { skip }, () => {
     context = await chromium.launchPersistentContext(profile, {
       executablePath: CHROMIUM,
       headless: true,
-      args: [
-        '--no-sandbox',
-        '--disable-gpu',
-        '--disable-quic',
-        '--no-first-run',
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--disable-sync',
-      ],
+      args: CHROMIUM_ARGS,
       viewport: { width: 1024, height: 768 },
     });
     await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: base });
     page = context.pages()[0] ?? (await context.newPage());
+    requests = recordRequests(page, new URL(base).origin);
   });
 
   after(async () => {
@@ -168,7 +163,7 @@ describe('developer portal in Chromium', { skip }, () => {
     await screenshot('revoke-confirm');
     await page.getByRole('button', { name: 'Revoke key' }).click();
     await page.getByText('The key is revoked.').waitFor();
-    await page.getByText('No live keys.').waitFor();
+    await page.getByText('No test keys.').waitFor();
     await screenshot('revoked');
 
     const refused = await callApi(secret);
@@ -176,21 +171,44 @@ describe('developer portal in Chromium', { skip }, () => {
     assert.equal(((await refused.json()) as { code: string }).code, 'invalid_api_key');
   });
 
-  it('reads at 375 px wide without sideways scrolling', async () => {
-    await page.setViewportSize({ width: 375, height: 740 });
-    // A key in the list, so the widest page has its table.
-    await page.goto(`${base}/portal/keys`);
-    await page.getByLabel('Name (optional)').fill('narrow screen');
-    await page.getByRole('button', { name: 'Create key' }).click();
-    await page.getByLabel('Secret key').waitFor();
-    const width = Number(await page.evaluate('document.documentElement.scrollWidth'));
-    assert.ok(width <= 375, `the new key's page is ${width} px wide`);
+  it('is usable at 390 px wide: no sideways scrolling, every key’s Revoke on screen', async () => {
+    const width = 390;
+    await page.setViewportSize({ width, height: 844 });
+    // Two keys in the list, so the widest page has its table.
+    for (const name of ['narrow screen', 'a second key with a rather long name']) {
+      await page.goto(`${base}/portal/keys`);
+      await page.getByLabel('Name (optional)').fill(name);
+      await page.getByRole('button', { name: 'Create key' }).click();
+      await page.getByLabel('Secret key').waitFor();
+    }
+    const pageWidth = Number(await page.evaluate('document.documentElement.scrollWidth'));
+    assert.ok(pageWidth <= width, `the new key's page is ${pageWidth} px wide`);
     await screenshot('narrow-key-created');
     for (const path of ['/portal/account', '/portal/keys']) {
       await page.goto(`${base}${path}`);
-      const width = Number(await page.evaluate('document.documentElement.scrollWidth'));
-      assert.ok(width <= 375, `${path} is ${width} px wide`);
+      const scroll = Number(await page.evaluate('document.documentElement.scrollWidth'));
+      assert.ok(scroll <= width, `${path} is ${scroll} px wide`);
+      // Nothing scrolls sideways inside the page either (the keys table did, hiding Revoke).
+      const inner = await page.evaluate(
+        `[...document.querySelectorAll('*')].filter((e) => e.clientWidth > 1 && e.scrollWidth > e.clientWidth + 1 && getComputedStyle(e).overflowX !== 'visible').map((e) => e.tagName + '.' + e.className)`,
+      );
+      assert.deepEqual(inner, [], `${path} has a sideways scroller`);
       await screenshot(`narrow-${path.split('/').pop()}`);
     }
+    for (const name of ['narrow screen', 'a second key with a rather long name']) {
+      const revoke = page.getByRole('link', { name: `Revoke key ${name}` });
+      const box = await revoke.boundingBox();
+      assert.ok(
+        box && box.x >= 0 && box.x + box.width <= width,
+        `Revoke of ${name}: ${JSON.stringify(box)}`,
+      );
+    }
+    await page.getByRole('link', { name: 'Revoke key narrow screen' }).click();
+    await page.getByText('This cannot be undone.').waitFor();
+  });
+
+  it('loaded nothing from anywhere but the service, and missed nothing', () => {
+    assert.deepEqual(requests.away, [], 'requests that left the origin');
+    assert.deepEqual(requests.failed, [], 'pages or assets that failed or missed');
   });
 });

@@ -20,9 +20,9 @@ function hasCurl(): boolean {
  * Everything the child writes to stdout, as it arrives. A listener, not an async iterator:
  * leaving an iterator destroys the stream, and the child's next write would find it closed.
  */
-function follow(child: ChildProcess): () => string {
+function follow(child: ChildProcess, stream: 'stdout' | 'stderr' = 'stdout'): () => string {
   let out = '';
-  child.stdout?.on('data', (chunk) => {
+  child[stream]?.on('data', (chunk) => {
     out += String(chunk);
   });
   return () => out;
@@ -40,12 +40,18 @@ describe('server process (real port)', () => {
   it('prints a demo key and a curl line that works as printed, then stops on SIGTERM', async () => {
     // One process (tsx's loader inside node), so a signal reaches the server itself.
     child = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], {
-      env: { ...process.env, PORT: '0', HOST: '127.0.0.1', DATABASE_URL: url, LOG_LEVEL: 'warn' },
-      stdio: ['ignore', 'pipe', 'inherit'],
+      env: { ...process.env, PORT: '0', HOST: '127.0.0.1', DATABASE_URL: url, LOG_LEVEL: 'info' },
+      stdio: ['ignore', 'pipe', 'pipe'],
     });
-    const log = follow(child);
-    await waitForLog(log, /API docs: \S+\n/);
+    const stdout = follow(child);
+    // The banner goes to stderr: stdout stays JSON lines, and the password out of the log.
+    const log = follow(child, 'stderr');
+    await waitForLog(log, /start again\.\n/);
     const out = log();
+    assert.match(out, /keys create --email demo@animal-store\.local/);
+    assert.match(out, /accounts reset-password --email demo@animal-store\.local/);
+    for (const line of stdout().trim().split('\n')) JSON.parse(line);
+    assert.doesNotMatch(stdout(), /password|as_test_/);
     const curl = /^\s*(curl .+)$/m.exec(out)?.[1];
     assert.ok(curl, out);
     const [, key, address] =
@@ -87,7 +93,8 @@ describe('server process: start and shutdown', () => {
         HOST: '127.0.0.1',
         DATABASE_URL: url,
         DEMO_ACCOUNT: 'false',
-        LOG_LEVEL: 'info',
+        // Debug: a line as each request arrives, which the tests below wait for.
+        LOG_LEVEL: 'debug',
         ...env,
       },
       stdio: ['ignore', 'pipe', 'pipe'],
@@ -134,6 +141,29 @@ describe('server process: start and shutdown', () => {
     assert.equal(code, 0);
     assert.match(log(), /shutting down/);
     await assert.rejects(fetch(`${base}/healthz`), 'no longer listening');
+    // One line for the request at info, with what an operator filters on; then each phase of
+    // the shutdown.
+    const lines = log()
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as Record<string, unknown>);
+    const answered = lines.filter((line) => line.level === 30 && line.route === '/v1/accounts');
+    assert.equal(answered.length, 1, JSON.stringify(answered));
+    const [line] = answered;
+    assert.equal(line?.method, 'POST');
+    assert.equal(line?.status, 201);
+    assert.equal(typeof line?.ms, 'number');
+    assert.equal(typeof line?.reqId, 'string');
+    assert.equal(line?.msg, 'POST /v1/accounts 201');
+    const phases = lines.map((l) => String(l.msg));
+    const order = ['shutting down', 'requests answered', 'database closed'].map((phase) =>
+      phases.findIndex((msg) => msg.includes(phase)),
+    );
+    assert.ok(
+      order.every((i, n) => i >= 0 && (n === 0 || i > (order[n - 1] ?? 0))),
+      `${order}`,
+    );
+    assert.equal(phases.filter((msg) => msg.startsWith('Server listening')).length, 1);
   });
 
   it('exits 1 when the shutdown outlasts SHUTDOWN_TIMEOUT_SECONDS', async () => {

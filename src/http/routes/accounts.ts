@@ -2,7 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { createAccount } from '../../domain/accounts.js';
 import { deprecatedCallCount } from '../../domain/deprecations.js';
 import { callerOf } from '../auth.js';
-import { unwrap } from '../reply.js';
+import { answerOf, created } from '../reply.js';
 import { AccountView, CreatedAccount, NewAccount } from '../schemas/accounts.js';
 import { BEARER_ERRORS, BODY_ERRORS, COMMON_ERRORS, errorResponses } from '../schemas/common.js';
 
@@ -10,7 +10,7 @@ const tags = ['Accounts'];
 
 /** Sign-up: no credentials needed. */
 export const signUpRoutes: FastifyPluginAsyncTypebox = async (app) => {
-  const { database, clock } = app.ctx;
+  const { database, clock, idempotency } = app.ctx;
 
   app.post(
     '/accounts',
@@ -31,9 +31,15 @@ export const signUpRoutes: FastifyPluginAsyncTypebox = async (app) => {
       },
     },
     async (request, reply) => {
-      const account = unwrap(await createAccount(database, clock, request.body));
-      const { id, email, plan, createdAt } = account;
-      return reply.code(201).send({ id, email, plan, createdAt });
+      return idempotency.answer(
+        request,
+        reply,
+        (alongside) => createAccount(database, clock, request.body, alongside),
+        (result) =>
+          answerOf(result, ({ id, email, plan, createdAt }) =>
+            created({ id, email, plan, createdAt }),
+          ),
+      );
     },
   );
 };

@@ -1,5 +1,4 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { Type } from 'typebox';
 import {
   createCategory,
   getCategory,
@@ -9,10 +8,11 @@ import {
 } from '../../domain/categories.js';
 import { callerOf } from '../auth.js';
 import { sendPage, v1Url } from '../links.js';
-import { unwrap } from '../reply.js';
+import { created, unwrap } from '../reply.js';
 import {
   Category,
   CategoryListQuery,
+  CategoryPage,
   CategoryParams,
   CategoryPatch,
   NewCategory,
@@ -21,8 +21,8 @@ import {
   BEARER_ERRORS,
   BODY_ERRORS,
   COMMON_ERRORS,
+  documentedHeaders,
   errorResponses,
-  LinkHeader,
 } from '../schemas/common.js';
 
 const tags = ['Categories'];
@@ -30,7 +30,7 @@ const security = [{ bearerAuth: [] }];
 const base = [...COMMON_ERRORS, ...BEARER_ERRORS] as const;
 
 export const categoryRoutes: FastifyPluginAsyncTypebox = async (app) => {
-  const { database, clock, config } = app.ctx;
+  const { database, clock, config, idempotency } = app.ctx;
   const { reader } = database;
 
   app.get(
@@ -45,9 +45,9 @@ export const categoryRoutes: FastifyPluginAsyncTypebox = async (app) => {
         querystring: CategoryListQuery,
         response: {
           200: {
-            ...Type.Array(Category, { title: 'Categories' }),
+            ...CategoryPage,
             description: 'A page of categories.',
-            headers: { link: LinkHeader },
+            headers: documentedHeaders('Link'),
           },
           ...errorResponses(...base, 'validation_failed', 'invalid_cursor'),
         },
@@ -74,19 +74,24 @@ export const categoryRoutes: FastifyPluginAsyncTypebox = async (app) => {
         security,
         body: NewCategory,
         response: {
-          201: { ...Category, description: 'The created category.' },
+          201: {
+            ...Category,
+            description: 'The created category.',
+            headers: documentedHeaders('Location'),
+          },
           ...errorResponses(...base, ...BODY_ERRORS),
         },
       },
     },
     async (request, reply) => {
       const { account } = callerOf(request);
-      const category = await database.write(
+      return idempotency.write(
+        request,
+        reply,
         (tx) => createCategory(tx, clock, account.id, request.body.name),
         { oneStatement: true, numbersFor: account.id }, // one insert
+        (category) => created(category, v1Url(config, request, `/categories/${category.id}`)),
       );
-      const location = v1Url(config, request, `/categories/${category.id}`).href;
-      return reply.code(201).header('location', location).send(category);
     },
   );
 

@@ -1,10 +1,10 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import { createApiKey, listApiKeys, revokeKey } from '../../domain/api-keys.js';
+import { createApiKeyWithinLimit, listApiKeys, revokeKey } from '../../domain/api-keys.js';
 import type { ErrorCode } from '../../errors.js';
 import { callerOf } from '../auth.js';
-import { unwrap } from '../reply.js';
-import { ApiKeyView, CreatedApiKey, KeyParams, NewApiKey } from '../schemas/accounts.js';
+import { answerOf, created, unwrap } from '../reply.js';
+import { ApiKeyList, CreatedApiKey, KeyParams, NewApiKey } from '../schemas/accounts.js';
 import { BODY_ERRORS, COMMON_ERRORS, errorResponses } from '../schemas/common.js';
 
 const tags = ['API keys'];
@@ -18,7 +18,7 @@ const BASIC_ERRORS: ErrorCode[] = [
 
 /** Key management, signed in with email and password (HTTP Basic). */
 export const keyRoutes: FastifyPluginAsyncTypebox = async (app) => {
-  const { database, clock, config } = app.ctx;
+  const { database, clock, config, idempotency } = app.ctx;
   const { reader } = database;
 
   app.post(
@@ -34,24 +34,30 @@ export const keyRoutes: FastifyPluginAsyncTypebox = async (app) => {
         body: Type.Optional(NewApiKey),
         response: {
           201: { ...CreatedApiKey, description: 'The new key, with its secret.' },
-          ...errorResponses(...BASIC_ERRORS, ...BODY_ERRORS),
+          ...errorResponses(...BASIC_ERRORS, ...BODY_ERRORS, 'key_limit_reached'),
         },
       },
     },
     async (request, reply) => {
       const { account } = callerOf(request);
       const name = request.body?.name ?? null;
-      const { key, secret } = await database.write(
-        (tx) => createApiKey(tx, clock, config.env, account.id, name),
-        { oneStatement: true }, // one insert
+      // The secret is in the answer: kept only encrypted under the idempotency key.
+      return idempotency.write(
+        request,
+        reply,
+        (tx) => createApiKeyWithinLimit(tx, clock, config.env, account.id, name),
+        {}, // a count, then the insert
+        (result) =>
+          answerOf(result, ({ key, secret }) =>
+            created({
+              id: key.id,
+              name: key.name,
+              key: secret,
+              prefix: key.prefix,
+              createdAt: key.createdAt,
+            }),
+          ),
       );
-      return reply.code(201).send({
-        id: key.id,
-        name: key.name,
-        key: secret,
-        prefix: key.prefix,
-        createdAt: key.createdAt,
-      });
     },
   );
 
@@ -65,7 +71,7 @@ export const keyRoutes: FastifyPluginAsyncTypebox = async (app) => {
         tags,
         security,
         response: {
-          200: { ...Type.Array(ApiKeyView), description: 'The live keys.' },
+          200: { ...ApiKeyList, description: 'The live keys.' },
           ...errorResponses(...BASIC_ERRORS),
         },
       },

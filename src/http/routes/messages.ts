@@ -3,7 +3,13 @@ import { getMessage } from '../../domain/messages.js';
 import { callerOf } from '../auth.js';
 import { messagesUrl } from '../links.js';
 import { unwrap } from '../reply.js';
-import { BEARER_ERRORS, BODY_ERRORS, COMMON_ERRORS, errorResponses } from '../schemas/common.js';
+import {
+  BEARER_ERRORS,
+  BODY_ERRORS,
+  COMMON_ERRORS,
+  documentedHeaders,
+  errorResponses,
+} from '../schemas/common.js';
 import { MessageParams, MessageRecord, NewMessage, QueuedMessage } from '../schemas/messages.js';
 
 const tags = ['Messages'];
@@ -12,7 +18,7 @@ const base = [...COMMON_ERRORS, ...BEARER_ERRORS] as const;
 
 /** The quickstart example: served without the /v1 prefix, as the seed places it. */
 export const messageRoutes: FastifyPluginAsyncTypebox = async (app) => {
-  const { database, queue, config } = app.ctx;
+  const { database, queue, config, idempotency } = app.ctx;
 
   app.post(
     '/messages',
@@ -31,7 +37,7 @@ export const messageRoutes: FastifyPluginAsyncTypebox = async (app) => {
           202: {
             ...QueuedMessage,
             description: 'Accepted and queued.',
-            headers: { location: { type: 'string', description: 'Where to read the record.' } },
+            headers: documentedHeaders('Location'),
           },
           ...errorResponses(...base, ...BODY_ERRORS),
         },
@@ -39,12 +45,16 @@ export const messageRoutes: FastifyPluginAsyncTypebox = async (app) => {
     },
     async (request, reply) => {
       const { account } = callerOf(request);
-      const message = await queue.accept(account.id, request.body.message);
-      const { id, status, createdAt } = message;
-      return reply
-        .code(202)
-        .header('location', messagesUrl(config, request, `/messages/${id}`).href)
-        .send({ id, message: message.message, status, createdAt });
+      return idempotency.answer(
+        request,
+        reply,
+        (alongside) => queue.accept(account.id, request.body.message, alongside),
+        ({ id, message, status, createdAt }) => ({
+          status: 202,
+          body: { id, message, status, createdAt },
+          location: messagesUrl(config, request, `/messages/${id}`).href,
+        }),
+      );
     },
   );
 

@@ -1,26 +1,25 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { Type } from 'typebox';
 import { GET_PET } from '../../domain/deprecations.js';
 import { createPet, getPet, listPetPage, removePet, updatePet } from '../../domain/pets.js';
 import { callerOf } from '../auth.js';
-import { DEPRECATION_HEADERS, deprecated } from '../deprecation.js';
+import { deprecated } from '../deprecation.js';
 import { sendPage, v1Url } from '../links.js';
-import { unwrap } from '../reply.js';
+import { answerOf, created, unwrap } from '../reply.js';
 import {
   BEARER_ERRORS,
   BODY_ERRORS,
   COMMON_ERRORS,
+  documentedHeaders,
   errorResponses,
-  LinkHeader,
 } from '../schemas/common.js';
-import { NewPet, Pet, PetListQuery, PetParams, PetPatch } from '../schemas/pets.js';
+import { NewPet, Pet, PetListQuery, PetPage, PetParams, PetPatch } from '../schemas/pets.js';
 
 const tags = ['Pets'];
 const security = [{ bearerAuth: [] }];
 const base = [...COMMON_ERRORS, ...BEARER_ERRORS] as const;
 
 export const petRoutes: FastifyPluginAsyncTypebox = async (app) => {
-  const { database, clock, config } = app.ctx;
+  const { database, clock, config, idempotency } = app.ctx;
   const { reader } = database;
 
   app.get(
@@ -37,9 +36,9 @@ export const petRoutes: FastifyPluginAsyncTypebox = async (app) => {
         querystring: PetListQuery,
         response: {
           200: {
-            ...Type.Array(Pet, { title: 'Pets' }),
+            ...PetPage,
             description: 'A page of animals.',
-            headers: { link: LinkHeader },
+            headers: documentedHeaders('Link'),
           },
           ...errorResponses(...base, 'validation_failed', 'invalid_cursor'),
         },
@@ -66,21 +65,25 @@ export const petRoutes: FastifyPluginAsyncTypebox = async (app) => {
         security,
         body: NewPet,
         response: {
-          201: { ...Pet, description: 'The created animal, with its assigned `id`.' },
+          201: {
+            ...Pet,
+            description: 'The created animal, with its assigned `id`.',
+            headers: documentedHeaders('Location'),
+          },
           ...errorResponses(...base, ...BODY_ERRORS, 'unknown_category'),
         },
       },
     },
     async (request, reply) => {
       const { account } = callerOf(request);
-      const pet = unwrap(
-        await database.write(
-          (tx) => createPet(tx, clock, account.id, request.body),
-          { oneStatement: true, numbersFor: account.id }, // one insert
-        ),
+      return idempotency.write(
+        request,
+        reply,
+        (tx) => createPet(tx, clock, account.id, request.body),
+        { oneStatement: true, numbersFor: account.id }, // one insert
+        (result) =>
+          answerOf(result, (pet) => created(pet, v1Url(config, request, `/pets/${pet.id}`))),
       );
-      const location = v1Url(config, request, `/pets/${pet.id}`).href;
-      return reply.code(201).header('location', location).send(pet);
     },
   );
 
@@ -94,13 +97,18 @@ export const petRoutes: FastifyPluginAsyncTypebox = async (app) => {
         summary: 'Get an animal (deprecated)',
         description:
           'Deprecated: removed on 5 December 2030 (`Sunset` header); from then on it answers ' +
-          '`410 endpoint_removed`. Use `GET /v1/pets` with the `status` filter instead.',
+          '`410 endpoint_removed`. Read pets by id with `GET /v1/pets?id={petId}` instead ' +
+          '(`listPets`; up to 100 ids, `?id=1&id=7`), which its `Link: rel="successor-version"` names.',
         deprecated: true,
         tags,
         security,
         params: PetParams,
         response: {
-          200: { ...Pet, description: 'The animal.', headers: DEPRECATION_HEADERS },
+          200: {
+            ...Pet,
+            description: 'The animal.',
+            headers: documentedHeaders('Deprecation', 'Sunset', 'DeprecationLink'),
+          },
           ...errorResponses(...base, 'validation_failed', 'not_found', 'endpoint_removed'),
         },
       },
@@ -165,7 +173,7 @@ export const petRoutes: FastifyPluginAsyncTypebox = async (app) => {
     },
     async (request, reply) => {
       const { account } = callerOf(request);
-      unwrap(await database.write((tx) => removePet(tx, account.id, request.params.petId)));
+      unwrap(await database.write((tx) => removePet(tx, clock, account.id, request.params.petId)));
       return reply.code(204).send(null);
     },
   );

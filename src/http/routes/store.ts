@@ -1,22 +1,22 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { Type } from 'typebox';
 import { getOrder, listOrderPage, placeOrder, updateOrder } from '../../domain/orders.js';
 import { inventory } from '../../domain/pets.js';
 import { callerOf } from '../auth.js';
 import { sendPage, v1Url } from '../links.js';
-import { unwrap } from '../reply.js';
+import { answerOf, created, unwrap } from '../reply.js';
 import {
   BEARER_ERRORS,
   BODY_ERRORS,
   COMMON_ERRORS,
+  documentedHeaders,
   errorResponses,
-  LinkHeader,
 } from '../schemas/common.js';
 import {
   Inventory,
   NewOrder,
   Order,
   OrderListQuery,
+  OrderPage,
   OrderParams,
   OrderPatch,
 } from '../schemas/orders.js';
@@ -27,7 +27,7 @@ const base = [...COMMON_ERRORS, ...BEARER_ERRORS] as const;
 
 /** Store orders and inventory: what moves a pet from available to pending to sold. */
 export const storeRoutes: FastifyPluginAsyncTypebox = async (app) => {
-  const { database, clock, config } = app.ctx;
+  const { database, clock, config, idempotency } = app.ctx;
   const { reader } = database;
 
   app.post(
@@ -43,16 +43,26 @@ export const storeRoutes: FastifyPluginAsyncTypebox = async (app) => {
         security,
         body: NewOrder,
         response: {
-          201: { ...Order, description: 'The order, `placed`.' },
+          201: {
+            ...Order,
+            description: 'The order, `placed`.',
+            headers: documentedHeaders('Location'),
+          },
           ...errorResponses(...base, ...BODY_ERRORS, 'not_found', 'pet_not_available'),
         },
       },
     },
     async (request, reply) => {
       const { account } = callerOf(request);
-      const order = unwrap(await placeOrder(database, clock, account.id, request.body.petId));
-      const location = v1Url(config, request, `/store/orders/${order.id}`).href;
-      return reply.code(201).header('location', location).send(order);
+      return idempotency.answer(
+        request,
+        reply,
+        (alongside) => placeOrder(database, clock, account.id, request.body.petId, alongside),
+        (result) =>
+          answerOf(result, (order) =>
+            created(order, v1Url(config, request, `/store/orders/${order.id}`)),
+          ),
+      );
     },
   );
 
@@ -68,9 +78,9 @@ export const storeRoutes: FastifyPluginAsyncTypebox = async (app) => {
         querystring: OrderListQuery,
         response: {
           200: {
-            ...Type.Array(Order, { title: 'Orders' }),
+            ...OrderPage,
             description: 'A page of orders.',
-            headers: { link: LinkHeader },
+            headers: documentedHeaders('Link'),
           },
           ...errorResponses(...base, 'validation_failed', 'invalid_cursor'),
         },

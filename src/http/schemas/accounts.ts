@@ -1,18 +1,49 @@
 import { Type } from 'typebox';
 import { PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH } from '../../domain/accounts.js';
+import { MAX_LIVE_KEYS } from '../../domain/api-keys.js';
 import { PLANS } from '../../domain/plans.js';
-import { Text } from './common.js';
+import { NO_LONE_SURROGATES_PATTERN, TEXT_PATTERN, Text, Timestamp } from './common.js';
 
 const Email = Type.String({ format: 'email', maxLength: 254, description: 'Sign-in email.' });
-const Timestamp = (description: string) => Type.String({ format: 'date-time', description });
-const Plan = Type.Enum(PLANS, { description: 'Plan that sets the rate limits.' });
+const AccountId = Type.String({
+  maxLength: 64,
+  pattern: '^acct_[A-Za-z0-9]+$',
+  description: 'Account identifier (`acct_…`).',
+});
+const Plan = Type.Enum(PLANS, {
+  title: 'Plan',
+  description: 'Plan that sets the rate limits: `free`, `pro`, `business` or `enterprise`.',
+  examples: ['free'],
+});
+/** The limits are 32-bit integer columns. */
+const PerWindow = (description: string) =>
+  Type.Integer({ format: 'int32', minimum: 0, maximum: 2_147_483_647, description });
 const Limits = Type.Object(
   {
-    perMinute: Type.Integer({ description: 'Requests per UTC minute.' }),
-    perDay: Type.Integer({ description: 'Requests per UTC day.' }),
+    perMinute: PerWindow('Requests per UTC minute.'),
+    perDay: PerWindow('Requests per UTC day.'),
   },
-  { additionalProperties: false },
+  {
+    title: 'Limits',
+    additionalProperties: false,
+    description: 'The rate limits of the plan.',
+    examples: [{ perMinute: 60, perDay: 1000 }],
+  },
 );
+const Usage = Type.Object(
+  {
+    minute: PerWindow('Requests counted in the current UTC minute.'),
+    day: PerWindow('Requests counted in the current UTC day.'),
+  },
+  {
+    title: 'Usage',
+    additionalProperties: false,
+    description: 'Requests counted against the limits so far, this one included.',
+    examples: [{ minute: 3, day: 41 }],
+  },
+);
+
+const created = '2026-01-05T10:00:00.000Z';
 
 export const NewAccount = Type.Object(
   {
@@ -21,75 +52,159 @@ export const NewAccount = Type.Object(
       minLength: PASSWORD_MIN_LENGTH,
       maxLength: PASSWORD_MAX_LENGTH,
       // A lone surrogate has no UTF-8 form: the hash would be of a different password.
-      pattern: '^[^\\p{Cs}]*$',
+      pattern: NO_LONE_SURROGATES_PATTERN,
+      format: 'password',
       description: `At least ${PASSWORD_MIN_LENGTH} characters.`,
     }),
   },
-  { title: 'NewAccount', additionalProperties: false },
+  {
+    title: 'NewAccount',
+    additionalProperties: false,
+    description: 'Sign-up: the email and password you will manage keys with.',
+    examples: [{ email: 'ada@example.com', password: 'correct horse battery' }],
+  },
 );
 
 export const CreatedAccount = Type.Object(
   {
-    id: Type.String({ description: 'Account identifier (`acct_…`).' }),
+    id: AccountId,
     email: Email,
     plan: Plan,
     createdAt: Timestamp('Creation time (UTC).'),
   },
-  { title: 'CreatedAccount', additionalProperties: false },
+  {
+    title: 'CreatedAccount',
+    additionalProperties: false,
+    description: 'The account just created, on the Free plan.',
+    examples: [
+      { id: 'acct_7Hq2LmN4pR8sT1vW', email: 'ada@example.com', plan: 'free', createdAt: created },
+    ],
+  },
 );
 
 export const AccountView = Type.Object(
   {
-    id: Type.String({ description: 'Account identifier (`acct_…`).' }),
+    id: AccountId,
     email: Email,
     plan: Plan,
     limits: Limits,
-    usage: Type.Object(
-      {
-        minute: Type.Integer({ description: 'Requests counted in the current UTC minute.' }),
-        day: Type.Integer({ description: 'Requests counted in the current UTC day.' }),
-      },
-      {
-        additionalProperties: false,
-        description: 'Requests counted against the limits so far, this one included.',
-      },
-    ),
+    usage: Usage,
     deprecatedCalls: Type.Integer({
+      format: 'int64',
+      minimum: 0,
+      maximum: Number.MAX_SAFE_INTEGER,
       description: 'Calls this account made to deprecated operations (see `Deprecation` headers).',
     }),
   },
-  { title: 'Account', additionalProperties: false },
+  {
+    title: 'Account',
+    additionalProperties: false,
+    description: 'Your account: plan, limits and what is used of them.',
+    examples: [
+      {
+        id: 'acct_7Hq2LmN4pR8sT1vW',
+        email: 'ada@example.com',
+        plan: 'free',
+        limits: { perMinute: 60, perDay: 1000 },
+        usage: { minute: 3, day: 41 },
+        deprecatedCalls: 0,
+      },
+    ],
+  },
 );
+
+const KeyId = Type.String({
+  maxLength: 64,
+  pattern: '^key_[A-Za-z0-9]+$',
+  description: 'Key identifier (`key_…`), used to revoke it.',
+});
+const KeyName = Type.Union(
+  [
+    Type.String({ maxLength: 100, pattern: TEXT_PATTERN, description: 'Label given at creation.' }),
+    Type.Null(),
+  ],
+  { description: 'Label given at creation, or null.' },
+);
+const KeyPrefix = Type.String({
+  maxLength: 16,
+  pattern: '^as_(live|test)_[A-Za-z0-9]*$',
+  description: 'First characters of the key (`as_test_` and four more), to recognise it.',
+});
+
+const keyExample = {
+  id: 'key_3kTn8WqZ2bXc5VdR',
+  name: 'ci',
+  prefix: 'as_test_Zq4x',
+  createdAt: created,
+  lastUsedAt: '2026-01-05T10:02:00.000Z',
+};
 
 export const ApiKeyView = Type.Object(
   {
-    id: Type.String({ description: 'Key identifier (`key_…`), used to revoke it.' }),
-    name: Type.Union([Type.String(), Type.Null()], { description: 'Label given at creation.' }),
-    prefix: Type.String({ description: 'First characters of the key, to recognise it.' }),
+    id: KeyId,
+    name: KeyName,
+    prefix: KeyPrefix,
     createdAt: Timestamp('Creation time (UTC).'),
-    lastUsedAt: Type.Union([Timestamp('Last use (UTC, to the minute).'), Type.Null()]),
+    lastUsedAt: Type.Union([Timestamp('Last use (UTC, to the minute).'), Type.Null()], {
+      description: 'Last use (UTC, to the minute), or null if never used.',
+    }),
   },
-  { title: 'ApiKey', additionalProperties: false },
+  {
+    title: 'ApiKey',
+    additionalProperties: false,
+    description: 'A live API key, without its secret.',
+    examples: [keyExample],
+  },
 );
+
+export const ApiKeyList = Type.Array(ApiKeyView, {
+  title: 'ApiKeyList',
+  maxItems: MAX_LIVE_KEYS,
+  description: `The live keys of the account (at most ${MAX_LIVE_KEYS}), oldest first.`,
+  examples: [[keyExample]],
+});
 
 export const CreatedApiKey = Type.Object(
   {
-    id: ApiKeyView.properties.id,
-    name: ApiKeyView.properties.name,
+    id: KeyId,
+    name: KeyName,
     key: Type.String({
-      description: 'The secret key. Shown this once; only its hash is stored.',
+      maxLength: 136,
+      pattern: '^as_(live|test)_[A-Za-z0-9]{32,128}$',
+      format: 'password',
+      description:
+        'The secret key: send it as `Authorization: Bearer <key>`. Shown this once; only its ' +
+        'hash is stored.',
     }),
-    prefix: ApiKeyView.properties.prefix,
-    createdAt: ApiKeyView.properties.createdAt,
+    prefix: KeyPrefix,
+    createdAt: Timestamp('Creation time (UTC).'),
   },
-  { title: 'CreatedApiKey', additionalProperties: false },
+  {
+    title: 'NewApiKey',
+    additionalProperties: false,
+    description: 'A key just created, with its secret: the only time the secret is shown.',
+    examples: [
+      {
+        id: 'key_3kTn8WqZ2bXc5VdR',
+        name: 'ci',
+        key: 'as_test_Zq4xR7mK2pL9sW3vB6nH8jT1cY5dF0gQ4eA2uI7o',
+        prefix: 'as_test_Zq4x',
+        createdAt: created,
+      },
+    ],
+  },
 );
 
 export const NewApiKey = Type.Object(
   {
-    name: Type.Optional(Text('A label, e.g. "ci" or "laptop".', 100)),
+    name: Type.Optional(Text('A label, e.g. "ci" or "laptop" (1 to 100 characters).', 100)),
   },
-  { title: 'NewApiKey', additionalProperties: false },
+  {
+    title: 'ApiKeyRequest',
+    additionalProperties: false,
+    description: 'The key to create; the body may be left out.',
+    examples: [{ name: 'ci' }],
+  },
 );
 
 export const KeyParams = Type.Object({

@@ -2,27 +2,96 @@ import { type TSchema, Type } from 'typebox';
 import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from '../../domain/pagination.js';
 import { ERRORS, type ErrorCode } from '../../errors.js';
 
+export const ErrorDetail = Type.Object(
+  {
+    location: Type.String({
+      maxLength: 256,
+      description: 'Where: `body/name`, `query/limit`, `path/petId`, …',
+    }),
+    message: Type.String({
+      maxLength: 512,
+      description: 'What is wrong there, in plain words.',
+    }),
+  },
+  {
+    title: 'ErrorDetail',
+    additionalProperties: false,
+    description: 'One problem with one field.',
+    examples: [{ location: 'body/status', message: 'must be one of: available, pending, sold' }],
+  },
+);
+
 export const ErrorBody = Type.Object(
   {
-    code: Type.String({ description: 'Machine-readable error code (snake_case), see the list.' }),
-    message: Type.String({ description: 'Human-readable description.' }),
-    status: Type.Integer({ description: 'The HTTP status code, repeated.' }),
+    code: Type.String({
+      maxLength: 64,
+      pattern: '^[a-z][a-z0-9_]*$',
+      description:
+        'Machine-readable error code (snake_case), from the table in the introduction. ' +
+        'Branch on this, not on the message.',
+    }),
+    message: Type.String({
+      maxLength: 1024,
+      description: 'Human-readable description, for people; its wording may change.',
+    }),
+    status: Type.Integer({
+      format: 'int32',
+      minimum: 400,
+      maximum: 599,
+      description: 'The HTTP status code, repeated.',
+    }),
     details: Type.Optional(
-      Type.Array(
-        Type.Object({
-          location: Type.String({ description: 'Where: `body/name`, `query/limit`, …' }),
-          message: Type.String(),
-        }),
-        { description: 'Field-level problems, for validation errors.' },
-      ),
+      Type.Array(ErrorDetail, {
+        maxItems: 20,
+        description: 'Field-level problems, for validation errors.',
+      }),
     ),
   },
-  { title: 'Error', additionalProperties: false },
+  {
+    title: 'Error',
+    additionalProperties: false,
+    description: 'Every error the service answers, whatever the status.',
+    examples: [
+      {
+        code: 'validation_failed',
+        message: 'Invalid body/status: must be one of: available, pending, sold.',
+        status: 400,
+        details: [{ location: 'body/status', message: 'must be one of: available, pending, sold' }],
+      },
+    ],
+  },
 );
+
+/*
+ * Patterns in the one regular-expression dialect every JSON Schema validator shares: explicit
+ * `\uXXXX` ranges, no `\p{…}` classes (which validators without the `u` flag read as the
+ * letters p, {, C, c, }), no lookahead. Each reads the same with and without the `u` flag:
+ * a character outside the surrogate range, or a well-formed surrogate pair (one character
+ * outside the Basic Multilingual Plane, such as an emoji). test/patterns.test.ts checks that
+ * they accept exactly what the `\p{…}` patterns they replace did.
+ */
+/** A well-formed surrogate pair: one character beyond U+FFFF, read without the `u` flag. */
+const PAIR = '[\\uD800-\\uDBFF][\\uDC00-\\uDFFF]';
+/** JavaScript's `\s` less the control characters (which text refuses anyway). */
+const SPACES = '\\u0020\\u00A0\\u1680\\u2000-\\u200A\\u2028\\u2029\\u202F\\u205F\\u3000\\uFEFF';
+/** Controls (Unicode Cc: U+0000–U+001F, U+007F–U+009F) and lone surrogates excluded. */
+const TEXT_CHAR = `(?:[^\\u0000-\\u001F\\u007F-\\u009F\\uD800-\\uDFFF]|${PAIR})`;
+/** A text character that is not whitespace either. */
+const INK_CHAR = `(?:[^\\u0000-\\u001F\\u007F-\\u009F\\uD800-\\uDFFF${SPACES}]|${PAIR})`;
 
 // Strings a person typed: no control characters (NUL breaks PostgreSQL text), no lone
 // surrogates (not encodable as UTF-8), and not only whitespace.
-const TEXT_PATTERN = '^(?!\\s*$)[^\\p{Cc}\\p{Cs}]+$';
+export const TEXT_PATTERN = `^[${SPACES}]*${INK_CHAR}${TEXT_CHAR}*$`;
+
+/** Any text without lone surrogates (a password: its UTF-8 bytes are what is hashed). */
+export const NO_LONE_SURROGATES_PATTERN = `^(?:[^\\uD800-\\uDFFF]|${PAIR})*$`;
+
+/** Any text but NUL and lone surrogates (a message: everything else is the sender's). */
+export const STORABLE_TEXT_PATTERN = `^(?:[^\\u0000\\uD800-\\uDFFF]|${PAIR})*$`;
+
+/** An RFC 3339 time in UTC, as the service writes them. */
+export const Timestamp = (description: string) =>
+  Type.String({ format: 'date-time', maxLength: 32, description });
 
 export const Text = (description: string, maxLength = 200) =>
   Type.String({ minLength: 1, maxLength, pattern: TEXT_PATTERN, description });
@@ -35,6 +104,7 @@ export const Id = (description: string) =>
 
 export const Limit = Type.Optional(
   Type.Integer({
+    format: 'int32',
     minimum: 1,
     maximum: MAX_PAGE_SIZE,
     default: DEFAULT_PAGE_SIZE,
@@ -48,30 +118,55 @@ export const Cursor = Type.String({
   description: 'Opaque cursor of the next page, taken from the `Link: rel="next"` header.',
 });
 
-export const LinkHeader = Type.String({
-  description:
-    'RFC 8288 link to the next page (`<…>; rel="next"`); absent on the last page. ' +
-    'Follow it as given: cursors are opaque.',
-});
+/** Where a response header names its component (src/http/openapi-document.ts, HEADERS). */
+export const HEADER_KEY = 'x-header';
+
+/**
+ * The response headers an operation sends beyond those every answer carries, by the names of
+ * their components in the document, which describes each once. Fastify does not check
+ * response headers, so this is for the document only.
+ */
+export function documentedHeaders(
+  ...names: Array<'Link' | 'Location' | 'Deprecation' | 'Sunset' | 'DeprecationLink'>
+): Record<string, object> {
+  return Object.fromEntries(
+    names.map((name) => [
+      name === 'DeprecationLink' ? 'link' : name.toLowerCase(),
+      { type: 'string', [HEADER_KEY]: name },
+    ]),
+  );
+}
+
+/** Where an error response lists the codes it stands for (read by src/http/openapi-document.ts). */
+export const ERROR_CODES_KEY = 'x-error-codes';
 
 /**
  * The error responses of an operation, built from the error table: one entry per status,
- * naming the codes the operation can answer with it.
+ * naming the codes the operation can answer with it. Each is the Error schema; the document
+ * turns the codes into the response's description and examples.
  */
 export function errorResponses(...codes: ErrorCode[]): Record<number, TSchema> {
   const byStatus = new Map<number, ErrorCode[]>();
   for (const code of ['internal_error', ...codes] as ErrorCode[]) {
     const status = ERRORS[code].status;
-    byStatus.set(status, [...(byStatus.get(status) ?? []), code]);
+    const list = byStatus.get(status) ?? [];
+    if (!list.includes(code)) list.push(code);
+    byStatus.set(status, list);
   }
   const responses: Record<number, TSchema> = {};
   for (const [status, list] of byStatus) {
-    responses[status] = Type.Object(ErrorBody.properties, {
+    responses[status] = {
       ...ErrorBody,
-      description: list.map((c) => `\`${c}\`: ${ERRORS[c].description}`).join(' '),
-    });
+      description: describeCodes(list),
+      [ERROR_CODES_KEY]: list,
+    } as TSchema;
   }
   return responses;
+}
+
+/** "`code`: meaning" for each code, the form every error response's description takes. */
+export function describeCodes(codes: readonly ErrorCode[]): string {
+  return codes.map((c) => `\`${c}\`: ${ERRORS[c].description}`).join(' ');
 }
 
 /** Errors every operation can answer, on top of its own. */

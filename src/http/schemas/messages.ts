@@ -1,28 +1,52 @@
 import { Type } from 'typebox';
 import { MESSAGE_MAX_LENGTH, MESSAGE_STATUSES } from '../../domain/messages.js';
+import { STORABLE_TEXT_PATTERN, Timestamp } from './common.js';
 
-const Id = Type.String({ description: 'Identifier of the message record (`msg_…`).' });
+const Id = Type.String({
+  maxLength: 64,
+  pattern: '^msg_[A-Za-z0-9]+$',
+  description: 'Identifier of the message record (`msg_…`).',
+});
 const Text = Type.String({
   minLength: 1,
   maxLength: MESSAGE_MAX_LENGTH,
   // NUL cannot be stored, a lone surrogate cannot be encoded; everything else is the sender's.
-  pattern: '^[^\\u0000\\p{Cs}]*$',
+  pattern: STORABLE_TEXT_PATTERN,
   description: `The text, 1 to ${MESSAGE_MAX_LENGTH} characters.`,
 });
 const Status = Type.Enum(MESSAGE_STATUSES, {
+  title: 'MessageStatus',
   description:
     '`queued` (accepted, not processed yet) → `processing` → `sent`; `failed` after the last retry.',
+  examples: ['queued'],
 });
-const CreatedAt = Type.String({ format: 'date-time', description: 'Creation time (UTC, `Z`).' });
+const CreatedAt = Timestamp('Creation time (UTC, `Z`).');
+
+const queued = {
+  id: 'msg_0Lxq7GZ1aB3cD',
+  message: 'Hello, store!',
+  status: 'queued',
+  createdAt: '2026-01-05T10:00:00.000Z',
+} as const;
 
 export const NewMessage = Type.Object(
   { message: Text },
-  { title: 'NewMessage', additionalProperties: false },
+  {
+    title: 'NewMessage',
+    additionalProperties: false,
+    description: 'A message to queue.',
+    examples: [{ message: 'Hello, store!' }],
+  },
 );
 
 export const QueuedMessage = Type.Object(
   { id: Id, message: Text, status: Status, createdAt: CreatedAt },
-  { title: 'Message', additionalProperties: false },
+  {
+    title: 'Message',
+    additionalProperties: false,
+    description: 'The answer to `POST /messages`: the record as accepted, `queued`.',
+    examples: [queued],
+  },
 );
 
 export const MessageRecord = Type.Object(
@@ -31,12 +55,17 @@ export const MessageRecord = Type.Object(
     message: Text,
     status: Status,
     createdAt: CreatedAt,
-    updatedAt: Type.String({ format: 'date-time', description: 'Last status change (UTC).' }),
+    updatedAt: Timestamp('Last status change (UTC).'),
     failureReason: Type.Optional(
-      Type.String({ description: 'Why delivery failed; only on `failed`.' }),
+      Type.String({ maxLength: 1024, description: 'Why delivery failed; only on `failed`.' }),
     ),
   },
-  { title: 'MessageRecord', additionalProperties: false },
+  {
+    title: 'MessageRecord',
+    additionalProperties: false,
+    description: 'A message as it stands now.',
+    examples: [{ ...queued, status: 'sent', updatedAt: '2026-01-05T10:00:00.120Z' }],
+  },
 );
 
 export const MessageParams = Type.Object({

@@ -1,24 +1,34 @@
 import { Type } from 'typebox';
+import { MAX_PAGE_SIZE } from '../../domain/pagination.js';
 import { PET_STATUSES } from '../../domain/pets.js';
 import { Cursor, Id, Limit, Name } from './common.js';
 
 export const PetStatus = Type.Enum(PET_STATUSES, {
   title: 'PetStatus',
-  description: 'Availability: `available`, `pending` or `sold`.',
+  description:
+    'Availability: `available` (can be ordered), `pending` (on an open order) or `sold` (final).',
+  examples: ['available'],
 });
 
 const petFields = {
-  name: Name("The animal's name."),
-  categoryId: Id('Identifier of the category the animal belongs to.'),
+  name: Name("The animal's name: 1 to 200 characters, not only spaces, no control characters."),
+  categoryId: Id('Identifier of the category the animal belongs to (one of this account).'),
 };
+
+const rex = { id: 1, name: 'Rex', categoryId: 1, status: 'available' } as const;
 
 export const Pet = Type.Object(
   {
-    id: Id('Unique identifier assigned on creation.'),
+    id: Id('Identifier assigned on creation: 1, 2, 3… in each account.'),
     ...petFields,
     status: PetStatus,
   },
-  { title: 'Pet', additionalProperties: false },
+  {
+    title: 'Pet',
+    additionalProperties: false,
+    description: 'An animal offered in the store.',
+    examples: [rex],
+  },
 );
 
 export const NewPet = Type.Object(
@@ -26,7 +36,8 @@ export const NewPet = Type.Object(
   {
     title: 'NewPet',
     additionalProperties: false,
-    description: '`status` defaults to `available` when omitted.',
+    description: 'An animal to add. `status` defaults to `available` when omitted.',
+    examples: [{ name: 'Rex', categoryId: 1 }],
   },
 );
 
@@ -37,13 +48,21 @@ export const PetPatch = Type.Object(
     status: Type.Optional(PetStatus),
   },
   {
-    title: 'PetPatch',
+    title: 'PetUpdate',
     additionalProperties: false,
     description:
-      'Fields to change. Status moves: available → pending, available → sold, ' +
-      'pending → available, pending → sold; sold is final.',
+      'Fields to change; those left out stay. Status moves: available → pending, ' +
+      'available → sold, pending → available, pending → sold; sold is final.',
+    examples: [{ status: 'sold' }],
   },
 );
+
+export const PetPage = Type.Array(Pet, {
+  title: 'PetPage',
+  maxItems: MAX_PAGE_SIZE,
+  description: 'A page of animals, by id; the next page is announced in the `Link` header.',
+  examples: [[rex, { id: 2, name: 'Tom', categoryId: 2, status: 'pending' }]],
+});
 
 export const PetParams = Type.Object({ petId: Id('The identifier of the animal.') });
 
@@ -60,7 +79,8 @@ export const PetListQuery = Type.Object(
         maxItems: MAX_IDS,
         description:
           `Only the pets with these ids (\`?id=1&id=7\`, up to ${MAX_IDS}); ids this ` +
-          'account does not have are left out. Combines with `status` and pages like any list.',
+          'account does not have are left out. Combines with `status` and pages like any ' +
+          'list. This is how to read pets by id (`getPet` is deprecated).',
       }),
     ),
     cursor: Type.Optional(Cursor),

@@ -1,26 +1,75 @@
-import type { FastifyInstance } from 'fastify';
-import { listApiKeys } from '../../domain/api-keys.js';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { authenticatePassword } from '../../domain/accounts.js';
+import { keyPrefixFor, listApiKeys } from '../../domain/api-keys.js';
 import { deprecatedCallCount } from '../../domain/deprecations.js';
-import { requireAccount, signedInAccount } from '../forms.js';
+import { formText, requireAccount, signedInAccount } from '../forms.js';
 import { pageContext, sendHtml } from '../render.js';
-import { accountPage } from '../views/account.js';
+import { type AccountView, accountPage, type PasswordForm } from '../views/account.js';
+import { keyKind } from '../views/keys.js';
+import { limitState } from './limit-state.js';
 
-/** Plan, limits, the current windows' usage and the deprecated-call count. */
+/** Plan, limits, the current windows' usage, the deprecated-call count, a password change. */
 export async function accountPages(app: FastifyInstance): Promise<void> {
-  const { database, limiter, outages } = app.ctx;
+  const { database, limiter, outages, config } = app.ctx;
+  const { sessions, throttle } = app.portal;
+  const kind = keyKind(keyPrefixFor(config.env));
 
-  app.get('/account', { preHandler: requireAccount }, async (request, reply) => {
+  const show = async (
+    request: FastifyRequest,
+    reply: FastifyReply,
+    password: PasswordForm = {},
+    status = 200,
+  ) => {
     const account = signedInAccount(request);
-    // Reading the counters counts nothing: looking at the page costs no quota.
-    const [windows, deprecatedCalls, keys] = await Promise.all([
-      limiter.usage(account.id, account.limits).catch((err) => {
-        outages.failed('redis', err);
-        return [];
-      }),
+    const [deprecatedCalls, keys] = await Promise.all([
       deprecatedCallCount(database.reader, account.id),
       listApiKeys(database.reader, account.id),
     ]);
-    const view = { account, windows, deprecatedCalls, liveKeys: keys.length };
-    return sendHtml(reply, accountPage(pageContext(request, reply), view));
-  });
+    // Reading the counters counts nothing: looking at the page costs no quota.
+    const limits = await limitState(limiter, outages, account, keys);
+    const view: AccountView = { account, limits, deprecatedCalls, keys, kind, password };
+    return sendHtml(reply, accountPage(pageContext(request, reply), view), status);
+  };
+
+  app.get('/account', { preHandler: requireAccount }, (request, reply) => show(request, reply));
+
+  app.post(
+    '/account/password',
+    { preValidation: app.csrfProtection, preHandler: requireAccount },
+    async (request, reply) => {
+      const account = signedInAccount(request);
+      const current = formText(request.body, 'current_password');
+      const next = formText(request.body, 'new_password');
+      if (current === '' || next === '') {
+        return show(
+          request,
+          reply,
+          {
+            errors: {
+              current: current === '' ? 'Enter your current password.' : undefined,
+              next: next === '' ? 'Enter a new password.' : undefined,
+            },
+          },
+          400,
+        );
+      }
+      // Guessing the current password here is throttled like signing in.
+      const limited = await throttle.admit(request, account.email);
+      if (limited) return show(request, reply, { notice: limited.message }, limited.status);
+      const checked = await authenticatePassword(database.reader, account.email, current);
+      if (!checked.ok) {
+        await throttle.failed(request, account.email);
+        return show(request, reply, { errors: { current: 'This is not your password.' } }, 401);
+      }
+      const changed = await sessions.changePassword(request, account.id, next);
+      if (!changed.ok) return show(request, reply, { errors: { next: changed.message } }, 400);
+      const others = changed.value.signedOut;
+      return show(request, reply, {
+        done:
+          others === 0
+            ? 'Your password is changed.'
+            : `Your password is changed, and ${others} other ${others === 1 ? 'browser was' : 'browsers were'} signed out.`,
+      });
+    },
+  );
 }

@@ -1,6 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { authenticatePassword, createAccount, normalizeEmail } from '../../domain/accounts.js';
 import type { ApiError } from '../../errors.js';
+import { answerOf, created } from '../../http/reply.js';
 import { NewAccount } from '../../http/schemas/accounts.js';
 import { checkBody } from '../../http/validation.js';
 import { formText } from '../forms.js';
@@ -11,7 +12,7 @@ type FormPage = typeof signInPage;
 
 /** Sign up, sign in, sign out. Every form carries a CSRF token, sign-in and sign-out included. */
 export async function authPages(app: FastifyInstance): Promise<void> {
-  const { database, clock } = app.ctx;
+  const { database, clock, idempotency } = app.ctx;
   const { sessions, throttle } = app.portal;
   const csrf = { preValidation: app.csrfProtection };
 
@@ -74,13 +75,18 @@ export async function authPages(app: FastifyInstance): Promise<void> {
     }
     const limited = await throttle.admit(request);
     if (limited) return refused(request, reply, signUpPage, email, limited);
-    const created = await createAccount(database, clock, { email, password });
-    if (!created.ok) {
-      const status = created.code === 'email_taken' ? 409 : 400;
-      const notice = { kind: 'error' as const, text: created.message };
-      return show(request, reply, signUpPage, { email, notice }, status);
+    // Sent twice (a double click), the form signs up once and both land signed in.
+    const { answer } = await idempotency.form(
+      request,
+      `ip:${request.ip}`,
+      (alongside) => createAccount(database, clock, { email, password }, alongside),
+      (result) => answerOf(result, ({ id }) => created({ id })),
+    );
+    if (answer.status >= 400) {
+      const notice = { kind: 'error' as const, text: (answer.body as { message: string }).message };
+      return show(request, reply, signUpPage, { email, notice }, answer.status);
     }
-    await sessions.start(request, reply, created.value.id);
+    await sessions.start(request, reply, (answer.body as { id: string }).id);
     return seeOther(reply, '/portal/keys?welcome=1');
   });
 

@@ -1,12 +1,19 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { createApiKey, listApiKeys, revokeKey } from '../../domain/api-keys.js';
+import {
+  createApiKeyWithinLimit,
+  keyPrefixFor,
+  listApiKeys,
+  revokeKey,
+} from '../../domain/api-keys.js';
 import { ApiError } from '../../errors.js';
 import { v1Url } from '../../http/links.js';
 import { NewApiKey } from '../../http/schemas/accounts.js';
 import { checkBody } from '../../http/validation.js';
+import { writeWith } from '../../store/alongside.js';
 import { formText, requireAccount, signedInAccount } from '../forms.js';
 import { pageContext, seeOther, sendHtml } from '../render.js';
-import { type KeysView, keysPage, revokePage } from '../views/keys.js';
+import { type KeysView, keyKind, keysPage, revokePage } from '../views/keys.js';
+import { limitState } from './limit-state.js';
 
 interface KeyParams {
   keyId: string;
@@ -14,7 +21,8 @@ interface KeyParams {
 
 /** Create, list and revoke the account's API keys. */
 export async function keyPages(app: FastifyInstance): Promise<void> {
-  const { database, clock, config } = app.ctx;
+  const { database, clock, config, idempotency, limiter, outages } = app.ctx;
+  const kind = keyKind(keyPrefixFor(config.env));
   const { reader } = database;
   const signedIn = { preHandler: requireAccount };
   const form = { preValidation: app.csrfProtection, preHandler: requireAccount };
@@ -22,14 +30,16 @@ export async function keyPages(app: FastifyInstance): Promise<void> {
   const show = async (
     request: FastifyRequest,
     reply: FastifyReply,
-    view: Omit<KeysView, 'keys' | 'apiBase'>,
+    view: Omit<KeysView, 'keys' | 'apiBase' | 'kind' | 'limits'>,
     status = 200,
   ) => {
-    const keys = await listApiKeys(reader, signedInAccount(request).id);
+    const account = signedInAccount(request);
+    const keys = await listApiKeys(reader, account.id);
+    const limits = await limitState(limiter, outages, account, keys);
     const apiBase = v1Url(config, request, '').href;
     return sendHtml(
       reply,
-      keysPage(pageContext(request, reply), { ...view, keys, apiBase }),
+      keysPage(pageContext(request, reply), { ...view, keys, apiBase, kind, limits }),
       status,
     );
   };
@@ -58,10 +68,26 @@ export async function keyPages(app: FastifyInstance): Promise<void> {
     if (problem)
       return show(request, reply, { name, nameError: `The name ${problem.message}.` }, 400);
     const accountId = signedInAccount(request).id;
-    const { secret } = await database.write(
-      (tx) => createApiKey(tx, clock, config.env, accountId, name || null),
-      { oneStatement: true }, // one insert
+    const { answer } = await idempotency.form(
+      request,
+      accountId,
+      (alongside) =>
+        writeWith(
+          database,
+          (tx) => createApiKeyWithinLimit(tx, clock, config.env, accountId, name || null),
+          {}, // a count, then the insert
+          alongside,
+        ),
+      (made) =>
+        made.ok
+          ? { status: 201, body: { secret: made.value.secret } }
+          : { status: 409, body: { message: made.message } },
     );
+    if (answer.status !== 201) {
+      const { message } = answer.body as { message: string };
+      return show(request, reply, { name, nameError: message }, 409);
+    }
+    const { secret } = answer.body as { secret: string };
     // The secret goes straight into this answer and nowhere else: no redirect, no storage.
     return show(request, reply, { created: { name: name || null, secret } }, 201);
   });

@@ -1,13 +1,60 @@
-import type { Account } from '../../domain/accounts.js';
+import { type Account, PASSWORD_MIN_LENGTH } from '../../domain/accounts.js';
+import type { ApiKey } from '../../domain/api-keys.js';
 import type { WindowState } from '../../limits/rate-limiter.js';
 import { type Html, html } from '../html.js';
-import { layout, type PageContext, time } from './layout.js';
+import type { KeyKind } from './keys.js';
+import { csrfField, field, layout, noticeBlock, type PageContext, time } from './layout.js';
+import { type LimitState, limitNotices } from './limits.js';
+
+/** The password form's state after a post: what went wrong, or that it worked. */
+export interface PasswordForm {
+  errors?: { current?: string; next?: string };
+  /** A refusal of the whole form (too many tries). */
+  notice?: string;
+  done?: string;
+}
 
 export interface AccountView {
   account: Account;
-  windows: WindowState[];
+  limits: LimitState;
   deprecatedCalls: number;
-  liveKeys: number;
+  keys: readonly ApiKey[];
+  kind: KeyKind;
+  password: PasswordForm;
+}
+
+function passwordSection(context: PageContext, form: PasswordForm): Html {
+  const notice = form.done
+    ? { kind: 'success' as const, text: form.done }
+    : form.notice
+      ? { kind: 'error' as const, text: form.notice }
+      : undefined;
+  return html`<section aria-labelledby="password-title">
+  <h2 id="password-title">Password</h2>
+  ${noticeBlock(notice)}
+  <form method="post" action="/portal/account/password" class="card" novalidate>
+    ${csrfField(context.csrf)}
+    ${field({
+      name: 'current_password',
+      label: 'Current password',
+      type: 'password',
+      autocomplete: 'current-password',
+      required: true,
+      error: form.errors?.current,
+    })}
+    ${field({
+      name: 'new_password',
+      label: 'New password',
+      type: 'password',
+      autocomplete: 'new-password',
+      required: true,
+      minLength: PASSWORD_MIN_LENGTH,
+      hint: `At least ${PASSWORD_MIN_LENGTH} characters. Every other browser signed in to this account is signed out; your API keys keep working.`,
+      error: form.errors?.next,
+    })}
+    <button type="submit">Change password</button>
+  </form>
+</section>`;
 }
 
 const PLAN_NAMES: Record<Account['plan'], string> = {
@@ -45,14 +92,15 @@ export function accountPage(context: PageContext, view: AccountView): Html {
   <dt>Account ID</dt><dd><code>${account.id}</code></dd>
   <dt>Plan</dt><dd>${PLAN_NAMES[account.plan]}</dd>
   <dt>Created</dt><dd>${time(account.createdAt)}</dd>
-  <dt>Live API keys</dt><dd>${view.liveKeys} · <a href="/portal/keys">Manage keys</a></dd>
+  <dt>${view.kind} API keys</dt><dd>${view.keys.length} · <a href="/portal/keys">Manage keys</a></dd>
 </dl>
+${limitNotices(view.limits, view.keys)}
 <section aria-labelledby="limits-title">
   <h2 id="limits-title">Rate limits and usage</h2>
   <p>The ${PLAN_NAMES[account.plan]} plan allows ${number.format(account.limits.perMinute)}
   requests per minute and ${number.format(account.limits.perDay)} per UTC day, shared by all
   your keys. Every API response carries the same figures in its <code>RateLimit</code> headers.</p>
-  ${view.windows.length > 0 ? view.windows.map(usageBar) : html`<p>Usage cannot be read right now; try again in a moment.</p>`}
+  ${view.limits.windows.length > 0 ? view.limits.windows.map(usageBar) : html`<p>Usage cannot be read right now; try again in a moment.</p>`}
 </section>
 <section aria-labelledby="deprecated-title">
   <h2 id="deprecated-title">Deprecated calls</h2>
@@ -63,6 +111,7 @@ export function accountPage(context: PageContext, view: AccountView): Html {
   <a href="/docs/">the API docs</a>.`
       : html`Nothing to migrate.`
   }</p>
-</section>`,
+</section>
+${passwordSection(context, view.password)}`,
   );
 }

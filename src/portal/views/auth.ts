@@ -1,6 +1,14 @@
 import { PASSWORD_MIN_LENGTH } from '../../domain/accounts.js';
 import { type Html, html } from '../html.js';
-import { csrfField, field, layout, type Notice, noticeBlock, type PageContext } from './layout.js';
+import {
+  csrfField,
+  field,
+  layout,
+  type Notice,
+  noticeBlock,
+  onceField,
+  type PageContext,
+} from './layout.js';
 
 export interface CredentialsForm {
   email?: string;
@@ -47,6 +55,7 @@ It starts on the Free plan.</p>
 ${noticeBlock(form.notice)}
 <form method="post" action="/portal/sign-up" class="card" novalidate>
   ${csrfField(context.csrf)}
+  ${onceField()}
   ${field({
     name: 'email',
     label: 'Email',

@@ -6,9 +6,18 @@ import {
   layout,
   type Notice,
   noticeBlock,
+  onceField,
   type PageContext,
   time,
 } from './layout.js';
+import { type LimitState, limitNotices } from './limits.js';
+
+export type KeyKind = 'Test' | 'Live';
+
+/** The kind of key this deployment issues, named as the portal heads its list. */
+export function keyKind(prefix: string): KeyKind {
+  return prefix === 'as_live_' ? 'Live' : 'Test';
+}
 
 export interface NewKey {
   name: string | null;
@@ -17,6 +26,10 @@ export interface NewKey {
 
 export interface KeysView {
   keys: ApiKey[];
+  /** "Test" (as_test_ keys: development and staging) or "Live" (as_live_: production). */
+  kind: KeyKind;
+  /** Whether the account is limited, or a key banned, now. */
+  limits: LimitState;
   /** The key just created: its secret is on this page and nowhere else, ever. */
   created?: NewKey;
   /** The catalogue's base address, for the example call. */
@@ -43,22 +56,30 @@ function createdPanel(created: NewKey, apiBase: string): Html {
 </section>`;
 }
 
-function keyRow(key: ApiKey): Html {
+function keyRow(key: ApiKey, bannedUntil: number | undefined): Html {
+  // data-label: the column's name, shown beside each value where the table is stacked (narrow
+  // screens, public/portal/portal.css).
   return html`<tr>
-  <td>${key.name ?? html`<span class="muted">(no name)</span>`}</td>
-  <td><code>${key.prefix}…</code></td>
-  <td>${time(key.createdAt)}</td>
-  <td>${time(key.lastUsedAt)}</td>
-  <td><a href="/portal/keys/${key.id}/revoke" aria-label="Revoke key ${key.name ?? key.prefix}">Revoke</a></td>
+  <td data-label="Name">${key.name ?? html`<span class="muted">(no name)</span>`}${
+    bannedUntil !== undefined &&
+    html` <span class="badge warning">Banned until ${time(new Date(bannedUntil).toISOString())}</span>`
+  }</td>
+  <td data-label="Key"><code>${key.prefix}…</code></td>
+  <td data-label="Created">${time(key.createdAt)}</td>
+  <td data-label="Last used">${time(key.lastUsedAt)}</td>
+  <td class="row-actions"><a href="/portal/keys/${key.id}/revoke" aria-label="Revoke key ${key.name ?? key.prefix}">Revoke</a></td>
 </tr>`;
 }
 
-function keyTable(keys: ApiKey[]): Html {
-  if (keys.length === 0) return html`<p>No live keys. Create one to call the API.</p>`;
-  return html`<div class="table-wrap"><table>
-  <caption>Live keys</caption>
+function keyTable(view: KeysView): Html {
+  const { keys, kind } = view;
+  if (keys.length === 0) {
+    return html`<p>No ${kind.toLowerCase()} keys. Create one to call the API.</p>`;
+  }
+  return html`<div class="table-wrap stacks"><table>
+  <caption>${kind} keys</caption>
   <thead><tr><th scope="col">Name</th><th scope="col">Key</th><th scope="col">Created</th><th scope="col">Last used</th><th scope="col"><span class="visually-hidden">Actions</span></th></tr></thead>
-  <tbody>${keys.map(keyRow)}</tbody>
+  <tbody>${keys.map((key) => keyRow(key, view.limits.bans.get(key.id)))}</tbody>
 </table></div>`;
 }
 
@@ -67,11 +88,13 @@ export function keysPage(context: PageContext, view: KeysView): Html {
     { ...context, current: 'keys' },
     'API keys',
     html`${noticeBlock(view.notice)}
+${limitNotices(view.limits, view.keys)}
 ${view.created && createdPanel(view.created, view.apiBase)}
 <p>Send a key as <code>Authorization: Bearer &lt;API_KEY&gt;</code>. Every key reaches the
 whole account and shares its rate limits.</p>
 <form method="post" action="/portal/keys" class="card inline" novalidate>
   ${csrfField(context.csrf)}
+  ${onceField()}
   ${field({
     name: 'name',
     label: 'Name (optional)',
@@ -82,7 +105,7 @@ whole account and shares its rate limits.</p>
   })}
   <button type="submit">Create key</button>
 </form>
-${keyTable(view.keys)}`,
+${keyTable(view)}`,
   );
 }
 

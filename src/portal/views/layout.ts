@@ -1,4 +1,6 @@
+import { randomUUID } from 'node:crypto';
 import type { Account } from '../../domain/accounts.js';
+import { FORM_KEY_FIELD } from '../../http/idempotency.js';
 import { Html, html } from '../html.js';
 
 export interface Notice {
@@ -12,11 +14,17 @@ export interface PageContext {
   /** A CSRF token for the page's forms (sign-out included). */
   csrf: string;
   /** Which navigation entry is the current page. */
-  current?: 'account' | 'keys' | 'sign-in' | 'sign-up';
+  current?: 'account' | 'keys' | 'webhooks' | 'sign-in' | 'sign-up';
 }
 
 export function csrfField(csrf: string): Html {
   return html`<input type="hidden" name="_csrf" value="${csrf}">`;
+}
+
+/** A form that creates something acts once however often it is sent (a double click, a page
+ * sent again): each rendering carries a key of its own (IdempotentAnswers.form). */
+export function onceField(): Html {
+  return html`<input type="hidden" name="${FORM_KEY_FIELD}" value="${randomUUID()}">`;
 }
 
 function navLink(href: string, label: string, current: boolean): Html {
@@ -28,6 +36,7 @@ function navigation({ account, csrf, current }: PageContext): Html {
     ? html`
         <li>${navLink('/portal/account', 'Account', current === 'account')}</li>
         <li>${navLink('/portal/keys', 'API keys', current === 'keys')}</li>
+        <li>${navLink('/portal/webhooks', 'Webhooks', current === 'webhooks')}</li>
         <li><a href="/docs/">API docs</a></li>
         <li>
           <form method="post" action="/portal/sign-out">
@@ -57,6 +66,7 @@ export function layout(context: PageContext, title: string, body: Html): Html {
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>${title} · Animal Store developer portal</title>
+<link rel="icon" href="/favicon.svg" type="image/svg+xml">
 <link rel="stylesheet" href="/portal/assets/portal.css">
 <script src="/portal/assets/portal.js" defer></script>
 </head>

@@ -1,0 +1,122 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { planAccount } from '../../../test/helpers.js';
+import { AnimalStoreError, createClient, type Fetch } from '../src/index.js';
+import { type Live, live } from './live.js';
+
+/**
+ * The service runs on a clock of its own that the test moves forward to a few seconds before a
+ * minute ends, so that waiting for the next minute window takes seconds, not a minute.
+ */
+let offset = 0;
+const clock = { now: () => new Date(Date.now() + offset) };
+function secondsBeforeMinuteEnds(seconds: number): void {
+  const toEnd = 60_000 - (clock.now().getTime() % 60_000);
+  offset += (toEnd - seconds * 1000 + 60_000) % 60_000;
+}
+
+/** A fetch that notes each answer's status and code. */
+function recorder(): { fetch: Fetch; answers: Array<{ status: number; code?: string }> } {
+  const answers: Array<{ status: number; code?: string }> = [];
+  return {
+    answers,
+    fetch: async (request) => {
+      const response = await fetch(request);
+      const code =
+        response.status >= 400
+          ? ((await response.clone().json()) as { code?: string }).code
+          : undefined;
+      answers.push({ status: response.status, ...(code && { code }) });
+      return response;
+    },
+  };
+}
+
+describe('the SDK and the rate limits of a Free-plan key', () => {
+  let server: Live;
+  before(async () => {
+    server = await live({ clock });
+  });
+  after(() => server.close());
+
+  it('drives a Free key past its 60 a minute: every call completes, none refused, no ban', async () => {
+    const tenant = await server.tenant('free');
+    const { fetch, answers } = recorder();
+    const client = createClient({ apiKey: tenant.key, environment: server.origin, fetch });
+    const category = await client.categories.create({ name: 'Dogs' });
+    secondsBeforeMinuteEnds(6);
+    // 100 calls at once, more than a minute allows.
+    const calls = await Promise.all([
+      ...Array.from({ length: 40 }, (_, i) =>
+        client.pets.create({ name: `Pet ${i}`, categoryId: category.id }),
+      ),
+      ...Array.from({ length: 30 }, () => client.store.inventory()),
+      ...Array.from({ length: 30 }, () => client.pets.list().firstPage()),
+    ]);
+    assert.equal(calls.length, 100);
+    assert.deepEqual(
+      answers.filter((a) => a.status >= 400),
+      [],
+      'the client alone on its key is never refused',
+    );
+    assert.equal(answers.length, 101, 'one request per call');
+    assert.equal(client.rateLimit?.limit, 60);
+    assert.equal((await client.store.inventory()).available, 40);
+    const account = await client.accounts.get();
+    assert.equal(account.plan, 'free');
+  });
+
+  it('a second client that did not know stops at its first 429 and waits: no ban', async () => {
+    const tenant = await server.tenant('free');
+    const first = createClient({ apiKey: tenant.key, environment: server.origin });
+    secondsBeforeMinuteEnds(6);
+    // The first client uses up the minute, quickly (the window must not end before the second
+    // client's first request).
+    await first.store.inventory();
+    const left = first.rateLimit?.remaining ?? 0;
+    await Promise.all(Array.from({ length: left }, () => first.store.inventory()));
+    assert.equal(first.rateLimit?.remaining, 0);
+    const { fetch, answers } = recorder();
+    const second = createClient({ apiKey: tenant.key, environment: server.origin, fetch });
+    const calls = await Promise.all(Array.from({ length: 30 }, () => second.store.inventory()));
+    assert.equal(calls.length, 30);
+    assert.deepEqual(
+      answers.filter((a) => a.status >= 400),
+      [{ status: 429, code: 'rate_limited' }],
+      'one refusal, then it waited for the Retry-After',
+    );
+    assert.equal(answers.length, 31);
+    await first.store.inventory();
+  });
+
+  it('fails a call at once, unsent, when the wait would be longer than maxWaitMs', async () => {
+    const tenant = await server.tenant();
+    await planAccount(server.t.app, tenant.accountId, 'enterprise', { perMinute: 3, perDay: 100 });
+    secondsBeforeMinuteEnds(30);
+    let sent = 0;
+    const client = createClient({
+      apiKey: tenant.key,
+      environment: server.origin,
+      maxWaitMs: 1_000,
+      fetch: (request) => {
+        sent++;
+        return fetch(request);
+      },
+    });
+    let done = 0;
+    let refused: unknown;
+    while (!refused) {
+      try {
+        await client.store.inventory();
+        done++;
+      } catch (error) {
+        refused = error;
+      }
+    }
+    assert.ok(refused instanceof AnimalStoreError);
+    assert.deepEqual([refused.status, refused.code], [429, 'rate_limited']);
+    assert.ok((refused.retryAfter ?? 0) > 1, 'how long the key is limited');
+    assert.ok(done <= 3);
+    assert.equal(sent, done, 'the refused call was never sent');
+  });
+});

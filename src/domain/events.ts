@@ -1,0 +1,147 @@
+import { insertEvent, listEvents } from '../store/events-repository.js';
+import type { ReadDb, Tx } from '../store/handles.js';
+import { type EventRow, toIso } from '../store/tables.js';
+import { type PageRequest, pageSize } from './pagination.js';
+import { randomBase62 } from './random.js';
+import { fail, ok, type Result } from './result.js';
+
+/**
+ * Events: what happened to an account's resources. Each is written in the transaction of the
+ * change it reports (the transactional outbox: no event without its change, no change without
+ * its event), together with a delivery for each of the account's webhook endpoints that wants
+ * it (src/store/events-repository.ts).
+ */
+export const EVENT_TYPES = [
+  'pet.created',
+  'pet.updated',
+  'pet.deleted',
+  'order.placed',
+  'order.approved',
+  'order.delivered',
+  'order.cancelled',
+  'message.sent',
+  'message.failed',
+] as const;
+export type EventType = (typeof EVENT_TYPES)[number];
+/** Sent by `POST /v1/webhooks/{id}/test`, to that endpoint alone. */
+export const TEST_EVENT_TYPE = 'webhook.test';
+
+/** How far back `GET /v1/events` lists, and how long events are kept. */
+export const EVENTS_KEPT_MS = 30 * 24 * 60 * 60 * 1000;
+
+export interface Event {
+  id: string;
+  type: string;
+  createdAt: string;
+  data: unknown;
+}
+
+export interface NewEvent {
+  type: EventType;
+  /** `pets/7`, `orders/3`, `messages/msg_…`: deliveries of one resource keep their order. */
+  resource: string;
+  data: unknown;
+}
+
+const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
+let lastMs = 0;
+let sequence = 0;
+
+/**
+ * `evt_` then 7 base62 digits of the millisecond, 3 of a sequence within it, 10 random: ids
+ * this process makes sort in the order it made them, even within one millisecond, so the
+ * events of one resource sort in the order of its changes.
+ */
+export function newEventId(ms: number): string {
+  if (ms <= lastMs) {
+    sequence++;
+    if (sequence >= 62 ** 3) {
+      lastMs++;
+      sequence = 0;
+    }
+  } else {
+    lastMs = ms;
+    sequence = 0;
+  }
+  let time = '';
+  for (let rest = lastMs, i = 0; i < 7; i++, rest = Math.floor(rest / 62)) {
+    time = BASE62[rest % 62] + time;
+  }
+  let seq = '';
+  for (let rest = sequence, i = 0; i < 3; i++, rest = Math.floor(rest / 62)) {
+    seq = BASE62[rest % 62] + seq;
+  }
+  return `evt_${time}${seq}${randomBase62(10)}`;
+}
+
+/** Writes events in the write's transaction, side by side (pipelined on PostgreSQL). */
+export async function recordEvents(
+  tx: Tx,
+  accountId: string,
+  at: Date,
+  events: readonly NewEvent[],
+): Promise<void> {
+  const created = at.toISOString();
+  await Promise.all(
+    events.map((event) =>
+      insertEvent(tx, {
+        account_id: accountId,
+        id: newEventId(at.getTime()),
+        type: event.type,
+        resource: event.resource,
+        data: JSON.stringify(event.data),
+        created_at: created,
+      }),
+    ),
+  );
+}
+
+export function toEvent(row: EventRow): Event {
+  return {
+    id: row.id,
+    type: row.type,
+    createdAt: toIso(row.created_at),
+    data: JSON.parse(row.data) as unknown,
+  };
+}
+
+const CURSOR = /^e1\.(evt_[0-9A-Za-z]{20})$/;
+
+function encodeCursor(id: string): string {
+  return Buffer.from(`e1.${id}`).toString('base64url');
+}
+
+function decodeCursor(cursor: string | undefined): Result<string | undefined, 'invalid_cursor'> {
+  if (cursor === undefined) return ok(undefined);
+  const match = /^[A-Za-z0-9_-]{1,64}$/.test(cursor)
+    ? CURSOR.exec(Buffer.from(cursor, 'base64url').toString('latin1'))
+    : null;
+  if (!match) {
+    return fail('invalid_cursor', 'The cursor is not valid; use the URL from the Link header.');
+  }
+  return ok(match[1]);
+}
+
+/** The account's events of the last 30 days, oldest first, in keyset pages. */
+export async function listEventPage(
+  db: ReadDb,
+  accountId: string,
+  now: Date,
+  query: PageRequest & { type?: string | undefined },
+): Promise<Result<{ items: Event[]; nextCursor: string | null }, 'invalid_cursor'>> {
+  const after = decodeCursor(query.cursor);
+  if (!after.ok) return after;
+  const limit = pageSize(query);
+  const rows = await listEvents(db, accountId, {
+    type: query.type,
+    since: new Date(now.getTime() - EVENTS_KEPT_MS).toISOString(),
+    afterId: after.value,
+    take: limit + 1,
+  });
+  const items = rows.slice(0, limit);
+  const last = items.at(-1);
+  return ok({
+    items: items.map(toEvent),
+    nextCursor: rows.length > limit && last ? encodeCursor(last.id) : null,
+  });
+}

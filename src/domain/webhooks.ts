@@ -1,0 +1,369 @@
+import type { Clock } from '../clock.js';
+import { type Alongside, writeWith } from '../store/alongside.js';
+import type { Database } from '../store/database.js';
+import { insertTestEvent } from '../store/events-repository.js';
+import { toIso, type WebhookDeliveryRow, type WebhookEndpointRow } from '../store/tables.js';
+import {
+  countEndpoints,
+  type DeliveryWithType,
+  deleteEndpoint,
+  findDelivery,
+  findEndpoint,
+  insertEndpoint,
+  listDeliveries,
+  listEndpoints,
+  requeueDelivery,
+  updateEndpoint,
+} from '../store/webhooks-repository.js';
+import { type AddressPolicy, refusedUrl } from '../webhooks/address.js';
+import { EVENT_TYPES, type EventType, newEventId, TEST_EVENT_TYPE } from './events.js';
+import { type PageRequest, pageSize } from './pagination.js';
+import { randomBase62 } from './random.js';
+import { fail, ok, type Result } from './result.js';
+import type { SecretBox } from './secret-box.js';
+
+/** Endpoints an account may have. */
+export const MAX_ENDPOINTS = 16;
+/** How long the previous secret still signs after a rotation. */
+export const PREVIOUS_SECRET_KEPT_MS = 24 * 60 * 60 * 1000;
+/** Every event type, now and later. */
+export const ALL_EVENTS = '*' as const;
+
+export interface WebhookEndpoint {
+  id: string;
+  url: string;
+  /** The event types sent to it, or `["*"]` for all. */
+  events: Array<EventType | typeof ALL_EVENTS>;
+  enabled: boolean;
+  /** Why it was disabled by the service (it kept failing), or null. */
+  disabledReason: string | null;
+  createdAt: string;
+  updatedAt: string;
+}
+
+/** An endpoint as created or rotated: with its signing secret, shown this once. */
+export type WebhookEndpointWithSecret = WebhookEndpoint & { secret: string };
+
+export const DELIVERY_STATUSES = ['pending', 'delivered', 'failed'] as const;
+export type DeliveryStatus = (typeof DELIVERY_STATUSES)[number];
+
+export interface WebhookDelivery {
+  /** The event's id: an endpoint gets each event once. */
+  id: string;
+  eventType: string;
+  status: DeliveryStatus;
+  attempts: number;
+  lastStatusCode: number | null;
+  /** The first 1 KB of the last answer's body, or why there was no answer. */
+  lastResponse: string | null;
+  lastAttemptAt: string | null;
+  /** When it is tried next, while pending. */
+  nextAttemptAt: string | null;
+  createdAt: string;
+}
+
+/** What the webhook rules need: the store, the time, the secrets' box, where hooks may go. */
+export interface WebhookRules {
+  database: Database;
+  clock: Clock;
+  box: SecretBox;
+  policy: AddressPolicy;
+}
+
+export interface NewEndpoint {
+  url: string;
+  events: string[];
+}
+
+export interface EndpointPatch {
+  url?: string | undefined;
+  events?: string[] | undefined;
+  enabled?: boolean | undefined;
+}
+
+function toEndpoint(row: WebhookEndpointRow): WebhookEndpoint {
+  const types = row.event_types.trim();
+  return {
+    id: row.id,
+    url: row.url,
+    events: types === ALL_EVENTS ? [ALL_EVENTS] : (types.split(' ') as EventType[]),
+    enabled: row.enabled === 1,
+    disabledReason: row.disabled_reason,
+    createdAt: toIso(row.created_at),
+    updatedAt: toIso(row.updated_at),
+  };
+}
+
+function toDelivery(row: DeliveryWithType | (WebhookDeliveryRow & { event_type: string })) {
+  const status: DeliveryStatus =
+    row.status === 'sending' ? 'pending' : (row.status as DeliveryStatus);
+  return {
+    id: row.event_id,
+    eventType: row.event_type,
+    status,
+    attempts: row.attempts,
+    lastStatusCode: row.last_status_code,
+    lastResponse: row.last_response,
+    lastAttemptAt: row.last_attempt_at === null ? null : toIso(row.last_attempt_at),
+    nextAttemptAt: row.status === 'pending' ? toIso(row.available_at) : null,
+    createdAt: toIso(row.created_at),
+  } satisfies WebhookDelivery;
+}
+
+/** ` pet.created order.placed ` (sorted, once each), or ` * `: what the fan-out matches. */
+function storedTypes(events: readonly string[]): string {
+  if (events.includes(ALL_EVENTS)) return ` ${ALL_EVENTS} `;
+  return ` ${[...new Set(events)].sort().join(' ')} `;
+}
+
+function newSecret(): string {
+  return `whsec_${randomBase62(32)}`;
+}
+
+const notFound = (id: string) => fail('not_found', `No webhook endpoint ${id} in this account.`);
+
+async function checkUrl(
+  rules: WebhookRules,
+  url: string,
+): Promise<Result<string, 'webhook_url_refused'>> {
+  const refused = await refusedUrl(url, rules.policy);
+  return refused ? fail('webhook_url_refused', `The webhook URL is refused: ${refused}.`) : ok(url);
+}
+
+/** Checks the URL (scheme and every address it resolves to), then saves the endpoint. */
+export async function createEndpoint(
+  rules: WebhookRules,
+  accountId: string,
+  input: NewEndpoint,
+  alongside?: Alongside<unknown>,
+): Promise<Result<WebhookEndpointWithSecret, 'webhook_url_refused' | 'too_many_webhooks'>> {
+  const url = await checkUrl(rules, input.url);
+  if (!url.ok) return url;
+  const secret = newSecret();
+  const sealed = rules.box.seal(secret);
+  return writeWith(
+    rules.database,
+    async (tx) => {
+      if ((await countEndpoints(tx, accountId)) >= MAX_ENDPOINTS) {
+        return fail(
+          'too_many_webhooks',
+          `An account may have ${MAX_ENDPOINTS} webhook endpoints; remove one first.`,
+        );
+      }
+      const at = rules.clock.now().toISOString();
+      const row = await insertEndpoint(tx, {
+        id: `we_${randomBase62(20)}`,
+        account_id: accountId,
+        url: url.value,
+        event_types: storedTypes(input.events),
+        enabled: 1,
+        disabled_reason: null,
+        secret: sealed,
+        previous_secret: null,
+        previous_secret_until: null,
+        failing_since: null,
+        created_at: at,
+        updated_at: at,
+      });
+      return ok({ ...toEndpoint(row), secret });
+    },
+    {},
+    alongside,
+  );
+}
+
+export async function listWebhookEndpoints(
+  rules: WebhookRules,
+  accountId: string,
+): Promise<WebhookEndpoint[]> {
+  return (await listEndpoints(rules.database.reader, accountId)).map(toEndpoint);
+}
+
+export async function getEndpoint(
+  rules: WebhookRules,
+  accountId: string,
+  id: string,
+): Promise<Result<WebhookEndpoint, 'not_found'>> {
+  const row = await findEndpoint(rules.database.reader, accountId, id);
+  return row ? ok(toEndpoint(row)) : notFound(id);
+}
+
+/** Changes the URL (checked again), the event types, or whether it is enabled. */
+export async function changeEndpoint(
+  rules: WebhookRules,
+  accountId: string,
+  id: string,
+  patch: EndpointPatch,
+): Promise<Result<WebhookEndpoint, 'not_found' | 'webhook_url_refused'>> {
+  if (patch.url !== undefined) {
+    const url = await checkUrl(rules, patch.url);
+    if (!url.ok) return url;
+  }
+  const at = rules.clock.now().toISOString();
+  const row = await rules.database.write((tx) =>
+    updateEndpoint(tx, accountId, id, {
+      ...(patch.url !== undefined && { url: patch.url }),
+      ...(patch.events !== undefined && { event_types: storedTypes(patch.events) }),
+      // Enabled again by its owner: its failures so far are forgiven.
+      ...(patch.enabled !== undefined && {
+        enabled: patch.enabled ? 1 : 0,
+        disabled_reason: null,
+        ...(patch.enabled && { failing_since: null }),
+      }),
+      updated_at: at,
+    }),
+  );
+  return row ? ok(toEndpoint(row)) : notFound(id);
+}
+
+/** Removes the endpoint and its deliveries: nothing more is sent to it. */
+export async function removeEndpoint(
+  rules: WebhookRules,
+  accountId: string,
+  id: string,
+): Promise<Result<void, 'not_found'>> {
+  const removed = await rules.database.write((tx) => deleteEndpoint(tx, accountId, id));
+  return removed ? ok(undefined) : notFound(id);
+}
+
+/**
+ * A new signing secret, shown this once. The one it replaces still signs for 24 hours: each
+ * delivery carries a signature by each, so receivers can switch over at their pace.
+ */
+export function rotateSecret(
+  rules: WebhookRules,
+  accountId: string,
+  id: string,
+  alongside?: Alongside<unknown>,
+): Promise<Result<WebhookEndpointWithSecret, 'not_found'>> {
+  const secret = newSecret();
+  const sealed = rules.box.seal(secret);
+  return writeWith(
+    rules.database,
+    async (tx) => {
+      const current = await findEndpoint(tx, accountId, id);
+      if (!current) return notFound(id);
+      const now = rules.clock.now();
+      const row = await updateEndpoint(tx, accountId, id, {
+        secret: sealed,
+        previous_secret: current.secret,
+        previous_secret_until: new Date(now.getTime() + PREVIOUS_SECRET_KEPT_MS).toISOString(),
+        updated_at: now.toISOString(),
+      });
+      return row ? ok({ ...toEndpoint(row), secret }) : notFound(id);
+    },
+    {},
+    alongside,
+  );
+}
+
+/** Sends a `webhook.test` event to this endpoint alone (whatever types it wants). */
+export function sendTestEvent(
+  rules: WebhookRules,
+  accountId: string,
+  id: string,
+  alongside?: Alongside<unknown>,
+): Promise<Result<WebhookDelivery, 'not_found'>> {
+  return writeWith(
+    rules.database,
+    async (tx) => {
+      const endpoint = await findEndpoint(tx, accountId, id);
+      if (!endpoint) return notFound(id);
+      const now = rules.clock.now();
+      const at = now.toISOString();
+      const eventId = newEventId(now.getTime());
+      await insertTestEvent(
+        tx,
+        {
+          account_id: accountId,
+          id: eventId,
+          type: TEST_EVENT_TYPE,
+          resource: `webhooks/${id}`,
+          data: JSON.stringify({ webhookId: id, message: 'A test event from Animal Store.' }),
+          created_at: at,
+        },
+        id,
+      );
+      return ok({
+        id: eventId,
+        eventType: TEST_EVENT_TYPE,
+        status: 'pending',
+        attempts: 0,
+        lastStatusCode: null,
+        lastResponse: null,
+        lastAttemptAt: null,
+        nextAttemptAt: at,
+        createdAt: at,
+      } satisfies WebhookDelivery);
+    },
+    {},
+    alongside,
+  );
+}
+
+const CURSOR = /^d1\.(evt_[0-9A-Za-z]{20})$/;
+
+/** The endpoint's deliveries, newest first, in keyset pages. */
+export async function listEndpointDeliveries(
+  rules: WebhookRules,
+  accountId: string,
+  id: string,
+  query: PageRequest,
+): Promise<
+  Result<{ items: WebhookDelivery[]; nextCursor: string | null }, 'not_found' | 'invalid_cursor'>
+> {
+  let before: string | undefined;
+  if (query.cursor !== undefined) {
+    const match = /^[A-Za-z0-9_-]{1,64}$/.test(query.cursor)
+      ? CURSOR.exec(Buffer.from(query.cursor, 'base64url').toString('latin1'))
+      : null;
+    if (!match) {
+      return fail('invalid_cursor', 'The cursor is not valid; use the URL from the Link header.');
+    }
+    before = match[1];
+  }
+  const { reader } = rules.database;
+  if (!(await findEndpoint(reader, accountId, id))) return notFound(id);
+  const limit = pageSize(query);
+  const rows = await listDeliveries(reader, accountId, id, {
+    beforeEventId: before,
+    take: limit + 1,
+  });
+  const items = rows.slice(0, limit);
+  const last = items.at(-1);
+  return ok({
+    items: items.map(toDelivery),
+    nextCursor:
+      rows.length > limit && last ? Buffer.from(`d1.${last.event_id}`).toString('base64url') : null,
+  });
+}
+
+/** Sends a delivery again now, whatever became of it (replay from the log). */
+export function retryDelivery(
+  rules: WebhookRules,
+  accountId: string,
+  id: string,
+  deliveryId: string,
+  alongside?: Alongside<unknown>,
+): Promise<Result<WebhookDelivery, 'not_found' | 'delivery_in_progress'>> {
+  return writeWith(
+    rules.database,
+    async (tx) => {
+      const at = rules.clock.now().toISOString();
+      const row = await requeueDelivery(tx, accountId, id, deliveryId, at);
+      const current = await findDelivery(tx, accountId, id, deliveryId);
+      if (!current) return fail('not_found', `No delivery ${deliveryId} to webhook ${id}.`);
+      if (!row) {
+        return fail(
+          'delivery_in_progress',
+          `Delivery ${deliveryId} is being sent right now; retry it once it has settled.`,
+        );
+      }
+      return ok(toDelivery(current));
+    },
+    {},
+    alongside,
+  );
+}
+
+export { EVENT_TYPES };

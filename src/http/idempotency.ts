@@ -1,0 +1,261 @@
+import { createCipheriv, createDecipheriv, createHash, randomBytes } from 'node:crypto';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { Clock } from '../clock.js';
+import { ApiError } from '../errors.js';
+import { type Alongside, writeWith } from '../store/alongside.js';
+import type { Database } from '../store/database.js';
+import type { WriteOptions } from '../store/group-commit.js';
+import type { Tx } from '../store/handles.js';
+import { findAnswer, keepAnswer } from '../store/idempotency-repository.js';
+import { type Answer, send } from './reply.js';
+
+/**
+ * `Idempotency-Key` on POST (draft-ietf-httpapi-idempotency-key-header, as Stripe has it): a
+ * POST sent again with the key of one that succeeded is answered as the first was, without
+ * doing it twice. The answer is kept in the transaction of the change it answers, so a crash
+ * can never keep one without the other; keys are scoped to the account (to the client's
+ * address for sign-up) and kept 24 hours.
+ */
+export const IDEMPOTENCY_HEADER = 'idempotency-key';
+export const REPLAYED_HEADER = 'idempotent-replayed';
+export const KEPT_MS = 24 * 60 * 60 * 1000;
+/** At most 255 printable ASCII characters (spaces inside allowed). */
+const VALID_KEY = /^[\x20-\x7e]{1,255}$/;
+const ANSWER_KEY_INFO = 'animal-store idempotent answer\0';
+const RUNNING = 'A request with this Idempotency-Key is still running; retry in a moment.';
+/** Taken and then expired in the instant between: the key is free again. */
+const RELEASED = 'This Idempotency-Key was being released; retry.';
+const RETRY_SOON = { 'retry-after': '1' };
+
+/** The hidden field of the portal's forms that carries their idempotency key. */
+export const FORM_KEY_FIELD = 'idempotency_key';
+
+/** What a write answered, and whether that is a kept answer given again. */
+export interface Once {
+  answer: Answer;
+  replayed: boolean;
+}
+
+/** The key was taken by a request whose answer is kept: thrown to roll this one's write back. */
+class KeyTaken extends Error {}
+
+interface Claim {
+  /** `scope` and `keyHash` together: the in-flight set's key. */
+  id: string;
+  scope: string;
+  keyHash: string;
+  fingerprint: string;
+  /** The answer's encryption key, derived from the idempotency key: only its holder reads it. */
+  secret: Buffer;
+}
+
+/** Answers POSTs once per idempotency key. One per app. */
+export class IdempotentAnswers {
+  /** This process's requests still running, by claim id: settled when they are done. */
+  private readonly inFlight = new Map<string, Promise<unknown>>();
+
+  constructor(
+    private readonly database: Pick<Database, 'reader' | 'write'>,
+    private readonly clock: Clock,
+  ) {}
+
+  /** `answer` of one write's work: `work` runs in a write with `options`, the kept answer
+   * alongside it. */
+  write<T>(
+    request: FastifyRequest,
+    reply: FastifyReply,
+    work: (tx: Tx) => Promise<T>,
+    options: WriteOptions,
+    toAnswer: (outcome: T) => Answer,
+  ): Promise<FastifyReply> {
+    return this.answer(
+      request,
+      reply,
+      (alongside) => writeWith(this.database, work, options, alongside),
+      toAnswer,
+    );
+  }
+
+  /**
+   * Runs a POST's write and sends the answer of its outcome (`toAnswer`). With an
+   * `Idempotency-Key`, the answer is kept in the write's transaction (the `Alongside` given to
+   * `write`); the same key again is answered with the kept answer and `Idempotent-Replayed:
+   * true`, or refused when it came with another request (422) or while the first still runs
+   * (409). Only successes are kept: a refusal (4xx) or a failure (5xx) changed nothing, so the
+   * request may be sent again. Resolves to the reply, sent: a handler returns it, so Fastify
+   * knows the answer is out (an async handler that sent without returning the reply races it).
+   */
+  async answer<T>(
+    request: FastifyRequest,
+    reply: FastifyReply,
+    write: (alongside: Alongside<unknown> | undefined) => Promise<T>,
+    toAnswer: (outcome: T) => Answer,
+  ): Promise<FastifyReply> {
+    const key = request.headers[IDEMPOTENCY_HEADER];
+    if (key !== undefined && (typeof key !== 'string' || !VALID_KEY.test(key))) {
+      throw new ApiError(
+        'invalid_idempotency_key',
+        'The Idempotency-Key header must be 1 to 255 printable ASCII characters, sent once.',
+      );
+    }
+    // Sign-up has no account yet: its keys are the client address's.
+    const scope = request.caller?.account.id ?? `ip:${request.ip}`;
+    const claim = key === undefined ? undefined : claimOf(scope, key, request, request.body);
+    const { answer, replayed } = await this.once(claim, write, toAnswer);
+    if (replayed) reply.header(REPLAYED_HEADER, 'true');
+    return send(reply, answer);
+  }
+
+  /**
+   * A portal form's write, once per form: the form carries its key in the hidden field
+   * `idempotency_key` (FORM_KEY_FIELD), so a form sent twice (a double click, a resent page)
+   * acts once and shows the first answer again. The other fields but the CSRF token are the
+   * request's fingerprint. A form without a valid key just runs.
+   */
+  form<T>(
+    request: FastifyRequest,
+    scope: string,
+    write: (alongside: Alongside<unknown> | undefined) => Promise<T>,
+    toAnswer: (outcome: T) => Answer,
+  ): Promise<Once> {
+    const {
+      [FORM_KEY_FIELD]: key,
+      _csrf,
+      ...fields
+    } = (request.body ?? {}) as Record<string, unknown>;
+    const valid = typeof key === 'string' && VALID_KEY.test(key);
+    const claim = valid ? claimOf(`portal:${scope}`, key, request, fields) : undefined;
+    // A browser shows the answer to the last of its sends: that one waits for the first.
+    return this.once(claim, write, toAnswer, 'wait');
+  }
+
+  private async once<T>(
+    claim: Claim | undefined,
+    write: (alongside: Alongside<unknown> | undefined) => Promise<T>,
+    toAnswer: (outcome: T) => Answer,
+    whileRunning: 'refuse' | 'wait' = 'refuse',
+  ): Promise<Once> {
+    if (!claim) return { answer: toAnswer(await write(undefined)), replayed: false };
+    for (
+      let running = this.inFlight.get(claim.id);
+      running;
+      running = this.inFlight.get(claim.id)
+    ) {
+      if (whileRunning === 'refuse') {
+        throw new ApiError('idempotency_key_in_use', RUNNING, undefined, RETRY_SOON);
+      }
+      await running.catch(() => {});
+    }
+    let settle = () => {};
+    this.inFlight.set(
+      claim.id,
+      new Promise<void>((resolve) => {
+        settle = resolve;
+      }),
+    );
+    try {
+      let answer: Answer | undefined;
+      try {
+        const outcome = await write({
+          // The kept answer is a statement of its own: the write needs its savepoint, or on
+          // PostgreSQL outside a batch, a transaction.
+          options: (options) => ({ ...options, oneStatement: false, atomic: true }),
+          // `write` hands its alongside the outcome it returns (writeWith): a T.
+          run: async (tx, outcome) => {
+            const own = toAnswer(outcome as T);
+            // A refusal changed nothing (on PostgreSQL its failed statement may even have
+            // ended the transaction): not kept, so the request may be sent again as it is.
+            if (own.status < 400) await this.keep(tx, claim, own);
+            answer = own;
+          },
+        });
+        answer ??= toAnswer(outcome);
+      } catch (error) {
+        if (!(error instanceof KeyTaken)) throw error;
+      }
+      // The key was taken (a retry, or the same request on another instance): this write was
+      // rolled back, or refused because the first one's change is there (a second sign-up's
+      // email_taken). A retry costs a write rolled back; the first request, no extra read.
+      const kept =
+        answer === undefined || answer.status >= 400 ? await this.keptAnswer(claim) : undefined;
+      if (kept) return { answer: kept, replayed: true };
+      if (answer) return { answer, replayed: false };
+      throw new ApiError('idempotency_key_in_use', RELEASED, undefined, RETRY_SOON);
+    } finally {
+      this.inFlight.delete(claim.id);
+      settle();
+    }
+  }
+
+  private async keep(tx: Tx, claim: Claim, answer: Answer): Promise<void> {
+    const now = this.clock.now();
+    const kept = await keepAnswer(tx, {
+      scope: claim.scope,
+      key_hash: claim.keyHash,
+      fingerprint: claim.fingerprint,
+      answer: seal(answer, claim.secret),
+      created_at: now.toISOString(),
+      expires_at: new Date(now.getTime() + KEPT_MS).toISOString(),
+    });
+    if (!kept) throw new KeyTaken();
+  }
+
+  /** The answer kept for the claim's key, if any; a 422 when it came with another request. */
+  private async keptAnswer(claim: Claim): Promise<Answer | undefined> {
+    const kept = await findAnswer(
+      this.database.reader,
+      claim.scope,
+      claim.keyHash,
+      this.clock.now().toISOString(),
+    );
+    if (!kept) return undefined;
+    if (kept.fingerprint !== claim.fingerprint) {
+      throw new ApiError(
+        'idempotency_key_mismatch',
+        'This Idempotency-Key was used with another request (method, path or body); ' +
+          'send a new key for a new request.',
+      );
+    }
+    return unseal(kept.answer, claim.secret);
+  }
+}
+
+/** The claim of `key` in `scope` on this request, whose fingerprint is its method, URL and
+ * `fields` (the body, or a form's fields but its key and CSRF token). */
+function claimOf(scope: string, key: string, request: FastifyRequest, fields: unknown): Claim {
+  const keyHash = sha256(key);
+  return {
+    id: `${scope} ${keyHash}`,
+    scope,
+    keyHash,
+    fingerprint: sha256(`${request.method} ${request.url}\n${JSON.stringify(fields ?? null)}`),
+    // The idempotency key is the only secret here, so a salted hash derives as well as HKDF
+    // would (~1 µs instead of ~10).
+    secret: createHash('sha256')
+      .update(ANSWER_KEY_INFO)
+      .update(scope)
+      .update('\0')
+      .update(key)
+      .digest(),
+  };
+}
+
+function sha256(text: string): string {
+  return createHash('sha256').update(text).digest('hex');
+}
+
+/** AES-256-GCM: a fresh 96-bit IV, then the tag, then the ciphertext, in base64url. */
+function seal(answer: Answer, secret: Buffer): string {
+  const iv = randomBytes(12);
+  const cipher = createCipheriv('aes-256-gcm', secret, iv);
+  const text = Buffer.concat([cipher.update(JSON.stringify(answer), 'utf8'), cipher.final()]);
+  return Buffer.concat([iv, cipher.getAuthTag(), text]).toString('base64url');
+}
+
+function unseal(sealed: string, secret: Buffer): Answer {
+  const bytes = Buffer.from(sealed, 'base64url');
+  const decipher = createDecipheriv('aes-256-gcm', secret, bytes.subarray(0, 12));
+  decipher.setAuthTag(bytes.subarray(12, 28));
+  const text = Buffer.concat([decipher.update(bytes.subarray(28)), decipher.final()]);
+  return JSON.parse(text.toString('utf8')) as Answer;
+}

@@ -1,0 +1,89 @@
+import type { FastifyBaseLogger } from 'fastify';
+import type { Clock } from '../clock.js';
+import { EVENTS_KEPT_MS } from '../domain/events.js';
+import type { Writer } from '../store/database.js';
+import { deleteOldDeliveries, deleteOldEvents } from '../store/events-repository.js';
+import type { Tx } from '../store/handles.js';
+import { deleteExpiredAnswers } from '../store/idempotency-repository.js';
+import type { Outages } from './outages.js';
+
+/** How often the chores run, and how many rows one statement deletes at most. */
+export const HOUSEKEEPING_EVERY_MS = 5 * 60 * 1000;
+const BATCH = 1000;
+
+/** Deletes up to `limit` rows that have run out by `now`; how many it deleted. */
+type Chore = (tx: Tx, now: string, limit: number) => Promise<number>;
+
+/** `now` less the time events are kept. */
+const eventsBefore = (now: string) =>
+  new Date(new Date(now).getTime() - EVENTS_KEPT_MS).toISOString();
+
+/** What runs out and is deleted: idempotency keys' kept answers (24 h), events and their
+ * deliveries (30 days). */
+const CHORES: Record<string, Chore> = {
+  'idempotency keys': deleteExpiredAnswers,
+  'webhook deliveries': (tx, now, limit) => deleteOldDeliveries(tx, eventsBefore(now), limit),
+  events: (tx, now, limit) => deleteOldEvents(tx, eventsBefore(now), limit),
+};
+
+/**
+ * Deletes what has run out, in bounded statements so no write holds the store for long. Runs
+ * beside the message worker (every instance with WORKER=on, and `animal-store worker`); any
+ * number of instances may run it at once, as deleting what has run out is idempotent.
+ */
+export class Housekeeping {
+  private timer: NodeJS.Timeout | undefined;
+  private running: Promise<void> | undefined;
+
+  constructor(
+    private readonly database: Writer,
+    private readonly clock: Clock,
+    private readonly log: FastifyBaseLogger,
+    private readonly outages: Outages,
+    private readonly everyMs = HOUSEKEEPING_EVERY_MS,
+  ) {}
+
+  start(): void {
+    if (this.timer) return;
+    this.timer = setInterval(() => {
+      this.running ??= this.runOnce().then(
+        () => {
+          this.running = undefined;
+        },
+        () => {
+          this.running = undefined;
+        },
+      );
+    }, this.everyMs).unref();
+  }
+
+  /** Every chore until nothing is left to delete; how many rows each deleted. */
+  async runOnce(): Promise<Record<string, number>> {
+    const deleted: Record<string, number> = {};
+    for (const [name, chore] of Object.entries(CHORES)) {
+      deleted[name] = 0;
+      try {
+        for (;;) {
+          const now = this.clock.now().toISOString();
+          const count = await this.database.write((tx) => chore(tx, now, BATCH), {
+            oneStatement: true, // one delete
+          });
+          deleted[name] += count;
+          if (count < BATCH) break;
+        }
+      } catch (err) {
+        // Tried again at the next turn; an outage is logged once by Outages.
+        if (!this.outages.databaseFailed(err)) this.log.error({ err }, `housekeeping: ${name}`);
+      }
+    }
+    const total = Object.values(deleted).reduce((sum, n) => sum + n, 0);
+    if (total > 0) this.log.info({ deleted }, 'housekeeping: deleted what had run out');
+    return deleted;
+  }
+
+  async close(): Promise<void> {
+    clearInterval(this.timer);
+    this.timer = undefined;
+    await this.running;
+  }
+}

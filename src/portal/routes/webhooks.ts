@@ -1,0 +1,108 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import {
+  createEndpoint,
+  getEndpoint,
+  listEndpointDeliveries,
+  listWebhookEndpoints,
+  retryDelivery,
+  sendTestEvent,
+} from '../../domain/webhooks.js';
+import { ApiError } from '../../errors.js';
+import { formText, requireAccount, signedInAccount } from '../forms.js';
+import { pageContext, seeOther, sendHtml } from '../render.js';
+import { type WebhooksView, webhookPage, webhooksPage } from '../views/webhooks.js';
+
+interface EndpointParams {
+  webhookId: string;
+}
+
+const ID = /^[A-Za-z0-9_]{1,64}$/;
+
+/** Add webhook endpoints, send test events, read the delivery log and retry (as the API). */
+export async function webhookPages(app: FastifyInstance): Promise<void> {
+  const { webhooks } = app.ctx;
+  const signedIn = { preHandler: requireAccount };
+  const form = { preValidation: app.csrfProtection, preHandler: requireAccount };
+
+  const list = async (
+    request: FastifyRequest,
+    reply: FastifyReply,
+    view: Omit<WebhooksView, 'endpoints'>,
+    status = 200,
+  ) => {
+    const endpoints = await listWebhookEndpoints(webhooks, signedInAccount(request).id);
+    return sendHtml(
+      reply,
+      webhooksPage(pageContext(request, reply), { ...view, endpoints }),
+      status,
+    );
+  };
+
+  const endpointOf = async (request: FastifyRequest<{ Params: EndpointParams }>) => {
+    const id = request.params.webhookId;
+    const found = ID.test(id)
+      ? await getEndpoint(webhooks, signedInAccount(request).id, id)
+      : undefined;
+    if (!found?.ok) throw new ApiError('not_found', 'No webhook endpoint with this id.');
+    return found.value;
+  };
+
+  app.get('/webhooks', signedIn, (request, reply) => list(request, reply, {}));
+
+  app.post('/webhooks', form, async (request, reply) => {
+    const url = formText(request.body, 'url').trim();
+    const created = await createEndpoint(webhooks, signedInAccount(request).id, {
+      url,
+      events: ['*'],
+    });
+    if (!created.ok) return list(request, reply, { url, urlError: created.message }, 400);
+    // The secret goes straight into this answer and nowhere else: no redirect, no storage.
+    return list(request, reply, { created: { url, secret: created.value.secret } }, 201);
+  });
+
+  app.get<{ Params: EndpointParams }>('/webhooks/:webhookId', signedIn, async (request, reply) => {
+    const endpoint = await endpointOf(request);
+    const page = await listEndpointDeliveries(webhooks, signedInAccount(request).id, endpoint.id, {
+      limit: 20,
+    });
+    const query = request.query as Record<string, unknown>;
+    const notice =
+      query.sent !== undefined
+        ? { kind: 'success' as const, text: 'Sent: it appears in the log below.' }
+        : undefined;
+    return sendHtml(
+      reply,
+      webhookPage(pageContext(request, reply), endpoint, page.ok ? page.value.items : [], notice),
+    );
+  });
+
+  app.post<{ Params: EndpointParams }>(
+    '/webhooks/:webhookId/test',
+    form,
+    async (request, reply) => {
+      const endpoint = await endpointOf(request);
+      await sendTestEvent(webhooks, signedInAccount(request).id, endpoint.id);
+      return seeOther(reply, `/portal/webhooks/${endpoint.id}?sent=1`);
+    },
+  );
+
+  app.post<{ Params: EndpointParams & { deliveryId: string } }>(
+    '/webhooks/:webhookId/deliveries/:deliveryId/retry',
+    form,
+    async (request, reply) => {
+      const endpoint = await endpointOf(request);
+      const { deliveryId } = request.params;
+      if (!ID.test(deliveryId)) throw new ApiError('not_found', 'No such delivery.');
+      const retried = await retryDelivery(
+        webhooks,
+        signedInAccount(request).id,
+        endpoint.id,
+        deliveryId,
+      );
+      if (!retried.ok && retried.code === 'not_found') {
+        throw new ApiError('not_found', 'No such delivery.');
+      }
+      return seeOther(reply, `/portal/webhooks/${endpoint.id}?sent=1`);
+    },
+  );
+}

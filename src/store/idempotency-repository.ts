@@ -1,0 +1,74 @@
+import type { Insertable } from 'kysely';
+import type { ReadDb, Tx } from './handles.js';
+import { preparedWrite } from './prepared.js';
+import type { IdempotencyKeyRow, IdempotencyKeysTable } from './tables.js';
+
+const keepAnswerQuery = preparedWrite((tx, p: Insertable<IdempotencyKeysTable>) =>
+  tx
+    .insertInto('idempotency_keys')
+    .values({
+      scope: p.scope,
+      key_hash: p.key_hash,
+      fingerprint: p.fingerprint,
+      answer: p.answer,
+      created_at: p.created_at,
+      expires_at: p.expires_at,
+    })
+    .onConflict((conflict) =>
+      conflict
+        .columns(['scope', 'key_hash'])
+        .doUpdateSet({
+          fingerprint: p.fingerprint,
+          answer: p.answer,
+          created_at: p.created_at,
+          expires_at: p.expires_at,
+        })
+        .where('idempotency_keys.expires_at', '<=', p.created_at),
+    )
+    .returning('scope'),
+);
+
+/**
+ * Keeps an answer for its key, in the caller's transaction (a prepared statement: it runs in
+ * every keyed POST). False when the key already holds an unexpired answer: on PostgreSQL, an
+ * insert of the same key by a transaction not yet committed (another instance's) is waited
+ * for, so this sees its outcome. An expired answer not yet swept is replaced.
+ */
+export async function keepAnswer(tx: Tx, row: Insertable<IdempotencyKeysTable>): Promise<boolean> {
+  return (await keepAnswerQuery(tx, row)).length > 0;
+}
+
+export function findAnswer(
+  db: ReadDb,
+  scope: string,
+  keyHash: string,
+  now: string,
+): Promise<Pick<IdempotencyKeyRow, 'fingerprint' | 'answer'> | undefined> {
+  return db
+    .selectFrom('idempotency_keys')
+    .select(['fingerprint', 'answer'])
+    .where('scope', '=', scope)
+    .where('key_hash', '=', keyHash)
+    .where('expires_at', '>', now)
+    .executeTakeFirst();
+}
+
+/** Deletes up to `limit` answers expired by `now`; how many it deleted. */
+export async function deleteExpiredAnswers(tx: Tx, now: string, limit: number): Promise<number> {
+  const result = await tx
+    .deleteFrom('idempotency_keys')
+    .where((eb) =>
+      eb(
+        eb.refTuple('scope', 'key_hash'),
+        'in',
+        eb
+          .selectFrom('idempotency_keys')
+          .select(['scope', 'key_hash'])
+          .where('expires_at', '<=', now)
+          .limit(limit)
+          .$asTuple('scope', 'key_hash'),
+      ),
+    )
+    .executeTakeFirst();
+  return Number(result.numDeletedRows);
+}

@@ -1,0 +1,155 @@
+import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
+import { BlockList, isIP } from 'node:net';
+
+/**
+ * Where webhooks may go (SSRF). A URL is refused unless it is `https` (or, in development,
+ * `http`), and every address its host resolves to is public: not loopback, private, shared,
+ * link-local (the cloud metadata service, 169.254.169.254, among them), documentation,
+ * multicast or reserved. Checked when an endpoint is saved, and again at every connection
+ * (`guardedLookup`), since a name can resolve elsewhere by then (DNS rebinding).
+ */
+const REFUSED = new BlockList();
+for (const [network, prefix] of [
+  ['0.0.0.0', 8],
+  ['10.0.0.0', 8],
+  ['100.64.0.0', 10],
+  ['127.0.0.0', 8],
+  ['169.254.0.0', 16],
+  ['172.16.0.0', 12],
+  ['192.0.0.0', 24],
+  ['192.0.2.0', 24],
+  ['192.88.99.0', 24],
+  ['192.168.0.0', 16],
+  ['198.18.0.0', 15],
+  ['198.51.100.0', 24],
+  ['203.0.113.0', 24],
+  ['224.0.0.0', 4],
+  ['240.0.0.0', 4],
+] as const) {
+  REFUSED.addSubnet(network, prefix, 'ipv4');
+}
+for (const [network, prefix] of [
+  ['::', 128],
+  ['::1', 128],
+  ['64:ff9b::', 96],
+  ['64:ff9b:1::', 48],
+  ['100::', 64],
+  ['2001::', 23],
+  ['2001:db8::', 32],
+  ['2002::', 16],
+  ['fc00::', 7],
+  ['fe80::', 10],
+  ['fec0::', 10],
+  ['ff00::', 8],
+] as const) {
+  REFUSED.addSubnet(network, prefix, 'ipv6');
+}
+const LOOPBACK = new BlockList();
+LOOPBACK.addSubnet('127.0.0.0', 8, 'ipv4');
+LOOPBACK.addAddress('::1', 'ipv6');
+
+export interface AddressPolicy {
+  /** Development: `http` and loopback addresses allowed. */
+  allowLoopback: boolean;
+}
+
+/** Why an address may not be connected to, or undefined when it may. */
+export function refusedAddress(address: string, policy: AddressPolicy): string | undefined {
+  const family = isIP(address);
+  if (family === 0) return `${address} is not an IP address`;
+  let type: 'ipv4' | 'ipv6' = family === 4 ? 'ipv4' : 'ipv6';
+  let checked = address;
+  // An IPv4 address mapped into IPv6 (::ffff:10.0.0.1) is the IPv4 address.
+  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address);
+  if (mapped?.[1]) {
+    checked = mapped[1];
+    type = 'ipv4';
+  }
+  if (policy.allowLoopback && LOOPBACK.check(checked, type)) return undefined;
+  if (REFUSED.check(checked, type)) {
+    return `${address} is a loopback, private, link-local or reserved address`;
+  }
+  return undefined;
+}
+
+function lookupAll(hostname: string): Promise<LookupAddress[]> {
+  return new Promise((resolve, reject) => {
+    dnsLookup(hostname, { all: true, verbatim: true }, (error, addresses) =>
+      error ? reject(error) : resolve(addresses),
+    );
+  });
+}
+
+/** The host of a URL as a name or a bare IP address (no IPv6 brackets). */
+export function hostOf(url: URL): string {
+  return url.hostname.replace(/^\[(.*)\]$/, '$1');
+}
+
+/**
+ * Why a webhook URL is refused, or undefined when it is allowed: its scheme, then every
+ * address its host resolves to now.
+ */
+export async function refusedUrl(text: string, policy: AddressPolicy): Promise<string | undefined> {
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    return 'it is not an absolute URL';
+  }
+  if (url.protocol !== 'https:' && !(policy.allowLoopback && url.protocol === 'http:')) {
+    return policy.allowLoopback ? 'it must be http or https' : 'it must be https';
+  }
+  if (url.username || url.password) return 'it must not hold credentials';
+  const host = hostOf(url);
+  if (isIP(host)) return refusedAddress(host, policy);
+  let addresses: LookupAddress[];
+  try {
+    addresses = await lookupAll(host);
+  } catch {
+    return `its host ${host} does not resolve`;
+  }
+  if (addresses.length === 0) return `its host ${host} does not resolve`;
+  for (const { address } of addresses) {
+    const refused = refusedAddress(address, policy);
+    if (refused) return `its host ${host} resolves to ${refused.replace(/^\S+ /, `${address} (`)})`;
+  }
+  return undefined;
+}
+
+type LookupCallback = (
+  error: NodeJS.ErrnoException | null,
+  address: string | LookupAddress[],
+  family?: number,
+) => void;
+
+/**
+ * A `lookup` for http(s).request that resolves as dns.lookup does, then refuses to connect to
+ * any address `refusedAddress` refuses: the check at connection time.
+ */
+export function guardedLookup(policy: AddressPolicy) {
+  return (hostname: string, options: { all?: boolean }, callback: LookupCallback): void => {
+    lookupAll(hostname).then(
+      (addresses) => {
+        for (const { address } of addresses) {
+          const refused = refusedAddress(address, policy);
+          if (refused) {
+            const error: NodeJS.ErrnoException = new Error(`refused to connect: ${refused}`);
+            error.code = 'EADDRREFUSED';
+            callback(error, '');
+            return;
+          }
+        }
+        const first = addresses[0];
+        if (!first) {
+          const error: NodeJS.ErrnoException = new Error(`${hostname} does not resolve`);
+          error.code = 'ENOTFOUND';
+          callback(error, '');
+          return;
+        }
+        if (options.all) callback(null, addresses);
+        else callback(null, first.address, first.family);
+      },
+      (error: NodeJS.ErrnoException) => callback(error, ''),
+    );
+  };
+}

@@ -1,0 +1,368 @@
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { Writable } from 'node:stream';
+import { after, before, describe, it } from 'node:test';
+import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
+import type { Clock } from '../src/clock.js';
+import {
+  as,
+  basic,
+  createCategory,
+  errorCode,
+  freshIp,
+  newTenant,
+  startApp,
+  type Tenant,
+  type TestApp,
+} from './helpers.js';
+
+/** A clock the test moves. */
+function movableClock(): Clock & { advance(ms: number): void } {
+  let offset = 0;
+  return {
+    now: () => new Date(Date.now() + offset),
+    advance: (ms) => {
+      offset += ms;
+    },
+  };
+}
+
+const DAY_MS = 24 * 60 * 60 * 1000;
+
+function withKey(options: InjectOptions, key: string): InjectOptions {
+  return { ...options, headers: { ...options.headers, 'idempotency-key': key } };
+}
+
+async function petCount(app: FastifyInstance, tenant: Tenant): Promise<number> {
+  const res = await as(app, tenant, { method: 'GET', url: '/v1/pets?limit=100' });
+  assert.equal(res.statusCode, 200);
+  return res.json().length;
+}
+
+/** What a client sees of an answer: what a replay must repeat exactly. */
+function seen(res: LightMyRequestResponse) {
+  return { status: res.statusCode, body: res.body, location: res.headers.location };
+}
+
+describe('Idempotency-Key', () => {
+  const clock = movableClock();
+  let t: TestApp;
+  let owner: Tenant;
+  let categoryId: number;
+  before(async () => {
+    t = await startApp({ clock });
+    owner = await newTenant(t.app);
+    categoryId = (await createCategory(t.app, owner)).id;
+  });
+  after(() => t.close());
+
+  const newPet = (name = 'Rex'): InjectOptions => ({
+    method: 'POST',
+    url: '/v1/pets',
+    payload: { name, categoryId },
+  });
+
+  it('answers a POST sent again with its key as the first time, without doing it twice', async () => {
+    const before = await petCount(t.app, owner);
+    const key = randomUUID();
+    const first = await as(t.app, owner, withKey(newPet(), key));
+    assert.equal(first.statusCode, 201);
+    assert.equal(first.headers['idempotent-replayed'], undefined);
+    const again = await as(t.app, owner, withKey(newPet(), key));
+    assert.deepEqual(seen(again), seen(first));
+    assert.equal(again.headers['idempotent-replayed'], 'true');
+    assert.equal(await petCount(t.app, owner), before + 1);
+    // Without a key, the same request makes another.
+    assert.equal((await as(t.app, owner, newPet())).statusCode, 201);
+    assert.equal(await petCount(t.app, owner), before + 2);
+  });
+
+  it('keeps no refusal: it changed nothing, so the key may be sent again', async () => {
+    const key = randomUUID();
+    const bad = { method: 'POST', url: '/v1/pets', payload: { name: 'Rex', categoryId: 999 } };
+    for (let i = 0; i < 2; i++) {
+      const res = await as(t.app, owner, withKey(bad as InjectOptions, key));
+      assert.equal(errorCode(res), 'unknown_category');
+      assert.equal(res.headers['idempotent-replayed'], undefined);
+    }
+    const fixed = await as(t.app, owner, withKey(newPet(), key));
+    assert.equal(fixed.statusCode, 201);
+    assert.equal(fixed.headers['idempotent-replayed'], undefined);
+  });
+
+  it('refuses the key with another request: another body, path or method is 422', async () => {
+    const key = randomUUID();
+    assert.equal((await as(t.app, owner, withKey(newPet('Rex'), key))).statusCode, 201);
+    const before = await petCount(t.app, owner);
+    for (const other of [
+      newPet('Fido'),
+      { method: 'POST', url: '/v1/categories', payload: { name: 'Cats' } } as InjectOptions,
+    ]) {
+      const res = await as(t.app, owner, withKey(other, key));
+      assert.equal(res.statusCode, 422, res.body);
+      assert.equal(errorCode(res), 'idempotency_key_mismatch');
+      assert.equal(res.headers['idempotent-replayed'], undefined);
+    }
+    assert.equal(await petCount(t.app, owner), before, 'nothing was created');
+  });
+
+  it('refuses a malformed key with 400 and changes nothing', async () => {
+    const before = await petCount(t.app, owner);
+    for (const key of ['', 'x'.repeat(256), 'caf\u00e9', 'tab\there']) {
+      const res = await as(t.app, owner, withKey(newPet(), key));
+      assert.equal(res.statusCode, 400, `${JSON.stringify(key)}: ${res.body}`);
+      assert.equal(errorCode(res), 'invalid_idempotency_key');
+    }
+    // 255 printable characters, spaces inside, is a key.
+    const longest = `a ${'~'.repeat(253)}`;
+    assert.equal((await as(t.app, owner, withKey(newPet(), longest))).statusCode, 201);
+    assert.equal(await petCount(t.app, owner), before + 1);
+  });
+
+  it('answers 409 with Retry-After while the first request with the key still runs', async () => {
+    const before = await petCount(t.app, owner);
+    const key = randomUUID();
+    const answers = await Promise.all(
+      Array.from({ length: 5 }, () => as(t.app, owner, withKey(newPet(), key))),
+    );
+    const fresh = answers.filter((r) => r.statusCode === 201 && !r.headers['idempotent-replayed']);
+    assert.equal(fresh.length, 1, answers.map((r) => r.statusCode).join(' '));
+    for (const res of answers) {
+      if (res.statusCode === 409) {
+        assert.equal(errorCode(res), 'idempotency_key_in_use');
+        assert.equal(res.headers['retry-after'], '1');
+      } else {
+        assert.deepEqual(seen(res), seen(fresh[0]));
+      }
+    }
+    assert.equal(await petCount(t.app, owner), before + 1);
+  });
+
+  it("scopes keys to the account: another account's same key is its own", async () => {
+    const other = await newTenant(t.app);
+    const otherCategory = (await createCategory(t.app, other)).id;
+    const key = randomUUID();
+    assert.equal((await as(t.app, owner, withKey(newPet(), key))).statusCode, 201);
+    const theirs = await as(
+      t.app,
+      other,
+      withKey(
+        { method: 'POST', url: '/v1/pets', payload: { name: 'Rex', categoryId: otherCategory } },
+        key,
+      ),
+    );
+    assert.equal(theirs.statusCode, 201);
+    assert.equal(theirs.headers['idempotent-replayed'], undefined);
+  });
+
+  it('covers every POST: each answers the same twice and acts once', async () => {
+    const tenant = await newTenant(t.app);
+    const category = await createCategory(t.app, tenant, 'Birds');
+    const pet = await as(t.app, tenant, {
+      method: 'POST',
+      url: '/v1/pets',
+      payload: { name: 'Tweety', categoryId: category.id },
+    });
+    const email = `idem-${randomUUID()}@example.com`;
+    const ip = freshIp();
+    const posts: Array<{ name: string; request: InjectOptions; count: () => Promise<number> }> = [
+      {
+        name: 'sign-up',
+        request: {
+          method: 'POST',
+          url: '/v1/accounts',
+          payload: { email, password: 'correct horse battery staple' },
+          remoteAddress: ip,
+        },
+        count: async () => 0,
+      },
+      {
+        name: 'category',
+        request: {
+          method: 'POST',
+          url: '/v1/categories',
+          headers: tenant.headers,
+          payload: { name: 'Fish' },
+        },
+        count: async () =>
+          (await as(t.app, tenant, { url: '/v1/categories?limit=100' })).json().length,
+      },
+      {
+        name: 'pet',
+        request: {
+          method: 'POST',
+          url: '/v1/pets',
+          headers: tenant.headers,
+          payload: { name: 'Nemo', categoryId: category.id },
+        },
+        count: () => petCount(t.app, tenant),
+      },
+      {
+        name: 'order',
+        request: {
+          method: 'POST',
+          url: '/v1/store/orders',
+          headers: tenant.headers,
+          payload: { petId: pet.json().id },
+        },
+        count: async () =>
+          (await as(t.app, tenant, { url: '/v1/store/orders?limit=100' })).json().length,
+      },
+      {
+        name: 'message',
+        request: {
+          method: 'POST',
+          url: '/messages',
+          headers: tenant.headers,
+          payload: { message: 'Hello, store!' },
+        },
+        count: async () => 0,
+      },
+      {
+        name: 'key',
+        request: {
+          method: 'POST',
+          url: '/v1/keys',
+          headers: { authorization: basic(tenant.email, tenant.password) },
+          payload: { name: 'ci' },
+        },
+        count: async () =>
+          (
+            await t.app.inject({
+              url: '/v1/keys',
+              headers: { authorization: basic(tenant.email, tenant.password) },
+            })
+          ).json().length,
+      },
+    ];
+    for (const { name, request, count } of posts) {
+      const key = randomUUID();
+      const before = await count();
+      const first = await t.app.inject(withKey(request, key));
+      assert.ok([201, 202].includes(first.statusCode), `${name}: ${first.body}`);
+      const again = await t.app.inject(withKey(request, key));
+      assert.deepEqual(seen(again), seen(first), name);
+      assert.equal(again.headers['idempotent-replayed'], 'true', name);
+      if (name !== 'sign-up' && name !== 'message') {
+        assert.equal(await count(), before + 1, `${name}: acted once`);
+      }
+    }
+    // The sign-up's replay is its 201, where a second sign-up would be a 409.
+    const signUp = posts[0].request;
+    assert.equal((await t.app.inject(signUp)).statusCode, 409);
+  });
+
+  it('keeps the answer sealed: the stored row holds neither the body nor a secret', async () => {
+    const key = randomUUID();
+    const res = await t.app.inject(
+      withKey(
+        {
+          method: 'POST',
+          url: '/v1/keys',
+          headers: { authorization: basic(owner.email, owner.password) },
+          payload: { name: 'sealed' },
+        },
+        key,
+      ),
+    );
+    assert.equal(res.statusCode, 201);
+    const secret = res.json().key as string;
+    const rows = await t.database.reader
+      .selectFrom('idempotency_keys')
+      .select(['key_hash', 'answer'])
+      .where('scope', '=', owner.accountId)
+      .execute();
+    assert.ok(rows.length > 0);
+    for (const row of rows) {
+      assert.ok(!row.answer.includes(secret) && !row.answer.includes('sealed'));
+      assert.notEqual(row.key_hash, key);
+    }
+  });
+
+  it('keeps an answer 24 hours, then sweeps it; the key may be used again after', async () => {
+    const key = randomUUID();
+    const before = await petCount(t.app, owner);
+    assert.equal((await as(t.app, owner, withKey(newPet(), key))).statusCode, 201);
+    clock.advance(DAY_MS - 60_000);
+    const replayed = await as(t.app, owner, withKey(newPet(), key));
+    assert.equal(replayed.headers['idempotent-replayed'], 'true');
+    clock.advance(120_000);
+    const deleted = await t.app.ctx.housekeeping.runOnce();
+    assert.ok(deleted['idempotency keys'] >= 1, JSON.stringify(deleted));
+    const fresh = await as(t.app, owner, withKey(newPet(), key));
+    assert.equal(fresh.statusCode, 201);
+    assert.equal(fresh.headers['idempotent-replayed'], undefined);
+    assert.equal(await petCount(t.app, owner), before + 2);
+  });
+
+  it('works across instances: a key kept by one is replayed by another; at once, one change', async () => {
+    // Another instance kept the answer: this one has no in-flight record of the key, and finds
+    // the answer in the store. On PostgreSQL, sent to both at once, the second insert of the
+    // key waits for the first commit and rolls its own change back.
+    const key = randomUUID();
+    const before = await petCount(t.app, owner);
+    const elsewhere = await startApp({ clock, env: { DATABASE_URL: t.databaseUrl } });
+    try {
+      const first = await as(elsewhere.app, owner, withKey(newPet(), key));
+      assert.equal(first.statusCode, 201);
+      const here = await as(t.app, owner, withKey(newPet(), key));
+      assert.deepEqual(seen(here), seen(first));
+      assert.equal(here.headers['idempotent-replayed'], 'true');
+      const mismatch = await as(t.app, owner, withKey(newPet('Other'), key));
+      assert.equal(errorCode(mismatch), 'idempotency_key_mismatch');
+      // Counted where the pet was made: this instance keeps its own pages (embedded mode).
+      assert.equal(await petCount(elsewhere.app, owner), before + 1);
+      if (process.env.TEST_DATABASE_URL) {
+        // At once on both instances: the second waits for the first's commit, then replays it.
+        const raceKey = randomUUID();
+        const both = await Promise.all(
+          [t, elsewhere].map((one) => as(one.app, owner, withKey(newPet('Race'), raceKey))),
+        );
+        assert.deepEqual(
+          both.map((r) => r.statusCode),
+          [201, 201],
+        );
+        assert.deepEqual(seen(both[0]), seen(both[1]));
+        assert.equal(both.filter((r) => r.headers['idempotent-replayed'] === 'true').length, 1);
+        assert.equal(await petCount(elsewhere.app, owner), before + 2);
+      }
+    } finally {
+      await elsewhere.close();
+    }
+  });
+});
+
+describe('Idempotency-Key over real HTTP, under concurrent load', () => {
+  it('answers every keyed POST once, with nothing logged (no reply sent twice)', async () => {
+    let logged = '';
+    const logStream = new Writable({
+      write(chunk, _encoding, done) {
+        logged += String(chunk);
+        done();
+      },
+    });
+    const t = await startApp({ logStream, env: { LOG_LEVEL: 'warn' } });
+    try {
+      const owner = await newTenant(t.app);
+      const categoryId = (await createCategory(t.app, owner)).id;
+      const base = await t.app.listen({ port: 0, host: '127.0.0.1' });
+      const answers = await Promise.all(
+        Array.from({ length: 200 }, (_, i) =>
+          fetch(`${base}/v1/pets`, {
+            method: 'POST',
+            headers: {
+              ...owner.headers,
+              'content-type': 'application/json',
+              ...(i % 2 === 0 && { 'idempotency-key': randomUUID() }),
+            },
+            body: JSON.stringify({ name: `Load ${i}`, categoryId }),
+          }).then((res) => res.status),
+        ),
+      );
+      assert.deepEqual(new Set(answers), new Set([201]));
+      assert.equal(logged, '', 'nothing logged at warn');
+    } finally {
+      await t.close();
+    }
+  });
+});

@@ -1,0 +1,104 @@
+/**
+ * The docs page stays home (issue 22): /docs in Chromium (Debian's, through playwright-core),
+ * an operation opened and sent with "Test Request", and every request the page makes recorded.
+ * None may leave the service's origin, and none may miss (the favicon was a 404). The portal's
+ * walk in test/process/portal-browser.test.ts records its requests the same way.
+ */
+import assert from 'node:assert/strict';
+import { existsSync } from 'node:fs';
+import { type AddressInfo, createServer } from 'node:net';
+import { after, before, describe, it } from 'node:test';
+import { type Browser, chromium, type Page } from 'playwright-core';
+import { startApp, storeKey, type TestApp } from '../helpers.js';
+import { CHROMIUM_ARGS, recordRequests } from './browser.js';
+
+const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+const skip =
+  existsSync(CHROMIUM) || process.env.CI
+    ? false
+    : `no Chromium at ${CHROMIUM}: apt-get install chromium (or set CHROMIUM_PATH)`;
+
+/** A free port: the docs' server list names the configured PORT, so the app must listen on it. */
+async function freePort(): Promise<number> {
+  const server = createServer().listen(0, '127.0.0.1');
+  await new Promise((resolve) => server.once('listening', resolve));
+  const { port } = server.address() as AddressInfo;
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
+describe('API docs in Chromium, nothing loaded from elsewhere', { skip }, () => {
+  let t: TestApp;
+  let base: string;
+  let browser: Browser;
+  let page: Page;
+  let requests: ReturnType<typeof recordRequests>;
+
+  before(async () => {
+    const port = await freePort();
+    t = await startApp({ env: { PORT: String(port) } });
+    base = await t.app.listen({ host: '127.0.0.1', port });
+    browser = await chromium.launch({
+      executablePath: CHROMIUM,
+      headless: true,
+      args: CHROMIUM_ARGS,
+    });
+    page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+    requests = recordRequests(page, new URL(base).origin);
+  });
+
+  after(async () => {
+    await browser?.close();
+    await t?.close();
+  });
+
+  it('opens an operation and answers "Test Request" with real pets, from this origin alone', async () => {
+    const key = await storeKey(t.databaseUrl);
+    await page.goto(`${base}/docs`);
+    // The sidebar's entry (a link or a button, as Scalar's versions have it).
+    await page.getByText('List animals').first().click();
+    await page
+      .getByRole('button', { name: /Test Request/ })
+      .first()
+      .click();
+    const send = page.getByRole('button', { name: /^Send get request/ });
+    await send.waitFor();
+    // The client's authentication section may open collapsed.
+    const token = page.getByPlaceholder('Token').last();
+    if (!(await token.isVisible())) {
+      await page
+        .getByRole('button', { name: /^Authentication/ })
+        .last()
+        .click();
+    }
+    await token.fill(key);
+    const [answer] = await Promise.all([
+      page.waitForResponse((r) => new URL(r.url()).pathname === '/v1/pets'),
+      send.click(),
+    ]);
+    assert.equal(answer.status(), 200);
+    assert.equal(answer.request().headers().authorization, `Bearer ${key}`);
+    assert.ok(Array.isArray(await answer.json()));
+    // Whatever the page would still fetch after the answer (a lazy chunk, telemetry).
+    await page.waitForTimeout(1_000);
+    await page.screenshot({ path: 'test/test-output/docs-test-request.png' });
+
+    assert.deepEqual(requests.away, [], 'requests that left the origin');
+    assert.deepEqual(requests.failed, [], 'requests that failed or missed');
+  });
+
+  it("offers none of Scalar's hosted features: no AI, no MCP, no toolbar", async () => {
+    await page.goto(`${base}/docs`);
+    await page.getByText('List animals').first().waitFor();
+    const text = await page.locator('body').innerText();
+    assert.doesNotMatch(text, /Ask AI|Generate MCP|Share|Deploy|Configure/i);
+    assert.deepEqual(requests.away, []);
+  });
+
+  it('serves its favicon at /favicon.ico too', async () => {
+    const res = await fetch(`${base}/favicon.ico`);
+    assert.equal(res.status, 200);
+    assert.equal(res.headers.get('content-type'), 'image/svg+xml');
+    assert.match(await res.text(), /^<svg /);
+  });
+});
