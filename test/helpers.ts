@@ -31,7 +31,12 @@ export function testDatabaseUrl(): { url: string; cleanup: () => void } {
 export async function databaseOfItsOwn(): Promise<{ url: string; drop: () => Promise<void> }> {
   const pg = process.env.TEST_DATABASE_URL;
   if (pg) return freshPostgres(pg);
-  const { url, cleanup } = sqliteDatabaseUrl();
+  return testDatabase();
+}
+
+/** testDatabaseUrl, with an async drop like databaseOfItsOwn's. */
+function testDatabase(): { url: string; drop: () => Promise<void> } {
+  const { url, cleanup } = testDatabaseUrl();
   return { url, drop: async () => cleanup() };
 }
 
@@ -73,7 +78,10 @@ export async function startApp(
   options: { env?: Record<string, string> } & Omit<AppOptions, 'config' | 'database'> = {},
 ): Promise<TestApp> {
   const { env, ...appOptions } = options;
-  const { url, cleanup } = testDatabaseUrl();
+  // A clock of its own means a store of its own: the app's worker, dispatcher and housekeeping
+  // would otherwise treat other suites' rows as if it were that time for them too (a clock in
+  // 2030 sweeps their events and claims their leased messages as stranded).
+  const { url, drop } = appOptions.clock ? await databaseOfItsOwn() : testDatabase();
   const config = loadConfig({
     DATABASE_URL: url,
     LOG_LEVEL: 'silent',
@@ -98,7 +106,7 @@ export async function startApp(
       closed = true;
       await app.close();
       await database.close();
-      cleanup();
+      await drop();
     },
   };
 }
