@@ -6,6 +6,7 @@ import { type Clock, systemClock, withTimeout } from './clock.js';
 import { type Config, storeName } from './config.js';
 import { KeyAuthenticator } from './domain/api-keys.js';
 import { SecretBox } from './domain/secret-box.js';
+import { endpointsWant } from './domain/webhooks.js';
 import { ApiError, RETRY_SOON } from './errors.js';
 import { anonymous, basicAuth, bearerAuth, countApiCaller } from './http/auth.js';
 import {
@@ -196,7 +197,8 @@ export async function buildApp({
     config,
     database,
     clock,
-    sink ?? new LogSink(log),
+    sink ??
+      new LogSink(log, (accountId) => endpointsWant(database.reader, accountId, 'message.sent')),
     log,
     outages,
     (outcome) => metrics.processed(outcome.status),

@@ -1,33 +1,13 @@
 import assert from 'node:assert/strict';
-import { Writable } from 'node:stream';
 import { describe, it } from 'node:test';
 import { buildApp } from '../src/app.js';
 import { loadConfig } from '../src/config.js';
 import { ERRORS } from '../src/errors.js';
 import { toApiError } from '../src/http/error-handler.js';
 import { openDatabase } from '../src/store/database.js';
-import { newTenant, startApp } from './helpers.js';
+import { captureLog, newTenant, startApp } from './helpers.js';
 
 /** A log stream for an app, and what was written to it. */
-function captureLog() {
-  let text = '';
-  const stream = new Writable({
-    write(chunk, _enc, done) {
-      text += String(chunk);
-      done();
-    },
-  });
-  return {
-    stream,
-    text: () => text,
-    lines: () =>
-      text
-        .split('\n')
-        .filter((line) => line !== '')
-        .map((line) => JSON.parse(line) as Record<string, unknown>),
-  };
-}
-
 describe('error table and handler', () => {
   it('gives every code a status that matches its class', () => {
     for (const [code, { status }] of Object.entries(ERRORS)) {

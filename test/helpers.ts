@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Writable } from 'node:stream';
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
 import pg from 'pg';
 import { type AppOptions, buildApp } from '../src/app.js';
@@ -290,5 +291,25 @@ export async function freshPostgres(
   return {
     url: url.href,
     drop: () => admin(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`),
+  };
+}
+
+/** A log stream for `logStream`, and what was written to it, as text or as parsed lines. */
+export function captureLog() {
+  let text = '';
+  const stream = new Writable({
+    write(chunk, _enc, done) {
+      text += String(chunk);
+      done();
+    },
+  });
+  return {
+    stream,
+    text: () => text,
+    lines: () =>
+      text
+        .split('\n')
+        .filter((line) => line !== '')
+        .map((line) => JSON.parse(line) as Record<string, unknown>),
   };
 }

@@ -10,6 +10,7 @@ import { migrate, openDatabase } from '../src/store/database.js';
 import { guardedLookup, refusedAddress, refusedUrl } from '../src/webhooks/address.js';
 import {
   as,
+  captureLog,
   createCategory,
   createPet,
   errorCode,
@@ -493,6 +494,86 @@ describe('events and webhooks', () => {
       assert.match(res.body, /webhook_deliveries_total\{outcome="delivered"\} [1-9]/);
       assert.match(res.body, /webhook_deliveries_total\{outcome="retry"\} [1-9]/);
     });
+  });
+});
+
+describe('messages and webhooks: the quickstart', () => {
+  it('sends a message as message.sent to the endpoints that want it, and to the log only without one', async () => {
+    const receiver = await new Receiver().start();
+    const log = captureLog();
+    const t = await startApp({ env: { ...FAST, LOG_LEVEL: 'info' }, logStream: log.stream });
+    try {
+      const hooked = await newTenant(t.app);
+      await addEndpoint(t.app, hooked, `${receiver.url}/sent`, ['message.sent']);
+      const plain = await newTenant(t.app);
+      // An endpoint that wants other events does not take the log's place.
+      await addEndpoint(t.app, plain, `${receiver.url}/pets`, ['pet.created']);
+      const send = async (tenant: Tenant, message: string) => {
+        const res = await as(t.app, tenant, {
+          method: 'POST',
+          url: '/messages',
+          payload: { message },
+        });
+        assert.equal(res.statusCode, 202, res.body);
+        return res.json().id as string;
+      };
+      const record = async (tenant: Tenant, id: string) =>
+        (await as(t.app, tenant, { url: `/messages/${id}` })).json();
+      const [hookedId, plainId] = [
+        await send(hooked, 'to the hook'),
+        await send(plain, 'to the log'),
+      ];
+      await until(
+        async () =>
+          (await record(hooked, hookedId)).webhooks.delivered === 1 &&
+          (await record(plain, plainId)).status === 'sent',
+        'both messages sent and the webhook delivered',
+      );
+      const hookedRecord = await record(hooked, hookedId);
+      assert.equal(hookedRecord.status, 'sent');
+      assert.deepEqual(hookedRecord.webhooks, { pending: 0, delivered: 1, failed: 0 });
+      assert.deepEqual((await record(plain, plainId)).webhooks, {
+        pending: 0,
+        delivered: 0,
+        failed: 0,
+      });
+      assert.equal(receiver.of('/sent').length, 1);
+      assert.equal(JSON.parse(receiver.of('/sent')[0]?.body ?? '').data.id, hookedId);
+      const sentLines = log.lines().filter((line) => line.msg === 'message sent');
+      assert.deepEqual(
+        sentLines.map((line) => line.messageId),
+        [plainId],
+        'the log has the message of the account without a message.sent endpoint, only',
+      );
+    } finally {
+      await t.close();
+      await receiver.close();
+    }
+  });
+
+  it('shows a message whose webhook keeps failing as pending, then failed', async () => {
+    const receiver = await new Receiver().start();
+    receiver.answer = () => 500;
+    const t = await startApp({ env: { ...FAST, WEBHOOK_RETRY_FOR_SECONDS: '2' } });
+    try {
+      const tenant = await newTenant(t.app);
+      await addEndpoint(t.app, tenant, `${receiver.url}/down`, ['*']);
+      const res = await as(t.app, tenant, {
+        method: 'POST',
+        url: '/messages',
+        payload: { message: 'hi' },
+      });
+      const id = res.json().id as string;
+      const state = async () =>
+        (await as(t.app, tenant, { url: `/messages/${id}` })).json().webhooks;
+      await until(async () => receiver.of('/down').length >= 1, 'a first failed try');
+      assert.deepEqual(await state(), { pending: 1, delivered: 0, failed: 0 });
+      await until(async () => (await state()).failed === 1, 'the delivery given up on');
+      assert.deepEqual(await state(), { pending: 0, delivered: 0, failed: 1 });
+    } finally {
+      await t.close();
+      await receiver.close();
+    }
   });
 });
 

@@ -3,6 +3,7 @@ import { type Alongside, writeWith } from '../store/alongside.js';
 import type { ReadDb, Writer } from '../store/database.js';
 import { findMessage, insertMessage, type Lease } from '../store/messages-repository.js';
 import { type MessageRow, toIso } from '../store/tables.js';
+import { deliveryStatusCounts } from '../store/webhooks-repository.js';
 import { timeOrderedBase62 } from './random.js';
 import { fail, ok, type Result } from './result.js';
 
@@ -84,13 +85,40 @@ export async function acceptMessage(
   return { message, row };
 }
 
+/** The resource a message's events (`message.sent`, `message.failed`) are about. */
+export function messageResource(id: string): string {
+  return `messages/${id}`;
+}
+
+/** Where the webhook deliveries of a message's events stand: how many of each. */
+export interface WebhookDeliveryState {
+  /** Not yet delivered: waiting for a first try, being sent, or waiting to be retried. */
+  pending: number;
+  delivered: number;
+  /** Given up on after the retry period (or the endpoint was disabled). */
+  failed: number;
+}
+
+export type MessageRecord = Message & { webhooks: WebhookDeliveryState };
+
+/** A message as it stands, with the delivery state of its events to the account's webhooks. */
 export async function getMessage(
   db: ReadDb,
   accountId: string,
   id: string,
-): Promise<Result<Message, 'not_found'>> {
+): Promise<Result<MessageRecord, 'not_found'>> {
   const row = await findMessage(db, accountId, id);
-  return row ? ok(toMessage(row)) : fail('not_found', `No message ${id} in this account.`);
+  if (!row) return fail('not_found', `No message ${id} in this account.`);
+  const counts = await deliveryStatusCounts(db, accountId, messageResource(id));
+  const count = (status: string) => counts.get(status) ?? 0;
+  return ok({
+    ...toMessage(row),
+    webhooks: {
+      pending: count('pending') + count('sending'),
+      delivered: count('delivered'),
+      failed: count('failed'),
+    },
+  });
 }
 
 export interface RetryPolicy {

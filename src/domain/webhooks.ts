@@ -2,8 +2,10 @@ import type { Clock } from '../clock.js';
 import { type Alongside, writeWith } from '../store/alongside.js';
 import type { Database } from '../store/database.js';
 import { insertTestEvent } from '../store/events-repository.js';
+import type { ReadDb } from '../store/handles.js';
 import { toIso, type WebhookDeliveryRow, type WebhookEndpointRow } from '../store/tables.js';
 import {
+  anyEndpointWants,
   countEndpoints,
   type DeliveryWithType,
   deleteEndpoint,
@@ -364,6 +366,11 @@ export function retryDelivery(
     {},
     alongside,
   );
+}
+
+/** Whether an enabled endpoint of the account wants events of `type` (as the outbox fans out). */
+export function endpointsWant(db: ReadDb, accountId: string, type: EventType): Promise<boolean> {
+  return anyEndpointWants(db, accountId, type);
 }
 
 export { EVENT_TYPES };

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { FastifyBaseLogger } from 'fastify';
 import type { Clock } from '../clock.js';
 import { recordEvents } from '../domain/events.js';
-import { type RetryPolicy, retryDelayMs, toMessage } from '../domain/messages.js';
+import { messageResource, type RetryPolicy, retryDelayMs, toMessage } from '../domain/messages.js';
 import type { Outages } from '../ops/outages.js';
 import type { Database } from '../store/database.js';
 import {
@@ -134,7 +134,7 @@ export class MessageProcessor {
   /** Hands the message to the sink: undefined when it took it, else what went wrong. */
   private async deliver(row: MessageRow): Promise<{ error: unknown } | undefined> {
     try {
-      await this.sink.deliver({ ...toMessage(row), status: 'processing' });
+      await this.sink.deliver({ ...toMessage(row), status: 'processing' }, row.account_id);
       return undefined;
     } catch (error) {
       return { error };
@@ -199,7 +199,7 @@ function messageEvent(
 ) {
   return {
     type: `message.${status}`,
-    resource: `messages/${row.id}`,
+    resource: messageResource(row.id),
     data: { ...toMessage(row), status, updatedAt: at.toISOString(), failureReason },
   } as const;
 }

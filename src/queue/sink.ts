@@ -7,15 +7,25 @@ import type { Message } from '../domain/messages.js';
  * so a sink with side effects should de-duplicate on `message.id`.
  */
 export interface MessageSink {
-  deliver(message: Message): Promise<void>;
+  /** Delivers `message`, of the account `accountId`; resolves once it is delivered. */
+  deliver(message: Message, accountId: string): Promise<void>;
 }
 
-/** The default sink: writes the message to the log and succeeds. The log writes synchronously
- * (src/log.ts), so the line is out before the row is settled `sent`. */
+/**
+ * The default sink. A message goes out as the `message.sent` event its settle writes (the
+ * outbox), to the account's webhook endpoints that want it; to an account with none, it goes
+ * to the log, as a line written synchronously (src/log.ts), so it is out before the row is
+ * settled `sent`. Either way the sink succeeds: the delivery to endpoints is the dispatcher's.
+ */
 export class LogSink implements MessageSink {
-  constructor(private readonly log: FastifyBaseLogger) {}
+  constructor(
+    private readonly log: FastifyBaseLogger,
+    /** Whether the account has an endpoint that wants `message.sent`. */
+    private readonly subscribed: (accountId: string) => Promise<boolean> = async () => false,
+  ) {}
 
-  async deliver(message: Message): Promise<void> {
+  async deliver(message: Message, accountId: string): Promise<void> {
+    if (await this.subscribed(accountId)) return;
     this.log.info({ messageId: message.id, message: message.message }, 'message sent');
   }
 }

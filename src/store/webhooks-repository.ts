@@ -358,3 +358,39 @@ export async function endpointFailed(
     .executeTakeFirst();
   return disabled !== undefined;
 }
+
+/** Whether any enabled endpoint of the account wants events of `type`. */
+export async function anyEndpointWants(
+  db: ReadDb,
+  accountId: string,
+  type: string,
+): Promise<boolean> {
+  const row = await db
+    .selectFrom('webhook_endpoints')
+    .select('id')
+    .where('account_id', '=', accountId)
+    .where('enabled', '=', 1)
+    .where((eb) => eb.or([eb('event_types', '=', ' * '), eb('event_types', 'like', `% ${type} %`)]))
+    .limit(1)
+    .executeTakeFirst();
+  return row !== undefined;
+}
+
+/** How the deliveries of one resource's events stand, by status, over the account's endpoints. */
+export async function deliveryStatusCounts(
+  db: ReadDb,
+  accountId: string,
+  resource: string,
+): Promise<Map<string, number>> {
+  const rows = await db
+    .selectFrom('webhook_deliveries')
+    .select(['status', (eb) => eb.fn.countAll<number>().as('n')])
+    // Through the account's endpoints: the (endpoint_id, resource, event_id) index.
+    .where('endpoint_id', 'in', (eb) =>
+      eb.selectFrom('webhook_endpoints').select('id').where('account_id', '=', accountId),
+    )
+    .where('resource', '=', resource)
+    .groupBy('status')
+    .execute();
+  return new Map(rows.map((row) => [row.status, Number(row.n)]));
+}

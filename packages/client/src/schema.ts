@@ -998,7 +998,12 @@ export interface components {
          *       "message": "Hello, store!",
          *       "status": "sent",
          *       "createdAt": "2026-01-05T10:00:00.000Z",
-         *       "updatedAt": "2026-01-05T10:00:00.120Z"
+         *       "updatedAt": "2026-01-05T10:00:00.120Z",
+         *       "webhooks": {
+         *         "pending": 0,
+         *         "delivered": 1,
+         *         "failed": 0
+         *       }
          *     }
          */
         MessageRecord: {
@@ -1019,6 +1024,33 @@ export interface components {
             updatedAt: string;
             /** @description Why delivery failed; only on `failed`. */
             failureReason?: string;
+            webhooks: components["schemas"]["WebhookDeliveryState"];
+        };
+        /**
+         * WebhookDeliveryState
+         * @description Where the deliveries of this message's `message.sent` or `message.failed` event to the account's webhook endpoints stand. All zero while the message is not settled, and when no endpoint wants the event.
+         * @example {
+         *       "pending": 0,
+         *       "delivered": 1,
+         *       "failed": 0
+         *     }
+         */
+        WebhookDeliveryState: {
+            /**
+             * Format: int32
+             * @description Not delivered yet: waiting for a first try, being sent, or to be retried.
+             */
+            pending: number;
+            /**
+             * Format: int32
+             * @description Answered with a 2xx.
+             */
+            delivered: number;
+            /**
+             * Format: int32
+             * @description Given up on after the retry period.
+             */
+            failed: number;
         };
         /**
          * NewAccount
@@ -3828,7 +3860,12 @@ export interface operations {
                      *       "message": "Hello, store!",
                      *       "status": "sent",
                      *       "createdAt": "2026-01-05T10:00:00.000Z",
-                     *       "updatedAt": "2026-01-05T10:00:00.120Z"
+                     *       "updatedAt": "2026-01-05T10:00:00.120Z",
+                     *       "webhooks": {
+                     *         "pending": 0,
+                     *         "delivered": 1,
+                     *         "failed": 0
+                     *       }
                      *     }
                      */
                     "application/json": components["schemas"]["MessageRecord"];

@@ -1,5 +1,6 @@
 import { Type } from 'typebox';
 import { MESSAGE_MAX_LENGTH, MESSAGE_STATUSES } from '../../domain/messages.js';
+import { MAX_ENDPOINTS } from '../../domain/webhooks.js';
 import { STORABLE_TEXT_PATTERN, Timestamp } from './common.js';
 
 const Id = Type.String({
@@ -49,6 +50,27 @@ export const QueuedMessage = Type.Object(
   },
 );
 
+// A message has one settled event, delivered at most once per endpoint of the account.
+const Count = (description: string) =>
+  Type.Integer({ format: 'int32', minimum: 0, maximum: MAX_ENDPOINTS, description });
+
+export const WebhookDeliveryState = Type.Object(
+  {
+    pending: Count('Not delivered yet: waiting for a first try, being sent, or to be retried.'),
+    delivered: Count('Answered with a 2xx.'),
+    failed: Count('Given up on after the retry period.'),
+  },
+  {
+    title: 'WebhookDeliveryState',
+    additionalProperties: false,
+    description:
+      "Where the deliveries of this message's `message.sent` or `message.failed` event to the " +
+      "account's webhook endpoints stand. All zero while the message is not settled, and when " +
+      'no endpoint wants the event.',
+    examples: [{ pending: 0, delivered: 1, failed: 0 }],
+  },
+);
+
 export const MessageRecord = Type.Object(
   {
     id: Id,
@@ -59,12 +81,20 @@ export const MessageRecord = Type.Object(
     failureReason: Type.Optional(
       Type.String({ maxLength: 1024, description: 'Why delivery failed; only on `failed`.' }),
     ),
+    webhooks: WebhookDeliveryState,
   },
   {
     title: 'MessageRecord',
     additionalProperties: false,
     description: 'A message as it stands now.',
-    examples: [{ ...queued, status: 'sent', updatedAt: '2026-01-05T10:00:00.120Z' }],
+    examples: [
+      {
+        ...queued,
+        status: 'sent',
+        updatedAt: '2026-01-05T10:00:00.120Z',
+        webhooks: { pending: 0, delivered: 1, failed: 0 },
+      },
+    ],
   },
 );
 
