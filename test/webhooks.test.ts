@@ -497,6 +497,56 @@ describe('events and webhooks', () => {
   });
 });
 
+describe('webhooks across two instances on PostgreSQL', {
+  skip: !process.env.TEST_DATABASE_URL && 'needs TEST_DATABASE_URL',
+}, () => {
+  it('delivers every event once, in order per resource, with two dispatchers racing for them', async () => {
+    const receiver = await new Receiver().start();
+    const a = await startApp({ env: FAST });
+    const b = await startApp({ env: { ...FAST, DATABASE_URL: a.databaseUrl } });
+    try {
+      const tenant = await newTenant(a.app);
+      await addEndpoint(a.app, tenant, `${receiver.url}/both`, ['pet.created', 'pet.updated']);
+      const category = await createCategory(a.app, tenant);
+      // Changes through both instances, each pet changed three times after its creation.
+      const pets = [];
+      for (let i = 0; i < 6; i++) {
+        const via = i % 2 === 0 ? a.app : b.app;
+        pets.push(await createPet(via, tenant, { categoryId: category.id, name: `p${i}-0` }));
+      }
+      for (let round = 1; round <= 3; round++) {
+        await Promise.all(
+          pets.map(async (pet, i) => {
+            const via = (i + round) % 2 === 0 ? a.app : b.app;
+            const res = await as(via, tenant, {
+              method: 'PATCH',
+              url: `/v1/pets/${pet.id}`,
+              payload: { name: `p${i}-${round}` },
+            });
+            assert.equal(res.statusCode, 200, res.body);
+          }),
+        );
+      }
+      await until(() => receiver.of('/both').length >= 24, 'every event delivered');
+      await new Promise((r) => setTimeout(r, 200)); // room for a duplicate to show up
+      const events = receiver.of('/both').map((r) => JSON.parse(r.body));
+      assert.equal(new Set(events.map((e) => e.id)).size, events.length, 'no event twice');
+      assert.equal(events.length, 24);
+      pets.forEach((pet, i) => {
+        assert.deepEqual(
+          events.filter((e) => e.data.id === pet.id).map((e) => e.data.name),
+          [0, 1, 2, 3].map((round) => `p${i}-${round}`),
+          `pet ${pet.id}'s events in the order of its changes`,
+        );
+      });
+    } finally {
+      await b.close();
+      await a.close();
+      await receiver.close();
+    }
+  });
+});
+
 describe('messages and webhooks: the quickstart', () => {
   it('sends a message as message.sent to the endpoints that want it, and to the log only without one', async () => {
     const receiver = await new Receiver().start();
