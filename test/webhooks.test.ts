@@ -588,6 +588,7 @@ describe('messages and webhooks: the quickstart', () => {
         failed: 0,
       });
       assert.equal(receiver.of('/sent').length, 1);
+      assert.equal(receiver.of('/pets').length, 0, 'an endpoint gets only the types it wants');
       assert.equal(JSON.parse(receiver.of('/sent')[0]?.body ?? '').data.id, hookedId);
       const sentLines = log.lines().filter((line) => line.msg === 'message sent');
       assert.deepEqual(

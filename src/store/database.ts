@@ -117,7 +117,6 @@ export function openDatabase(url: string, options: DatabaseOptions = {}): Databa
     sqlite.pragma('synchronous = FULL');
     sqlite.pragma('foreign_keys = ON');
     sqlite.pragma('busy_timeout = 5000');
-    if (process.env.EXPERIMENT_CKPT) sqlite.pragma(`wal_autocheckpoint = ${process.env.EXPERIMENT_CKPT}`);
     const statements = sqliteStatements(sqlite);
     caches.push(statements.statements);
     changesElsewhere = () => statements.changesElsewhere();

@@ -13,11 +13,21 @@ export type NewEventRow = {
   created_at: string;
 };
 
-type Fanned = NewEventRow & { pattern: string };
+/** The event and the type as it stands in `webhook_endpoints.event_types`: between spaces. */
+type Fanned = NewEventRow & { needle: string };
 
 const EVENT_COLUMNS = sql`account_id, id, type, resource, data, created_at`;
 const DELIVERY_COLUMNS = sql`endpoint_id, event_id, account_id, resource, status, attempts,
   available_at, created_at, updated_at`;
+
+/**
+ * An event type as `webhook_endpoints.event_types` holds it, between spaces, to find with
+ * instr/strpos. Not LIKE: SQLite prepares a statement again every time the parameter on the
+ * right of a LIKE changes (its LIKE optimisation), which cost each write ~15 µs.
+ */
+export function typeNeedle(type: string): string {
+  return ` ${type} `;
+}
 
 /**
  * SQLite: the event, then a delivery for each enabled endpoint of the account that wants its
@@ -37,7 +47,7 @@ const fanOutSqlite = preparedWrite((tx: Tx, p: Fanned) => ({
         ${p.created_at}, ${p.created_at}, ${p.created_at}
       from webhook_endpoints e
       where e.account_id = ${p.account_id} and e.enabled = 1
-        and (e.event_types = ' * ' or e.event_types like ${p.pattern})`.compile(tx),
+        and (e.event_types = ' * ' or instr(e.event_types, ${p.needle}) > 0)`.compile(tx),
 }));
 
 /**
@@ -55,7 +65,7 @@ const insertEventPostgres = preparedWrite((tx: Tx, p: Fanned) => ({
         ${p.created_at}::timestamptz, ${p.created_at}::timestamptz, ${p.created_at}::timestamptz
       from webhook_endpoints e
       where e.account_id = ${p.account_id}::text and e.enabled = 1
-        and (e.event_types = ' * ' or e.event_types like ${p.pattern}::text)`.compile(tx),
+        and (e.event_types = ' * ' or strpos(e.event_types, ${p.needle}::text) > 0)`.compile(tx),
 }));
 
 /**
@@ -63,7 +73,7 @@ const insertEventPostgres = preparedWrite((tx: Tx, p: Fanned) => ({
  * with the change they report, or not at all.
  */
 export async function insertEvent(tx: Tx, row: NewEventRow): Promise<void> {
-  const fanned = { ...row, pattern: `% ${row.type} %` };
+  const fanned = { ...row, needle: typeNeedle(row.type) };
   if (tx.getExecutor().adapter instanceof PostgresAdapter) {
     await insertEventPostgres(tx, fanned);
     return;

@@ -1,5 +1,6 @@
-import type { Insertable, Updateable } from 'kysely';
+import { type Insertable, PostgresAdapter, sql, type Updateable } from 'kysely';
 import type { Database } from './database.js';
+import { typeNeedle } from './events-repository.js';
 import type { ReadDb, Tx } from './handles.js';
 import type {
   WebhookDeliveriesTable,
@@ -370,7 +371,7 @@ export async function anyEndpointWants(
     .select('id')
     .where('account_id', '=', accountId)
     .where('enabled', '=', 1)
-    .where((eb) => eb.or([eb('event_types', '=', ' * '), eb('event_types', 'like', `% ${type} %`)]))
+    .where((eb) => eb.or([eb('event_types', '=', ' * '), wantsType(db, type)]))
     .limit(1)
     .executeTakeFirst();
   return row !== undefined;
@@ -393,4 +394,11 @@ export async function deliveryStatusCounts(
     .groupBy('status')
     .execute();
   return new Map(rows.map((row) => [row.status, Number(row.n)]));
+}
+
+/** `event_types` names `type` (see typeNeedle: a substring search, not LIKE). */
+function wantsType(db: ReadDb, type: string) {
+  return db.getExecutor().adapter instanceof PostgresAdapter
+    ? sql<boolean>`strpos(event_types, ${typeNeedle(type)}) > 0`
+    : sql<boolean>`instr(event_types, ${typeNeedle(type)}) > 0`;
 }

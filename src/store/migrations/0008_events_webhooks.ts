@@ -34,7 +34,7 @@ export async function up(db: Kysely<unknown>, dialect: Dialect): Promise<void> {
     .addColumn('account_id', 'text', (c) => c.notNull().references('accounts.id'))
     .addColumn('url', 'text', (c) => c.notNull())
     // The event types, each between spaces (` pet.created order.placed `), or ` * `: matched
-    // with LIKE by the insert that fans an event out, on both stores.
+    // by substring (instr, strpos) by the insert that fans an event out, on both stores.
     .addColumn('event_types', 'text', (c) => c.notNull())
     .addColumn('enabled', 'integer', (c) => c.notNull())
     .addColumn('disabled_reason', 'text')
