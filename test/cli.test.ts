@@ -1,20 +1,27 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { after, describe, it } from 'node:test';
+import { after, before, describe, it } from 'node:test';
 import { run } from '../src/cli/main.js';
-import { basic, sqliteDatabaseUrl, startApp, testDatabaseUrl } from './helpers.js';
+import { basic, databaseOfItsOwn, sqliteDatabaseUrl, startApp } from './helpers.js';
 
 describe('animal-store CLI', () => {
-  const { url, cleanup } = testDatabaseUrl();
+  // A store of its own: the demo account it seeds is one per store (a second run on a shared
+  // database would find it there).
+  let url = '';
+  let drop = async () => {};
   // The CLI and the service share the Redis (and its key prefix) when there is one, as in a
   // deployment: the CLI announces key and plan changes through it.
   const redis: Record<string, string> = process.env.TEST_REDIS_URL
     ? { REDIS_URL: process.env.TEST_REDIS_URL, REDIS_KEY_PREFIX: `test-${randomUUID()}:` }
     : {};
-  const env = { DATABASE_URL: url, LOG_LEVEL: 'silent', ...redis };
+  const env: Record<string, string> = { LOG_LEVEL: 'silent', ...redis };
   const email = `cli-${randomUUID()}@example.com`;
   const password = 'a long enough password';
-  after(cleanup);
+  before(async () => {
+    ({ url, drop } = await databaseOfItsOwn());
+    env.DATABASE_URL = url;
+  });
+  after(() => drop());
 
   it('migrates, creates an account and a key that the API accepts', async () => {
     assert.equal((await run(['migrate'], env)).code, 0);

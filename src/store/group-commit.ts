@@ -55,6 +55,9 @@ export class GroupCommit {
    * prepared statements. */
   private readonly direct: DirectRunner;
   private readonly totalChanges: SqliteDatabase.Statement;
+  /** Prepared once: `exec` would compile them again for every write. */
+  private readonly savepoint: SqliteDatabase.Statement;
+  private readonly release: SqliteDatabase.Statement;
 
   /**
    * @param db The Kysely handle over `statements`, itself over `sqlite`.
@@ -67,6 +70,8 @@ export class GroupCommit {
     statements: SqliteStatements,
   ) {
     this.totalChanges = sqlite.prepare('select total_changes()').pluck();
+    this.savepoint = sqlite.prepare('savepoint write');
+    this.release = sqlite.prepare('release write');
     this.direct = {
       all: (text, parameters) => {
         const statement = statements.prepare(text);
@@ -119,10 +124,10 @@ export class GroupCommit {
       if (!this.sqlite.inTransaction) throw new Error('the transaction ended during a write');
       return { ok: true, value };
     }
-    this.sqlite.exec('savepoint write');
+    this.savepoint.run();
     try {
       const value = await item.work(tx);
-      this.sqlite.exec('release write');
+      this.release.run();
       return { ok: true, value };
     } catch (error) {
       try {

@@ -2,6 +2,7 @@ import { type Insertable, PostgresAdapter, sql, type Updateable } from 'kysely';
 import type { Database } from './database.js';
 import { typeNeedle } from './events-repository.js';
 import type { ReadDb, Tx } from './handles.js';
+import { preparedQuery } from './prepared.js';
 import type {
   WebhookDeliveriesTable,
   WebhookDeliveryRow,
@@ -360,21 +361,25 @@ export async function endpointFailed(
   return disabled !== undefined;
 }
 
-/** Whether any enabled endpoint of the account wants events of `type`. */
+const anyEndpointWantsQuery = preparedQuery((db, p: { accountId: string; needle: string }) => ({
+  compile: () =>
+    sql<{ id: string }>`select id from webhook_endpoints
+      where account_id = ${p.accountId} and enabled = 1
+        and (event_types = ' * ' or ${containsNeedle(db, p.needle)})
+      limit 1`.compile(db),
+}));
+
+/**
+ * Whether any enabled endpoint of the account wants events of `type` (a prepared statement:
+ * the log sink asks it for every message).
+ */
 export async function anyEndpointWants(
   db: ReadDb,
   accountId: string,
   type: string,
 ): Promise<boolean> {
-  const row = await db
-    .selectFrom('webhook_endpoints')
-    .select('id')
-    .where('account_id', '=', accountId)
-    .where('enabled', '=', 1)
-    .where((eb) => eb.or([eb('event_types', '=', ' * '), wantsType(db, type)]))
-    .limit(1)
-    .executeTakeFirst();
-  return row !== undefined;
+  const rows = await anyEndpointWantsQuery(db, { accountId, needle: typeNeedle(type) });
+  return rows.length > 0;
 }
 
 /** How the deliveries of one resource's events stand, by status, over the account's endpoints. */
@@ -396,9 +401,9 @@ export async function deliveryStatusCounts(
   return new Map(rows.map((row) => [row.status, Number(row.n)]));
 }
 
-/** `event_types` names `type` (see typeNeedle: a substring search, not LIKE). */
-function wantsType(db: ReadDb, type: string) {
+/** `event_types` holds `needle` (typeNeedle: a substring search, not LIKE). */
+function containsNeedle(db: ReadDb, needle: string) {
   return db.getExecutor().adapter instanceof PostgresAdapter
-    ? sql<boolean>`strpos(event_types, ${typeNeedle(type)}) > 0`
-    : sql<boolean>`instr(event_types, ${typeNeedle(type)}) > 0`;
+    ? sql<boolean>`strpos(event_types, ${needle}::text) > 0`
+    : sql<boolean>`instr(event_types, ${needle}) > 0`;
 }
