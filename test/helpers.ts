@@ -76,13 +76,19 @@ export interface TestApp {
 }
 
 export async function startApp(
-  options: { env?: Record<string, string> } & Omit<AppOptions, 'config' | 'database'> = {},
+  options: {
+    env?: Record<string, string>;
+    /** A store no other suite's app shares (see below); implied by a clock of its own. */
+    ownStore?: boolean;
+  } & Omit<AppOptions, 'config' | 'database'> = {},
 ): Promise<TestApp> {
-  const { env, ...appOptions } = options;
-  // A clock of its own means a store of its own: the app's worker, dispatcher and housekeeping
-  // would otherwise treat other suites' rows as if it were that time for them too (a clock in
-  // 2030 sweeps their events and claims their leased messages as stranded).
-  const { url, drop } = appOptions.clock ? await databaseOfItsOwn() : testDatabase();
+  const { env, ownStore, ...appOptions } = options;
+  // Every app's worker, dispatcher and housekeeping act on all the rows of its store. A suite
+  // that times them needs a store of its own: on a shared one, another suite's dispatcher
+  // (its retry back-off 30 s, not the milliseconds a test sets) takes its deliveries, and an
+  // app with a clock of its own treats other suites' rows as if it were that time for them
+  // (a clock in 2030 sweeps their events and claims their leased messages as stranded).
+  const { url, drop } = ownStore || appOptions.clock ? await databaseOfItsOwn() : testDatabase();
   const config = loadConfig({
     DATABASE_URL: url,
     LOG_LEVEL: 'silent',

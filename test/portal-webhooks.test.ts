@@ -28,7 +28,7 @@ describe('portal: webhooks page', () => {
   let url = '';
   const bodies: string[] = [];
   before(async () => {
-    t = await startApp({ env: { WEBHOOK_POLL_MS: '20' } });
+    t = await startApp({ env: { WEBHOOK_POLL_MS: '20' }, ownStore: true });
     receiver = createServer((req, res) => {
       let body = '';
       req.on('data', (chunk) => {

@@ -4,7 +4,7 @@ import { sql } from 'kysely';
 import { systemClock } from '../src/clock.js';
 import { createCategory } from '../src/domain/categories.js';
 import type { Database } from '../src/store/database.js';
-import { preparedQuery } from '../src/store/prepared.js';
+import { preparedQuery, preparedWrite } from '../src/store/prepared.js';
 import { sqliteDatabaseUrl, storeWithAccount, testDatabaseUrl } from './helpers.js';
 
 // Prepared queries take named parameters; which placeholder is which is read from the
@@ -89,6 +89,38 @@ for (const target of targets) {
         db.selectFrom('pets').select('id').where('account_id', '=', p.accountId).limit(sql.lit(1)),
       );
       assert.deepEqual(await literal(database.reader, { accountId }), []);
+    });
+
+    it('prepares hot writes on the PostgreSQL server, once per connection', {
+      skip: target.name !== 'postgres' && 'PostgreSQL only',
+    }, async () => {
+      const rename = preparedWrite((tx, p: { accountId: string; name: string }) =>
+        tx
+          .updateTable('categories')
+          .set({ name: p.name })
+          .where('account_id', '=', p.accountId)
+          .returning(['id', 'name']),
+      );
+      for (const name of ['First', 'Second']) {
+        await database.write((tx) => rename(tx, { accountId, name }));
+      }
+      // The session's prepared statements, seen on group commit's own connection.
+      const statements = await database.write(async (tx) => {
+        const { rows } = await sql<{ statement: string; calls: string }>`
+          select statement, generic_plans + custom_plans as calls
+          from pg_prepared_statements where statement like 'update "categories"%'`.execute(tx);
+        return rows;
+      });
+      assert.equal(statements.length, 1, 'one statement, prepared once');
+      assert.ok(Number(statements[0]?.calls) >= 2, 'and run from its preparation since');
+      // A write returning `*` is refused: its plan would break when a column is added.
+      const everything = preparedWrite((tx, p: { accountId: string }) =>
+        tx.deleteFrom('categories').where('account_id', '=', p.accountId).returningAll(),
+      );
+      await assert.rejects(
+        database.write((tx) => everything(tx, { accountId })),
+        /names the columns it returns/,
+      );
     });
   });
 }

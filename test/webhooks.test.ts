@@ -115,7 +115,7 @@ describe('events and webhooks', () => {
   let receiver: Receiver;
 
   before(async () => {
-    t = await startApp({ env: FAST });
+    t = await startApp({ env: FAST, ownStore: true });
     app = t.app;
     await app.ready();
     receiver = await new Receiver().start();
@@ -502,7 +502,7 @@ describe('webhooks across two instances on PostgreSQL', {
 }, () => {
   it('delivers every event once, in order per resource, with two dispatchers racing for them', async () => {
     const receiver = await new Receiver().start();
-    const a = await startApp({ env: FAST });
+    const a = await startApp({ env: FAST, ownStore: true });
     const b = await startApp({ env: { ...FAST, DATABASE_URL: a.databaseUrl } });
     try {
       const tenant = await newTenant(a.app);
@@ -551,7 +551,11 @@ describe('messages and webhooks: the quickstart', () => {
   it('sends a message as message.sent to the endpoints that want it, and to the log only without one', async () => {
     const receiver = await new Receiver().start();
     const log = captureLog();
-    const t = await startApp({ env: { ...FAST, LOG_LEVEL: 'info' }, logStream: log.stream });
+    const t = await startApp({
+      env: { ...FAST, LOG_LEVEL: 'info' },
+      logStream: log.stream,
+      ownStore: true,
+    });
     try {
       const hooked = await newTenant(t.app);
       await addEndpoint(t.app, hooked, `${receiver.url}/sent`, ['message.sent']);
@@ -605,7 +609,10 @@ describe('messages and webhooks: the quickstart', () => {
   it('shows a message whose webhook keeps failing as pending, then failed', async () => {
     const receiver = await new Receiver().start();
     receiver.answer = () => 500;
-    const t = await startApp({ env: { ...FAST, WEBHOOK_RETRY_FOR_SECONDS: '2' } });
+    const t = await startApp({
+      env: { ...FAST, WEBHOOK_RETRY_FOR_SECONDS: '2' },
+      ownStore: true,
+    });
     try {
       const tenant = await newTenant(t.app);
       await addEndpoint(t.app, tenant, `${receiver.url}/down`, ['*']);

@@ -3,6 +3,7 @@ import type pg from 'pg';
 import type { WriteOptions } from './group-commit.js';
 import { lendTx, type Tx } from './handles.js';
 import type { NumberedTable } from './numbered.js';
+import { serverStatement } from './prepared.js';
 import type { Tables } from './tables.js';
 
 interface Pending {
@@ -117,7 +118,10 @@ export class PgGroupCommit {
       );
     }
     if (!this.client) return Promise.reject(new Error('no batch in progress'));
-    return this.client.query(text, parameters);
+    const name = serverStatement(text);
+    return name
+      ? this.client.query({ name, text, values: parameters })
+      : this.client.query(text, parameters);
   }
 
   /**

@@ -1,4 +1,5 @@
-import type { CompiledQuery } from 'kysely';
+import { createHash } from 'node:crypto';
+import { type CompiledQuery, PostgresAdapter } from 'kysely';
 import type { Db, ReadDb, Tx } from './handles.js';
 
 /** What builds a prepared statement: a handle and its parameters, by name (see `named`). */
@@ -22,15 +23,47 @@ export function preparedQuery<P extends Record<string, unknown>, Row>(
   return prepared(build);
 }
 
-/** As `preparedQuery`, for a statement that changes data (and may return rows): run in a write. */
+/**
+ * As `preparedQuery`, for a statement that changes data (and may return rows): run in a write.
+ * On PostgreSQL it is also prepared on the server, once per connection (see `serverStatement`).
+ */
 export function preparedWrite<P extends Record<string, unknown>, Row>(build: Builder<Tx, P, Row>) {
-  return prepared(build);
+  return prepared(build, { onServer: true });
+}
+
+/** Hot writes' SQL, by text: the name each is prepared under on a PostgreSQL connection. */
+const serverStatements = new Map<string, string>();
+
+/**
+ * The name to prepare `text` under on the server, if it is a hot write's: PostgreSQL then
+ * parses and plans it once per connection, not at every run (an unnamed statement is parsed
+ * and planned each time; for the outbox's CTE that was most of its cost). Group commit's
+ * connection sends it so (src/store/pg-group-commit.ts). Reads stay unnamed: a generic plan
+ * could serve a big account's page as it serves a small one's.
+ */
+export function serverStatement(text: string): string | undefined {
+  return serverStatements.get(text);
+}
+
+/**
+ * A prepared statement whose result columns are `*` would fail once a migration adds a column
+ * while the process runs ("cached plan must not change result type"): writes name theirs.
+ */
+const ALL_COLUMNS = /\b(returning|select)\s+(\w+\.)?\*/i;
+
+function onServer(text: string): void {
+  if (serverStatements.has(text)) return;
+  if (ALL_COLUMNS.test(text)) {
+    throw new Error(`a prepared write names the columns it returns or selects: ${text}`);
+  }
+  serverStatements.set(text, `w_${createHash('sha256').update(text).digest('hex').slice(0, 24)}`);
 }
 
 function prepared<H extends ReadDb, P extends Record<string, unknown>, Row>(
   build: Builder<H, P, Row>,
+  options: { onServer?: boolean } = {},
 ) {
-  const compiled = compiledOnce(build);
+  const compiled = compiledOnce(build, options.onServer === true);
   return async (db: H, parameters: P): Promise<Row[]> => {
     const { query, names } = compiled(db);
     const values = valuesOf(names, parameters);
@@ -53,6 +86,7 @@ interface Named<Row> {
  */
 function compiledOnce<H extends ReadDb, P extends Record<string, unknown>, Row>(
   build: Builder<H, P, Row>,
+  serverSide: boolean,
 ) {
   const compiled = new WeakMap<object, Named<Row>>();
   return (db: H): Named<Row> => {
@@ -60,6 +94,7 @@ function compiledOnce<H extends ReadDb, P extends Record<string, unknown>, Row>(
     let query = compiled.get(adapter);
     if (!query) {
       query = named(db, build);
+      if (serverSide && adapter instanceof PostgresAdapter) onServer(query.query.sql);
       compiled.set(adapter, query);
     }
     return query;
