@@ -18,6 +18,13 @@ export interface MessageSink {
  * settled `sent`. Either way the sink succeeds: the delivery to endpoints is the dispatcher's.
  */
 export class LogSink implements MessageSink {
+  /**
+   * The answers asked for in this turn of the event loop, by account: a worker hands a batch's
+   * messages over in one turn, so an account's are answered by one read (not a cache: the map
+   * is emptied at the next turn).
+   */
+  private readonly asked = new Map<string, Promise<boolean>>();
+
   constructor(
     private readonly log: FastifyBaseLogger,
     /** Whether the account has an endpoint that wants `message.sent`. */
@@ -25,7 +32,17 @@ export class LogSink implements MessageSink {
   ) {}
 
   async deliver(message: Message, accountId: string): Promise<void> {
-    if (await this.subscribed(accountId)) return;
+    if (await this.subscribedNow(accountId)) return;
     this.log.info({ messageId: message.id, message: message.message }, 'message sent');
+  }
+
+  private subscribedNow(accountId: string): Promise<boolean> {
+    let answer = this.asked.get(accountId);
+    if (answer === undefined) {
+      if (this.asked.size === 0) setImmediate(() => this.asked.clear());
+      answer = this.subscribed(accountId);
+      this.asked.set(accountId, answer);
+    }
+    return answer;
   }
 }

@@ -7,13 +7,7 @@ import { Outages } from '../../src/ops/outages.js';
 import { MessageProcessor } from '../../src/queue/processor.js';
 import type { MessageSink } from '../../src/queue/sink.js';
 import { migrate, openDatabase } from '../../src/store/database.js';
-import {
-  freshPostgres,
-  sqliteDatabaseUrl,
-  storeAccountKey,
-  storeKey,
-  testDatabaseUrl,
-} from '../helpers.js';
+import { databaseOfItsOwn, storeAccountKey, storeKey, testDatabaseUrl } from '../helpers.js';
 import { kill, type Server, startServer } from './server-process.js';
 
 describe('a message survives a crash of the process that accepted it', () => {
@@ -71,15 +65,13 @@ describe('a process killed while its worker delivers', () => {
   let server: Server | undefined;
   // A store of its own: the kill leaves messages unsent, which no other test should meet.
   let url = '';
-  let cleanup: () => unknown = () => {};
+  let drop = async () => {};
   before(async () => {
-    const base = process.env.TEST_DATABASE_URL;
-    if (base) ({ url, drop: cleanup } = await freshPostgres(base));
-    else ({ url, cleanup } = sqliteDatabaseUrl());
+    ({ url, drop } = await databaseOfItsOwn());
   });
   after(async () => {
     if (server) await kill(server, 'SIGKILL');
-    await cleanup();
+    await drop();
   });
 
   it('leaves no message `sent` without its delivery line (the default sink)', async () => {

@@ -1,22 +1,20 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { openDatabase } from '../../src/store/database.js';
-import { freshPostgres, sqliteDatabaseUrl, storeAccountKey } from '../helpers.js';
+import { databaseOfItsOwn, storeAccountKey } from '../helpers.js';
 import { kill, type Server, startServer } from './server-process.js';
 
 describe('the outbox under SIGKILL', () => {
   let server: Server | undefined;
   // A store of its own: the kill leaves writes half-answered, which no other test should meet.
   let url = '';
-  let cleanup: () => unknown = () => {};
+  let drop = async () => {};
   before(async () => {
-    const base = process.env.TEST_DATABASE_URL;
-    if (base) ({ url, drop: cleanup } = await freshPostgres(base));
-    else ({ url, cleanup } = sqliteDatabaseUrl());
+    ({ url, drop } = await databaseOfItsOwn());
   });
   after(async () => {
     if (server) await kill(server, 'SIGKILL');
-    await cleanup();
+    await drop();
   });
 
   it('every committed pet has its event and its delivery; every event its pet', async () => {
