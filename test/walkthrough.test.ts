@@ -87,6 +87,7 @@ curl() {
       assert.deepEqual(body(13), { available: 0, pending: 0, sold: 1 });
       assert.match(headers(14), new RegExp(`^location: ${base}/messages/msg_\\w+\\r?$`, 'im'));
       assert.equal(body(16).message, 'Hello again');
+      assert.deepEqual(body(16).webhooks, { pending: 0, delivered: 0, failed: 0 });
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
