@@ -101,7 +101,7 @@ try {
 } catch (err) {
   exitWith(listenFailure(err, config.host, config.port) ?? couldNotStart(err), err);
 }
-const metricsServer = config.metrics.mode === 'port' ? await listenMetrics() : undefined;
+const metricsServer = await listenMetrics();
 
 async function listenMetrics() {
   if (config.metrics.mode !== 'port') return undefined;

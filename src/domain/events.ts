@@ -29,6 +29,11 @@ export const TEST_EVENT_TYPE = 'webhook.test';
 /** How far back `GET /v1/events` lists, and how long events are kept. */
 export const EVENTS_KEPT_MS = 30 * 24 * 60 * 60 * 1000;
 
+/** The oldest instant whose events are still kept at `now`. */
+export function eventsKeptSince(now: Date): string {
+  return new Date(now.getTime() - EVENTS_KEPT_MS).toISOString();
+}
+
 export interface Event {
   id: string;
   type: string;
@@ -134,7 +139,7 @@ export async function listEventPage(
   const limit = pageSize(query);
   const rows = await listEvents(db, accountId, {
     type: query.type,
-    since: new Date(now.getTime() - EVENTS_KEPT_MS).toISOString(),
+    since: eventsKeptSince(now),
     afterId: after.value,
     take: limit + 1,
   });

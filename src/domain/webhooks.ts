@@ -3,7 +3,7 @@ import { type Alongside, writeWith } from '../store/alongside.js';
 import type { Database } from '../store/database.js';
 import { insertTestEvent } from '../store/events-repository.js';
 import type { ReadDb } from '../store/handles.js';
-import { toIso, type WebhookDeliveryRow, type WebhookEndpointRow } from '../store/tables.js';
+import { toIso, type WebhookEndpointRow } from '../store/tables.js';
 import {
   anyEndpointWants,
   countEndpoints,
@@ -96,7 +96,7 @@ function toEndpoint(row: WebhookEndpointRow): WebhookEndpoint {
   };
 }
 
-function toDelivery(row: DeliveryWithType | (WebhookDeliveryRow & { event_type: string })) {
+function toDelivery(row: DeliveryWithType): WebhookDelivery {
   const status: DeliveryStatus =
     row.status === 'sending' ? 'pending' : (row.status as DeliveryStatus);
   return {
@@ -109,7 +109,7 @@ function toDelivery(row: DeliveryWithType | (WebhookDeliveryRow & { event_type: 
     lastAttemptAt: row.last_attempt_at === null ? null : toIso(row.last_attempt_at),
     nextAttemptAt: row.status === 'pending' ? toIso(row.available_at) : null,
     createdAt: toIso(row.created_at),
-  } satisfies WebhookDelivery;
+  };
 }
 
 /** ` pet.created order.placed ` (sorted, once each), or ` * `: what the fan-out matches. */
@@ -273,12 +273,11 @@ export function sendTestEvent(
       if (!endpoint) return notFound(id);
       const now = rules.clock.now();
       const at = now.toISOString();
-      const eventId = newEventId(now.getTime());
-      await insertTestEvent(
+      const row = await insertTestEvent(
         tx,
         {
           account_id: accountId,
-          id: eventId,
+          id: newEventId(now.getTime()),
           type: TEST_EVENT_TYPE,
           resource: `webhooks/${id}`,
           data: JSON.stringify({ webhookId: id, message: 'A test event from Animal Store.' }),
@@ -286,17 +285,7 @@ export function sendTestEvent(
         },
         id,
       );
-      return ok({
-        id: eventId,
-        eventType: TEST_EVENT_TYPE,
-        status: 'pending',
-        attempts: 0,
-        lastStatusCode: null,
-        lastResponse: null,
-        lastAttemptAt: null,
-        nextAttemptAt: at,
-        createdAt: at,
-      } satisfies WebhookDelivery);
+      return ok(toDelivery({ ...row, event_type: TEST_EVENT_TYPE }));
     },
     {},
     alongside,

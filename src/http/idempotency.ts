@@ -1,6 +1,8 @@
-import { createCipheriv, createDecipheriv, createHash, randomBytes } from 'node:crypto';
+import { createHash } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Clock } from '../clock.js';
+import { sha256 } from '../digest.js';
+import { openWith, sealWith } from '../domain/secret-box.js';
 import { ApiError } from '../errors.js';
 import { type Alongside, writeWith } from '../store/alongside.js';
 import type { Database } from '../store/database.js';
@@ -240,22 +242,11 @@ function claimOf(scope: string, key: string, request: FastifyRequest, fields: un
   };
 }
 
-function sha256(text: string): string {
-  return createHash('sha256').update(text).digest('hex');
-}
-
-/** AES-256-GCM: a fresh 96-bit IV, then the tag, then the ciphertext, in base64url. */
+/** The answer as kept: JSON, sealed under the claim's secret (AES-256-GCM). */
 function seal(answer: Answer, secret: Buffer): string {
-  const iv = randomBytes(12);
-  const cipher = createCipheriv('aes-256-gcm', secret, iv);
-  const text = Buffer.concat([cipher.update(JSON.stringify(answer), 'utf8'), cipher.final()]);
-  return Buffer.concat([iv, cipher.getAuthTag(), text]).toString('base64url');
+  return sealWith(secret, JSON.stringify(answer));
 }
 
 function unseal(sealed: string, secret: Buffer): Answer {
-  const bytes = Buffer.from(sealed, 'base64url');
-  const decipher = createDecipheriv('aes-256-gcm', secret, bytes.subarray(0, 12));
-  decipher.setAuthTag(bytes.subarray(12, 28));
-  const text = Buffer.concat([decipher.update(bytes.subarray(28)), decipher.final()]);
-  return JSON.parse(text.toString('utf8')) as Answer;
+  return JSON.parse(openWith(secret, sealed)) as Answer;
 }

@@ -132,7 +132,7 @@ function finishItems(doc: Document, items: PostmanItem[]): void {
 
 /** The collection of the document `doc` (an OpenAPI 3.1 object, not changed). */
 export async function postmanCollection(document: object): Promise<PostmanCollection> {
-  const doc = structuredClone(document) as Document;
+  const doc = document as Document;
   const { default: converter } = await import('openapi-to-postmanv2');
   const collection = await new Promise<PostmanCollection>((done, fail) => {
     converter.convert(

@@ -1,6 +1,6 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { Clock } from '../clock.js';
-import { EVENTS_KEPT_MS } from '../domain/events.js';
+import { eventsKeptSince } from '../domain/events.js';
 import type { Writer } from '../store/database.js';
 import { deleteOldDeliveries, deleteOldEvents } from '../store/events-repository.js';
 import type { Tx } from '../store/handles.js';
@@ -14,9 +14,7 @@ const BATCH = 1000;
 /** Deletes up to `limit` rows that have run out by `now`; how many it deleted. */
 type Chore = (tx: Tx, now: string, limit: number) => Promise<number>;
 
-/** `now` less the time events are kept. */
-const eventsBefore = (now: string) =>
-  new Date(new Date(now).getTime() - EVENTS_KEPT_MS).toISOString();
+const eventsBefore = (now: string) => eventsKeptSince(new Date(now));
 
 /** What runs out and is deleted: idempotency keys' kept answers (24 h), events and their
  * deliveries (30 days). */

@@ -1,7 +1,7 @@
 import { PostgresAdapter, sql } from 'kysely';
 import type { ReadDb, Tx } from './handles.js';
 import { preparedWrite } from './prepared.js';
-import type { EventRow } from './tables.js';
+import type { EventRow, WebhookDeliveryRow } from './tables.js';
 
 /** An event as inserted. */
 export type NewEventRow = {
@@ -85,9 +85,13 @@ export async function insertEvent(tx: Tx, row: NewEventRow): Promise<void> {
 /**
  * Writes a test event and one delivery of it, to one endpoint (whatever the types it wants).
  */
-export async function insertTestEvent(tx: Tx, row: NewEventRow, endpointId: string): Promise<void> {
+export async function insertTestEvent(
+  tx: Tx,
+  row: NewEventRow,
+  endpointId: string,
+): Promise<WebhookDeliveryRow> {
   await tx.insertInto('events').values(row).execute();
-  await tx
+  return tx
     .insertInto('webhook_deliveries')
     .values({
       endpoint_id: endpointId,
@@ -100,7 +104,8 @@ export async function insertTestEvent(tx: Tx, row: NewEventRow, endpointId: stri
       created_at: row.created_at,
       updated_at: row.created_at,
     })
-    .execute();
+    .returningAll()
+    .executeTakeFirstOrThrow();
 }
 
 /** A keyset page of an account's events since `since`, oldest first, of one type if given. */
@@ -119,19 +124,6 @@ export function listEvents(
     .orderBy('id')
     .limit(filter.take)
     .execute();
-}
-
-export function findEvent(
-  db: ReadDb,
-  accountId: string,
-  id: string,
-): Promise<EventRow | undefined> {
-  return db
-    .selectFrom('events')
-    .selectAll()
-    .where('account_id', '=', accountId)
-    .where('id', '=', id)
-    .executeTakeFirst();
 }
 
 /** Deletes up to `limit` events written before `before`; how many it deleted. */

@@ -3,12 +3,7 @@ import type { Database } from './database.js';
 import { typeNeedle } from './events-repository.js';
 import type { ReadDb, Tx } from './handles.js';
 import { preparedQuery } from './prepared.js';
-import type {
-  WebhookDeliveriesTable,
-  WebhookDeliveryRow,
-  WebhookEndpointRow,
-  WebhookEndpointsTable,
-} from './tables.js';
+import type { WebhookDeliveryRow, WebhookEndpointRow, WebhookEndpointsTable } from './tables.js';
 
 export async function insertEndpoint(
   tx: Tx,
@@ -81,13 +76,8 @@ export async function deleteEndpoint(tx: Tx, accountId: string, id: string): Pro
 /** A delivery with its event's type. */
 export type DeliveryWithType = WebhookDeliveryRow & { event_type: string };
 
-/** A keyset page of an endpoint's deliveries, newest event first. */
-export function listDeliveries(
-  db: ReadDb,
-  accountId: string,
-  endpointId: string,
-  filter: { beforeEventId?: string | undefined; take: number },
-): Promise<DeliveryWithType[]> {
+/** An endpoint's deliveries, each with its event's type. */
+function deliveriesOf(db: ReadDb, accountId: string, endpointId: string) {
   return db
     .selectFrom('webhook_deliveries as d')
     .innerJoin('events as e', (join) =>
@@ -96,7 +86,17 @@ export function listDeliveries(
     .selectAll('d')
     .select('e.type as event_type')
     .where('d.account_id', '=', accountId)
-    .where('d.endpoint_id', '=', endpointId)
+    .where('d.endpoint_id', '=', endpointId);
+}
+
+/** A keyset page of an endpoint's deliveries, newest event first. */
+export function listDeliveries(
+  db: ReadDb,
+  accountId: string,
+  endpointId: string,
+  filter: { beforeEventId?: string | undefined; take: number },
+): Promise<DeliveryWithType[]> {
+  return deliveriesOf(db, accountId, endpointId)
     .$if(filter.beforeEventId !== undefined, (q) =>
       q.where('d.event_id', '<', filter.beforeEventId as string),
     )
@@ -111,15 +111,7 @@ export function findDelivery(
   endpointId: string,
   eventId: string,
 ): Promise<DeliveryWithType | undefined> {
-  return db
-    .selectFrom('webhook_deliveries as d')
-    .innerJoin('events as e', (join) =>
-      join.onRef('e.account_id', '=', 'd.account_id').onRef('e.id', '=', 'd.event_id'),
-    )
-    .selectAll('d')
-    .select('e.type as event_type')
-    .where('d.account_id', '=', accountId)
-    .where('d.endpoint_id', '=', endpointId)
+  return deliveriesOf(db, accountId, endpointId)
     .where('d.event_id', '=', eventId)
     .executeTakeFirst();
 }
@@ -141,10 +133,6 @@ export function requeueDelivery(
     .where('status', '!=', 'sending')
     .returningAll()
     .executeTakeFirst();
-}
-
-export function insertDelivery(tx: Tx, row: Insertable<WebhookDeliveriesTable>): Promise<unknown> {
-  return tx.insertInto('webhook_deliveries').values(row).execute();
 }
 
 export interface DeliveryLease {

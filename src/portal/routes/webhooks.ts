@@ -99,8 +99,11 @@ export async function webhookPages(app: FastifyInstance): Promise<void> {
         endpoint.id,
         deliveryId,
       );
-      if (!retried.ok && retried.code === 'not_found') {
-        throw new ApiError('not_found', 'No such delivery.');
+      if (!retried.ok) {
+        // Not "Sent": a delivery being sent now is not sent again (delivery_in_progress).
+        throw retried.code === 'not_found'
+          ? new ApiError('not_found', 'No such delivery.')
+          : new ApiError(retried.code, retried.message);
       }
       return seeOther(reply, `/portal/webhooks/${endpoint.id}?sent=1`);
     },

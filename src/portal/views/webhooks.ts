@@ -14,7 +14,6 @@ export interface WebhooksView {
   endpoints: WebhookEndpoint[];
   /** The endpoint just created, with its secret: on this page and nowhere else, ever. */
   created?: { url: string; secret: string };
-  notice?: Notice;
   url?: string;
   urlError?: string;
 }
@@ -47,10 +46,9 @@ export function webhooksPage(context: PageContext, view: WebhooksView): Html {
   return layout(
     { ...context, current: 'webhooks' },
     'Webhooks',
-    html`${noticeBlock(view.notice)}
-${
-  view.created &&
-  html`<section class="card created" aria-labelledby="created-title">
+    html`${
+      view.created &&
+      html`<section class="card created" aria-labelledby="created-title">
   <h2 id="created-title">Your new endpoint</h2>
   <p>Events go to <code>${view.created.url}</code>, signed with this secret. <strong>Copy it
   now:</strong> it is shown this once.</p>
@@ -63,7 +61,7 @@ ${
     <p class="copy-status" role="status" aria-live="polite"></p>
   </div>
 </section>`
-}
+    }
 <p>Every event of your account (pets, orders, messages) is POSTed as JSON to each endpoint,
 signed in the <code>Animal-Store-Signature</code> header, and retried for 3 days.</p>
 <form method="post" action="/portal/webhooks" class="card inline" novalidate>
