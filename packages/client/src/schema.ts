@@ -3171,7 +3171,7 @@ export interface operations {
                     "application/json": components["schemas"]["WebhookEndpointWithSecret"];
                 };
             };
-            /** @description `bad_request`: The request could not be understood. `invalid_json`: The body is not valid JSON. `unsupported_content_type`: The body is not sent as `Content-Type: application/json`. `validation_failed`: A parameter or body field is missing, unknown, or holds an invalid value. `invalid_idempotency_key`: The `Idempotency-Key` header is empty, longer than 255 characters, or not printable ASCII. `webhook_url_refused`: The webhook URL is not allowed: not `https` (outside development), or its host does not resolve, or resolves to a loopback, private, link-local or metadata address. */
+            /** @description `bad_request`: The request could not be understood. `invalid_json`: The body is not valid JSON. `unsupported_content_type`: The body is not sent as `Content-Type: application/json`. `validation_failed`: A parameter or body field is missing, unknown, or holds an invalid value. `webhook_url_refused`: The webhook URL is not allowed: not `https` (outside development), or its host does not resolve, or resolves to a loopback, private, link-local or metadata address. `invalid_idempotency_key`: The `Idempotency-Key` header is empty, longer than 255 characters, or not printable ASCII. */
             400: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit-IfCounted"];
@@ -3186,7 +3186,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
-            /** @description `idempotency_key_in_use`: A request with this `Idempotency-Key` is still running; retry after `Retry-After` seconds. `too_many_webhooks`: The account has as many webhook endpoints as it may; remove one first. */
+            /** @description `too_many_webhooks`: The account has as many webhook endpoints as it may; remove one first. `idempotency_key_in_use`: A request with this `Idempotency-Key` is still running; retry after `Retry-After` seconds. */
             409: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -3711,7 +3711,7 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
-            /** @description `idempotency_key_in_use`: A request with this `Idempotency-Key` is still running; retry after `Retry-After` seconds. `delivery_in_progress`: The delivery is being sent right now; retry it once it has settled. */
+            /** @description `delivery_in_progress`: The delivery is being sent right now; retry it once it has settled. `idempotency_key_in_use`: A request with this `Idempotency-Key` is still running; retry after `Retry-After` seconds. */
             409: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];

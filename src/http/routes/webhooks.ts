@@ -36,11 +36,6 @@ import {
 const tags = ['Webhooks'];
 const security = [{ bearerAuth: [] }];
 const base = [...COMMON_ERRORS, ...BEARER_ERRORS] as const;
-const POST_ERRORS = [
-  'invalid_idempotency_key',
-  'idempotency_key_in_use',
-  'idempotency_key_mismatch',
-] as const;
 
 /** Webhook endpoints, their tests and their delivery logs (rules in src/domain/webhooks.ts). */
 export const webhookRoutes: FastifyPluginAsyncTypebox = async (app) => {
@@ -64,13 +59,7 @@ export const webhookRoutes: FastifyPluginAsyncTypebox = async (app) => {
             description: 'The endpoint, with its secret.',
             headers: documentedHeaders('Location'),
           },
-          ...errorResponses(
-            ...base,
-            ...BODY_ERRORS,
-            ...POST_ERRORS,
-            'webhook_url_refused',
-            'too_many_webhooks',
-          ),
+          ...errorResponses(...base, ...BODY_ERRORS, 'webhook_url_refused', 'too_many_webhooks'),
         },
       },
     },
@@ -195,7 +184,7 @@ export const webhookRoutes: FastifyPluginAsyncTypebox = async (app) => {
         params: WebhookParams,
         response: {
           200: { ...WebhookEndpointWithSecret, description: 'The endpoint, with its new secret.' },
-          ...errorResponses(...base, 'validation_failed', ...POST_ERRORS, 'not_found'),
+          ...errorResponses(...base, 'validation_failed', 'not_found'),
         },
       },
     },
@@ -224,7 +213,7 @@ export const webhookRoutes: FastifyPluginAsyncTypebox = async (app) => {
         params: WebhookParams,
         response: {
           202: { ...WebhookDelivery, description: 'The delivery, pending.' },
-          ...errorResponses(...base, 'validation_failed', ...POST_ERRORS, 'not_found'),
+          ...errorResponses(...base, 'validation_failed', 'not_found'),
         },
       },
     },
@@ -290,13 +279,7 @@ export const webhookRoutes: FastifyPluginAsyncTypebox = async (app) => {
         params: DeliveryParams,
         response: {
           202: { ...WebhookDelivery, description: 'The delivery, pending.' },
-          ...errorResponses(
-            ...base,
-            'validation_failed',
-            ...POST_ERRORS,
-            'not_found',
-            'delivery_in_progress',
-          ),
+          ...errorResponses(...base, 'validation_failed', 'not_found', 'delivery_in_progress'),
         },
       },
     },
