@@ -1,4 +1,4 @@
-import { insertEvent, listEvents } from '../store/events-repository.js';
+import { insertEvent, listEvents, type NewEventRow } from '../store/events-repository.js';
 import type { ReadDb, Tx } from '../store/handles.js';
 import { type EventRow, toIso } from '../store/tables.js';
 import { type PageRequest, pageSize } from './pagination.js';
@@ -79,6 +79,18 @@ export function newEventId(ms: number): string {
   return `evt_${time}${seq}${randomBase62(10)}`;
 }
 
+/** The row of an event of `accountId` made at `at`, with a new id. */
+export function eventRow(accountId: string, at: Date, event: NewEvent): NewEventRow {
+  return {
+    account_id: accountId,
+    id: newEventId(at.getTime()),
+    type: event.type,
+    resource: event.resource,
+    data: JSON.stringify(event.data),
+    created_at: at.toISOString(),
+  };
+}
+
 /** Writes events in the write's transaction, side by side (pipelined on PostgreSQL). */
 export async function recordEvents(
   tx: Tx,
@@ -86,19 +98,7 @@ export async function recordEvents(
   at: Date,
   events: readonly NewEvent[],
 ): Promise<void> {
-  const created = at.toISOString();
-  await Promise.all(
-    events.map((event) =>
-      insertEvent(tx, {
-        account_id: accountId,
-        id: newEventId(at.getTime()),
-        type: event.type,
-        resource: event.resource,
-        data: JSON.stringify(event.data),
-        created_at: created,
-      }),
-    ),
-  );
+  await Promise.all(events.map((event) => insertEvent(tx, eventRow(accountId, at, event))));
 }
 
 export function toEvent(row: EventRow): Event {

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { FastifyBaseLogger } from 'fastify';
 import type { Clock } from '../clock.js';
-import { recordEvents } from '../domain/events.js';
+import { eventRow, recordEvents } from '../domain/events.js';
 import { messageResource, type RetryPolicy, retryDelayMs, toMessage } from '../domain/messages.js';
 import type { Outages } from '../ops/outages.js';
 import type { Database } from '../store/database.js';
@@ -9,6 +9,7 @@ import {
   claimDue,
   claimOne,
   type Lease,
+  type SentMessage,
   settle,
   settleSent,
 } from '../store/messages-repository.js';
@@ -77,34 +78,23 @@ export class MessageProcessor {
   async processBatch(rows: MessageRow[]): Promise<Outcome[]> {
     const deliveries = await Promise.all(rows.map((row) => this.deliver(row)));
     const now = this.clock.now();
-    const sentByLease = new Map<string, string[]>();
+    // Messages of several accounts settle together: each event in its own account.
+    const sentByLease = new Map<string, SentMessage[]>();
     rows.forEach((row, i) => {
       if (deliveries[i] !== undefined) return;
       const token = row.lease_token ?? '';
-      const ids = sentByLease.get(token);
-      if (ids) ids.push(row.id);
-      else sentByLease.set(token, [row.id]);
+      const event = eventRow(row.account_id, now, messageEvent(row, 'sent', now, null));
+      const sent = sentByLease.get(token);
+      if (sent) sent.push({ id: row.id, event });
+      else sentByLease.set(token, [{ id: row.id, event }]);
     });
     const settled = new Set<string>();
-    const byId = new Map(rows.map((row) => [row.id, row]));
-    for (const [token, ids] of sentByLease) {
+    for (const [token, sent] of sentByLease) {
       try {
-        // One statement that may fail, then the events of the messages it settled (which
-        // fail only with the store): `oneStatement` still holds.
+        // The settle and its events, one statement on PostgreSQL; on SQLite the events
+        // after it fail only with the store: `oneStatement` holds either way.
         const done = await this.database.write(
-          async (tx) => {
-            const settledNow = await settleSent(tx, ids, token, now.toISOString());
-            // Messages of several accounts settle together: each event in its own account.
-            await Promise.all(
-              [...settledNow].map((id) => {
-                const row = byId.get(id) as MessageRow;
-                return recordEvents(tx, row.account_id, now, [
-                  messageEvent(row, 'sent', now, null),
-                ]);
-              }),
-            );
-            return settledNow;
-          },
+          (tx) => settleSent(tx, sent, token, now.toISOString()),
           { oneStatement: true },
         );
         for (const id of done) settled.add(id);
@@ -112,7 +102,7 @@ export class MessageProcessor {
         // The failed deliveries below still settle; these go out again when their lease ends.
         if (!this.outages.databaseFailed(err)) {
           this.log.error(
-            { err, messages: ids.length },
+            { err, messages: sent.length },
             'message worker: settling sent messages failed',
           );
         }

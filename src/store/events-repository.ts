@@ -1,4 +1,4 @@
-import { PostgresAdapter, sql } from 'kysely';
+import { PostgresAdapter, type RawBuilder, sql } from 'kysely';
 import type { ReadDb, Tx } from './handles.js';
 import { preparedWrite } from './prepared.js';
 import type { EventRow, WebhookDeliveryRow } from './tables.js';
@@ -16,9 +16,23 @@ export type NewEventRow = {
 /** The event and the type as it stands in `webhook_endpoints.event_types`: between spaces. */
 type Fanned = NewEventRow & { needle: string };
 
-const EVENT_COLUMNS = sql`account_id, id, type, resource, data, created_at`;
-const DELIVERY_COLUMNS = sql`endpoint_id, event_id, account_id, resource, status, attempts,
+export const EVENT_COLUMNS = sql`account_id, id, type, resource, data, created_at`;
+export const DELIVERY_COLUMNS = sql`endpoint_id, event_id, account_id, resource, status, attempts,
   available_at, created_at, updated_at`;
+
+/**
+ * PostgreSQL: the deliveries of the events `source` names (a CTE of inserted events, with
+ * `account_id, id, type, resource, created_at`), one per enabled endpoint of the event's
+ * account that wants its type: the fan-out, for `insert into webhook_deliveries`.
+ */
+export function fanOutOf(source: RawBuilder<unknown>) {
+  return sql`select e.id, ev.id, ev.account_id, ev.resource, 'pending', 0,
+      ev.created_at, ev.created_at, ev.created_at
+    from ${source} ev
+    join webhook_endpoints e on e.account_id = ev.account_id
+    where e.enabled = 1
+      and (e.event_types = ' * ' or strpos(e.event_types, ' ' || ev.type || ' ') > 0)`;
+}
 
 /**
  * An event type as `webhook_endpoints.event_types` holds it, between spaces, to find with
@@ -54,18 +68,15 @@ const fanOutSqlite = preparedWrite((tx: Tx, p: Fanned) => ({
  * PostgreSQL: both in one statement (a data-modifying CTE), so an event costs its write no
  * round trip of its own: it is pipelined with the write's other statements.
  */
-const insertEventPostgres = preparedWrite((tx: Tx, p: Fanned) => ({
+const insertEventPostgres = preparedWrite((tx: Tx, p: NewEventRow) => ({
   compile: () =>
     sql`with event as (
         insert into events (${EVENT_COLUMNS})
         values (${p.account_id}, ${p.id}, ${p.type}, ${p.resource}, ${p.data}, ${p.created_at})
+        returning account_id, id, type, resource, created_at
       )
       insert into webhook_deliveries (${DELIVERY_COLUMNS})
-      select e.id, ${p.id}::text, e.account_id, ${p.resource}::text, 'pending', 0,
-        ${p.created_at}::timestamptz, ${p.created_at}::timestamptz, ${p.created_at}::timestamptz
-      from webhook_endpoints e
-      where e.account_id = ${p.account_id}::text and e.enabled = 1
-        and (e.event_types = ' * ' or strpos(e.event_types, ${p.needle}::text) > 0)`.compile(tx),
+      ${fanOutOf(sql`event`)}`.compile(tx),
 }));
 
 /**
@@ -73,13 +84,12 @@ const insertEventPostgres = preparedWrite((tx: Tx, p: Fanned) => ({
  * with the change they report, or not at all.
  */
 export async function insertEvent(tx: Tx, row: NewEventRow): Promise<void> {
-  const fanned = { ...row, needle: typeNeedle(row.type) };
   if (tx.getExecutor().adapter instanceof PostgresAdapter) {
-    await insertEventPostgres(tx, fanned);
+    await insertEventPostgres(tx, row);
     return;
   }
   await insertEventSqlite(tx, row);
-  await fanOutSqlite(tx, fanned);
+  await fanOutSqlite(tx, { ...row, needle: typeNeedle(row.type) });
 }
 
 /**

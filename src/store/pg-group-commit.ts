@@ -14,7 +14,7 @@ interface Pending {
   reject: (error: unknown) => void;
 }
 
-type Outcome = { ok: true; value: unknown } | { ok: false; error: unknown };
+type Outcome<T = unknown> = { ok: true; value: T } | { ok: false; error: unknown };
 
 /** Writes per transaction at most, so one batch never holds its locks for long. */
 const MAX_BATCH = 256;
@@ -22,7 +22,7 @@ const MAX_BATCH = 256;
 /** Statements a write must not send: the batch owns its transaction. */
 const TRANSACTION_CONTROL = /^\s*(begin|start\s+transaction|commit|end|rollback|abort)\s*;?\s*$/i;
 
-const settle = (work: Promise<unknown>): Promise<Outcome> =>
+const settle = <T>(work: Promise<T>): Promise<Outcome<T>> =>
   work.then(
     (value) => ({ ok: true, value }),
     (error: unknown) => ({ ok: false, error }),
@@ -176,17 +176,20 @@ export class PgGroupCommit {
         // A write above swallowed its statement's failure: the transaction is aborted.
         if (!inFailedTransaction(error)) throw error;
       }
-      const saved = outcomes.size === batch.length && (await settle(this.saveCounters(client)));
-      if (saved && saved.ok === true) {
-        // COMMIT of an aborted transaction rolls it back, without an error.
-        if ((await client.query('commit')).command === 'COMMIT') {
+      if (outcomes.size === batch.length) {
+        // The counters and COMMIT go out together (one round trip, not two). Saving them
+        // fails only in a transaction a write aborted, and COMMIT then rolls it back, without
+        // an error of its own.
+        const [saved, committed] = await Promise.all([
+          settle(this.saveCounters(client)),
+          settle(client.query('commit')),
+        ]);
+        if (!saved.ok && !inFailedTransaction(saved.error)) throw saved.error;
+        if (!committed.ok) throw committed.error;
+        if (saved.ok && committed.value.command === 'COMMIT') {
           return batch.map((item) => outcomes.get(item) as Outcome);
         }
-      } else {
-        // Saving the counters failed only if a write swallowed its failure (aborted).
-        if (saved && !inFailedTransaction(saved.error)) throw saved.error;
-        await client.query('rollback');
-      }
+      } else await client.query('rollback');
     } else await client.query('rollback');
     // A statement failed and PostgreSQL aborted the transaction: again, one write at a time.
     await client.query('begin');
