@@ -1,12 +1,15 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import SqliteDatabase from 'better-sqlite3';
-import { sql } from 'kysely';
+import { Kysely, SqliteDialect, sql } from 'kysely';
 import { systemClock } from '../src/clock.js';
 import { createCategory } from '../src/domain/categories.js';
 import { createPet } from '../src/domain/pets.js';
 import { type Database, openDatabase, type Tx } from '../src/store/database.js';
+import { GroupCommit } from '../src/store/group-commit.js';
 import { insertPet, listPets } from '../src/store/pets-repository.js';
+import { sqliteStatements } from '../src/store/sqlite-statements.js';
+import type { Tables } from '../src/store/tables.js';
 import { sqliteDatabaseUrl, storeWithAccount, testDatabaseUrl } from './helpers.js';
 
 // Database.write on the real stores: group commit, where writes started together share one
@@ -330,3 +333,106 @@ for (const target of targets) {
     );
   });
 }
+
+// SQLite's commit writes the WAL without syncing it (synchronous=NORMAL); group commit syncs
+// it off the event loop and answers a batch's writers only after that sync.
+describe('SQLite group commit and its sync', () => {
+  let made: { url: string; cleanup: () => void };
+  let sqlite: SqliteDatabase.Database;
+  let reader: SqliteDatabase.Database;
+  let syncs: Array<{ resolve: () => void; reject: (error: Error) => void }>;
+  let group: GroupCommit;
+
+  before(() => {
+    made = sqliteDatabaseUrl();
+    const path = made.url.slice('sqlite:'.length);
+    sqlite = new SqliteDatabase(path);
+    sqlite.pragma('journal_mode = WAL');
+    sqlite.pragma('synchronous = NORMAL');
+    sqlite.exec('create table notes (text text not null)');
+    reader = new SqliteDatabase(path, { readonly: true });
+    const statements = sqliteStatements(sqlite);
+    const db = new Kysely<Tables>({ dialect: new SqliteDialect({ database: statements }) });
+    syncs = [];
+    group = new GroupCommit(
+      db,
+      sqlite,
+      statements,
+      () => new Promise<void>((resolve, reject) => syncs.push({ resolve, reject })),
+    );
+  });
+  after(() => {
+    reader.close();
+    sqlite.close();
+    made.cleanup();
+  });
+
+  const note = (text: string) =>
+    group.run(async (tx) => {
+      await sql`insert into notes (text) values (${text})`.execute(tx);
+      return text;
+    });
+  const stored = () =>
+    (reader.prepare('select text from notes order by text').pluck().all() as string[]).join();
+  const until = async (condition: () => boolean) => {
+    for (let i = 0; i < 200 && !condition(); i++) await new Promise((r) => setTimeout(r, 5));
+    assert.ok(condition());
+  };
+
+  it('answers a batch only once its commit is synced; the next batch commits meanwhile', async () => {
+    let firstAnswered = false;
+    const first = note('a').then((value) => {
+      firstAnswered = true;
+      return value;
+    });
+    await until(() => syncs.length === 1);
+    assert.equal(stored(), 'a', 'committed');
+    assert.equal(firstAnswered, false, 'answered before its sync');
+    const second = note('b');
+    await until(() => syncs.length === 2);
+    assert.equal(stored(), 'a,b', 'the next batch waited for the sync');
+    syncs[1]?.resolve();
+    assert.equal(await second, 'b');
+    assert.equal(firstAnswered, false);
+    syncs[0]?.resolve();
+    assert.equal(await first, 'a');
+  });
+
+  it('fails the writers of a batch whose sync failed, and syncs the next', async () => {
+    const failing = note('c');
+    await until(() => syncs.length === 3);
+    syncs[2]?.reject(new Error('EIO: the disk failed'));
+    await assert.rejects(failing, /EIO/);
+    const next = note('d');
+    await until(() => syncs.length === 4);
+    syncs[3]?.resolve();
+    assert.equal(await next, 'd');
+  });
+});
+
+describe('a SQLite file database', () => {
+  it('commits without syncing in SQLite; group commit syncs the WAL file', async () => {
+    const { url, cleanup } = sqliteDatabaseUrl();
+    const database = openDatabase(url);
+    try {
+      await database.write(async (tx) => {
+        await sql`create table notes (text text not null)`.execute(tx);
+      });
+      await database.write(async (tx) => {
+        await sql`insert into notes (text) values ('synced')`.execute(tx);
+      });
+      const file = new SqliteDatabase(url.slice('sqlite:'.length), { readonly: true });
+      assert.deepEqual(file.prepare('select text from notes').pluck().all(), ['synced']);
+      file.close();
+      // NORMAL (1): the writes above were answered after walSync's fdatasync of the WAL file
+      // (a sync that failed, the file not found, would have failed them).
+      const setting = await database.write(
+        async (tx) => (await sql<{ synchronous: number }>`pragma synchronous`.execute(tx)).rows,
+      );
+      assert.deepEqual(setting, [{ synchronous: 1 }]);
+    } finally {
+      await database.close();
+      cleanup();
+    }
+  });
+});

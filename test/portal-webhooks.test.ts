@@ -90,4 +90,23 @@ describe('portal: webhooks page', () => {
     const theirs = await stranger.get(`/portal/webhooks/${id}`);
     assert.equal(theirs.statusCode, 404);
   });
+
+  it('adds one endpoint when the form is sent twice, showing the same secret both times', async () => {
+    const visitor = await signedUp(t.app);
+    await visitor.get('/portal/webhooks');
+    const formKey = visitor.formKey;
+    assert.ok(formKey, 'the form carries a key');
+    // A double click: the second is sent before the first is answered.
+    const [a, b] = await Promise.all([
+      visitor.post('/portal/webhooks', { url }, { formKey }),
+      visitor.post('/portal/webhooks', { url }, { formKey }),
+    ]);
+    const secret = (res: { body: string }) => /value="(whsec_[0-9A-Za-z]{32})"/.exec(res.body)?.[1];
+    assert.equal(a.statusCode, 201, a.body);
+    assert.equal(b.statusCode, 201, b.body);
+    assert.ok(secret(a));
+    assert.equal(secret(b), secret(a));
+    const listed = await visitor.get('/portal/webhooks');
+    assert.equal(listed.body.match(/href="\/portal\/webhooks\/we_/g)?.length, 1, 'one endpoint');
+  });
 });

@@ -1,4 +1,5 @@
 import { mkdirSync } from 'node:fs';
+import { type FileHandle, open } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import SqliteDatabase from 'better-sqlite3';
 import { Kysely, type Migration, Migrator, PostgresDialect, SqliteDialect, sql } from 'kysely';
@@ -92,6 +93,30 @@ const pgTypes = {
  */
 const writers = new WeakMap<Database, Db>();
 
+/**
+ * fdatasync of a database's WAL file, on libuv's thread pool: what synchronous=FULL would do
+ * inside every commit, with the event loop waiting. Opened at the first sync (SQLite makes the
+ * file at the first write) and kept: SQLite reuses the file, and deletes it only when its last
+ * connection closes.
+ */
+function walSync(path: string): { sync: () => Promise<void>; close: () => Promise<void> } {
+  let file: Promise<FileHandle> | undefined;
+  return {
+    sync: async () => {
+      file ??= open(`${path}-wal`, 'r');
+      try {
+        await (await file).datasync();
+      } catch (error) {
+        file = undefined; // opened again at the next sync
+        throw error;
+      }
+    },
+    close: async () => {
+      await (await file?.catch(() => undefined))?.close();
+    },
+  };
+}
+
 /** The read-only connection beside the writer's (which made the file, in WAL mode, first). */
 function openReader(path: string): SqliteDatabase.Database {
   const sqlite = new SqliteDatabase(path, { readonly: true });
@@ -113,15 +138,19 @@ export function openDatabase(url: string, options: DatabaseOptions = {}): Databa
     if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
     const sqlite = new SqliteDatabase(path);
     sqlite.pragma('journal_mode = WAL');
-    // FULL: a commit we acknowledged survives a power cut, not just a process crash.
-    sqlite.pragma('synchronous = FULL');
+    // A commit we acknowledge survives a power cut, not just a process crash: SQLite's commit
+    // writes the WAL (NORMAL), and group commit syncs it off the event loop before anyone is
+    // told (walSync). Checkpoints still sync in SQLite. An in-memory database has no file.
+    const wal = path === ':memory:' ? undefined : walSync(path);
+    sqlite.pragma(`synchronous = ${wal ? 'NORMAL' : 'FULL'}`);
     sqlite.pragma('foreign_keys = ON');
     sqlite.pragma('busy_timeout = 5000');
     const statements = sqliteStatements(sqlite);
     caches.push(statements.statements);
     changesElsewhere = () => statements.changesElsewhere();
     db = new Kysely<Tables>({ dialect: new SqliteDialect({ database: statements }) });
-    group = new GroupCommit(db, sqlite, statements);
+    group = new GroupCommit(db, sqlite, statements, wal?.sync);
+    closeGroup = async () => wal?.close();
     // A second connection to an in-memory database would be another database.
     if (path === ':memory:') {
       reader = db;

@@ -39,10 +39,12 @@ type Outcome = { ok: true; value: unknown } | { ok: false; error: unknown };
 const MAX_BATCH = 256;
 
 /**
- * Group commit for SQLite. Each durable commit costs an fsync (synchronous=FULL, ~0.2 ms here),
- * during which the one connection, and the event loop with it, waits. Writes that arrive while
- * the event loop turns are gathered and committed together, one fsync for them all; each caller
- * is answered only after that commit, so nothing is acknowledged before it is on disk.
+ * Group commit for SQLite. Each durable commit costs an fsync (0.2 ms to several ms here).
+ * Writes that arrive while the event loop turns are gathered and committed together, one fsync
+ * for them all; each caller is answered only after that fsync, so nothing is acknowledged
+ * before it is on disk. The commit itself does not sync (synchronous=NORMAL): `sync` does,
+ * off the event loop, which serves reads meanwhile (see docs/decisions.md). A commit is
+ * visible to readers from the moment it is made, up to its sync before its writers hear.
  *
  * Every write runs in a savepoint of its own, or, when it is one statement, in SQLite's own
  * statement rollback: one that fails is rolled back alone and its caller gets its error, while
@@ -68,6 +70,8 @@ export class GroupCommit {
     private readonly db: Db,
     private readonly sqlite: SqliteDatabase.Database,
     statements: SqliteStatements,
+    /** Makes what was committed durable (the WAL's fdatasync), off the event loop. */
+    private readonly sync: () => Promise<void> = async () => {},
   ) {
     this.totalChanges = sqlite.prepare('select total_changes()').pluck();
     this.savepoint = sqlite.prepare('savepoint write');
@@ -146,10 +150,13 @@ export class GroupCommit {
    * Commits one batch, then leaves the rest to the next turn of the event loop: a write that
    * resolves here can queue another at once (the worker settles and claims again), and
    * without the turn, a busy queue would keep requests waiting on their sockets unread.
+   * The batch's callers are answered once its commit is synced; the next batch may commit
+   * meanwhile (its sync then covers both).
    */
   private async flush(): Promise<void> {
     const batch = this.queue.splice(0, MAX_BATCH);
     const outcomes: Outcome[] = [];
+    let committed: Promise<void> | undefined;
     try {
       await this.db.connection().execute(async (connection) => {
         // The work's handle is the connection itself, typed as a Tx: runDirectly keys on it.
@@ -166,17 +173,28 @@ export class GroupCommit {
           throw error;
         }
       });
-      batch.forEach((item, i) => {
-        const outcome = outcomes[i];
-        if (outcome?.ok) item.resolve(outcome.value);
-        else item.reject(outcome?.error);
-      });
+      // The commit wrote the WAL (synchronous=NORMAL); the sync runs on libuv's thread pool
+      // while the event loop serves requests, and the next batch may commit.
+      committed = this.sync();
     } catch (error) {
       // The transaction failed as a whole: nothing of the batch is stored, every caller is told.
       for (const item of batch) item.reject(error);
     }
     if (this.queue.length > 0) setImmediate(() => void this.flush());
     else this.flushing = false;
+    if (!committed) return;
+    try {
+      await committed;
+    } catch (error) {
+      // Stored, but not known to be on disk (an I/O error): nobody is told it succeeded.
+      for (const item of batch) item.reject(error);
+      return;
+    }
+    batch.forEach((item, i) => {
+      const outcome = outcomes[i];
+      if (outcome?.ok) item.resolve(outcome.value);
+      else item.reject(outcome?.error);
+    });
   }
 
   /** Rows changed on the connection so far (SQLite's total_changes()). */

@@ -20,7 +20,7 @@ const ID = /^[A-Za-z0-9_]{1,64}$/;
 
 /** Add webhook endpoints, send test events, read the delivery log and retry (as the API). */
 export async function webhookPages(app: FastifyInstance): Promise<void> {
-  const { webhooks } = app.ctx;
+  const { webhooks, idempotency } = app.ctx;
   const signedIn = { preHandler: requireAccount };
   const form = { preValidation: app.csrfProtection, preHandler: requireAccount };
 
@@ -51,13 +51,24 @@ export async function webhookPages(app: FastifyInstance): Promise<void> {
 
   app.post('/webhooks', form, async (request, reply) => {
     const url = formText(request.body, 'url').trim();
-    const created = await createEndpoint(webhooks, signedInAccount(request).id, {
-      url,
-      events: ['*'],
-    });
-    if (!created.ok) return list(request, reply, { url, urlError: created.message }, 400);
+    const accountId = signedInAccount(request).id;
+    // Once per form: a double click adds one endpoint, and both answers show its secret.
+    const { answer } = await idempotency.form(
+      request,
+      accountId,
+      (alongside) => createEndpoint(webhooks, accountId, { url, events: ['*'] }, alongside),
+      (created) =>
+        created.ok
+          ? { status: 201, body: { secret: created.value.secret } }
+          : { status: 400, body: { message: created.message } },
+    );
+    if (answer.status !== 201) {
+      const { message } = answer.body as { message: string };
+      return list(request, reply, { url, urlError: message }, 400);
+    }
     // The secret goes straight into this answer and nowhere else: no redirect, no storage.
-    return list(request, reply, { created: { url, secret: created.value.secret } }, 201);
+    const { secret } = answer.body as { secret: string };
+    return list(request, reply, { created: { url, secret } }, 201);
   });
 
   app.get<{ Params: EndpointParams }>('/webhooks/:webhookId', signedIn, async (request, reply) => {

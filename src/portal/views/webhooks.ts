@@ -6,6 +6,7 @@ import {
   layout,
   type Notice,
   noticeBlock,
+  onceField,
   type PageContext,
   time,
 } from './layout.js';
@@ -66,6 +67,7 @@ export function webhooksPage(context: PageContext, view: WebhooksView): Html {
 signed in the <code>Animal-Store-Signature</code> header, and retried for 3 days.</p>
 <form method="post" action="/portal/webhooks" class="card inline" novalidate>
   ${csrfField(context.csrf)}
+  ${onceField()}
   ${field({
     name: 'url',
     label: 'Endpoint URL',
