@@ -5,8 +5,6 @@ import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } 
 import { type Clock, systemClock, withTimeout } from './clock.js';
 import { type Config, storeName } from './config.js';
 import { KeyAuthenticator } from './domain/api-keys.js';
-import { SecretBox } from './domain/secret-box.js';
-import { endpointsWant } from './domain/webhooks.js';
 import { ApiError, RETRY_SOON } from './errors.js';
 import { anonymous, basicAuth, bearerAuth, countApiCaller } from './http/auth.js';
 import {
@@ -42,17 +40,15 @@ import { validatorCompiler } from './http/validation.js';
 import { createRateLimiter } from './limits/create.js';
 import type { RateLimiter } from './limits/rate-limiter.js';
 import { createLog, logArrival, logRequest, requestLogger } from './log.js';
-import { Housekeeping } from './ops/housekeeping.js';
+import { createBackground } from './ops/background.js';
 import { Lifecycle, servedWhileStarting } from './ops/lifecycle.js';
 import { Metrics } from './ops/metrics.js';
 import { Outages } from './ops/outages.js';
-import { postgresFailure, sqliteFailure } from './ops/startup-errors.js';
+import { databaseFailure } from './ops/startup-errors.js';
 import { portalPlugin } from './portal/plugin.js';
-import { createMessageQueue } from './queue/create.js';
-import { LogSink, type MessageSink } from './queue/sink.js';
+import type { MessageSink } from './queue/sink.js';
 import { type Database, ping } from './store/database.js';
 import { countUnsettled } from './store/messages-repository.js';
-import { WebhookDispatcher } from './webhooks/dispatcher.js';
 
 const NOT_UTF8 = 'The body is not valid UTF-8, which JSON must be (RFC 8259 §8.1).';
 
@@ -177,8 +173,7 @@ export async function buildApp({
         name: storeName(config.databaseUrl),
         probe: () => ping(database, PROBE_TIMEOUT_MS),
         setting: 'DATABASE_URL',
-        permanent: (err) =>
-          postgresFailure(err, config.databaseUrl) ?? sqliteFailure(err, config.databaseUrl),
+        permanent: (err) => databaseFailure(err, config.databaseUrl),
       },
       ...(config.redisUrl && {
         redis: {
@@ -193,39 +188,21 @@ export async function buildApp({
   );
   app.addHook('onClose', () => outages.close());
   const limits = new RateLimitGuard(limiter, config.rateLimit.onStoreError, outages, metrics, log);
-  const queue = await createMessageQueue(
+  const background = await createBackground({
     config,
     database,
     clock,
-    sink ??
-      new LogSink(log, (accountId) => endpointsWant(database.reader, accountId, 'message.sent')),
     log,
     outages,
-    (outcome) => metrics.processed(outcome.status),
-  );
+    metrics,
+    sink,
+  });
   // Requests are finished before onClose hooks run; then the worker stops taking messages
-  // and finishes (or, on BullMQ, releases) the ones in hand.
-  app.addHook('onClose', () => queue.close());
-  const box = new SecretBox(config.webhooks.secretKeys);
-  const policy = { allowLoopback: config.webhooks.allowLoopback };
-  const dispatcher = new WebhookDispatcher(
-    database,
-    clock,
-    box,
-    config.webhooks,
-    policy,
-    log,
-    outages,
-    (outcome) => metrics.webhookDelivery(outcome),
-  );
-  app.addHook('onClose', () => dispatcher.close());
-  const housekeeping = new Housekeeping(database, clock, log, outages);
-  app.addHook('onClose', () => housekeeping.close());
+  // and finishes (or, on BullMQ, releases) the ones in hand, and the rest stops.
+  app.addHook('onClose', () => background.close());
+  const { queue, dispatcher, housekeeping, box, policy } = background;
   const lifecycle = new Lifecycle(() => {
-    if (!config.worker) return;
-    queue.startWorker();
-    housekeeping.start();
-    dispatcher.start();
+    if (config.worker) background.start();
   });
   if (!startLater) {
     // The caller gave a migrated database; Redis is connected to in the background.

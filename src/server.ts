@@ -4,8 +4,8 @@ import { type Config, ConfigError, loadConfig } from './config.js';
 import { createDemoAccountIfEmpty, type DemoAccount } from './domain/demo.js';
 import { startMetricsServer } from './ops/metrics-server.js';
 import {
+  databaseFailure,
   listenFailure,
-  postgresFailure,
   StartupError,
   sqliteFailure,
 } from './ops/startup-errors.js';
@@ -138,8 +138,7 @@ async function bringUp(): Promise<void> {
       break;
     } catch (err) {
       if (err instanceof SchemaMismatchError) exitWith(err.message);
-      const reason =
-        sqliteFailure(err, config.databaseUrl) ?? postgresFailure(err, config.databaseUrl);
+      const reason = databaseFailure(err, config.databaseUrl);
       if (reason !== undefined) exitWith(reason, err);
       if (!outages.databaseFailed(err)) throw err;
     }

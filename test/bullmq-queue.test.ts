@@ -42,7 +42,7 @@ describe('BullMQ queue', { skip: !redisUrl && 'needs TEST_REDIS_URL' }, () => {
   const inspectors: Queue[] = [];
 
   before(async () => {
-    const own = await databaseOfItsOwn();
+    const own = await databaseOfItsOwn({ migrated: true });
     drop = own.drop;
     ({ database, accountId } = await storeWithAccount(own.url, clock));
   });

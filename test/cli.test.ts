@@ -18,7 +18,7 @@ describe('animal-store CLI', () => {
   const email = `cli-${randomUUID()}@example.com`;
   const password = 'a long enough password';
   before(async () => {
-    ({ url, drop } = await databaseOfItsOwn());
+    ({ url, drop } = await databaseOfItsOwn({ migrated: true }));
     env.DATABASE_URL = url;
   });
   after(() => drop());

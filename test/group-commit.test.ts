@@ -131,33 +131,48 @@ for (const target of targets) {
       },
     );
 
-    it('takes a write started in the next turn into the same batch', batched, async () => {
-      // A second connection sees only what is committed.
-      const reader = new SqliteDatabase(url.slice('sqlite:'.length), { readonly: true });
-      const committed = (name: string) =>
-        reader.prepare('select count(*) from pets where name = ?').pluck().get(name);
-      try {
-        const first = database.write((tx) => pet(tx, 'First of the turn'), oneStatement());
-        let seenWhenNextRan: unknown;
-        const next = new Promise((resolve, reject) =>
-          setImmediate(() =>
-            database
-              .write(async (tx) => {
-                seenWhenNextRan = committed('First of the turn');
-                return pet(tx, 'Next turn');
-              }, oneStatement())
-              .then(resolve, reject),
-          ),
-        );
-        await Promise.all([first, next]);
-        // The first write was not committed yet when the next ran: one transaction for both.
-        assert.equal(seenWhenNextRan, 0);
-        assert.equal(committed('First of the turn'), 1);
-        assert.equal(committed('Next turn'), 1);
-      } finally {
-        reader.close();
-      }
-    });
+    it(
+      "takes the writes started in one turn into one batch, and the next turn's into another",
+      batched,
+      async () => {
+        // A second connection sees only what is committed.
+        const reader = new SqliteDatabase(url.slice('sqlite:'.length), { readonly: true });
+        const committed = (name: string) =>
+          reader.prepare('select count(*) from pets where name = ?').pluck().get(name);
+        try {
+          const first = database.write((tx) => pet(tx, 'First of the turn'), oneStatement());
+          let seenBySameTurn: unknown;
+          let seenByNextTurn: unknown;
+          // Later in the same turn (a request handled after the first in one check phase).
+          const sameTurn = Promise.resolve().then(() =>
+            database.write(async (tx) => {
+              seenBySameTurn = committed('First of the turn');
+              return pet(tx, 'Same turn');
+            }, oneStatement()),
+          );
+          const nextTurn = new Promise((resolve, reject) =>
+            setImmediate(() =>
+              database
+                .write(async (tx) => {
+                  seenByNextTurn = committed('First of the turn');
+                  return pet(tx, 'Next turn');
+                }, oneStatement())
+                .then(resolve, reject),
+            ),
+          );
+          await Promise.all([first, sameTurn, nextTurn]);
+          // The first write was not committed yet when the same turn's ran: one transaction;
+          // it was when the next turn's ran: the batch had gone (and waits for its sync).
+          assert.equal(seenBySameTurn, 0);
+          assert.equal(seenByNextTurn, 1);
+          for (const name of ['First of the turn', 'Same turn', 'Next turn']) {
+            assert.equal(committed(name), 1);
+          }
+        } finally {
+          reader.close();
+        }
+      },
+    );
 
     it(
       'fails the batch, not just the write, when a write ends the transaction',

@@ -45,7 +45,7 @@ describe('table queue: messages claimed at birth', () => {
   const clock = { now: () => new Date(now) };
 
   before(async () => {
-    const own = await databaseOfItsOwn();
+    const own = await databaseOfItsOwn({ migrated: true });
     drop = own.drop;
     ({ database, accountId } = await storeWithAccount(own.url, clock));
   });

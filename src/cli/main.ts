@@ -16,14 +16,11 @@ import { createApiKeyWithinLimit, listApiKeys, revokeKeyById } from '../domain/a
 import { createDemoAccount, DEMO_EMAIL, hasDemoData, seedDemoData } from '../domain/demo.js';
 import { isPlan } from '../domain/plans.js';
 import type { Result } from '../domain/result.js';
-import { SecretBox } from '../domain/secret-box.js';
 import { UNANNOUNCED } from '../http/freshness.js';
 import { createRateLimiter } from '../limits/create.js';
 import { createLog } from '../log.js';
-import { Housekeeping } from '../ops/housekeeping.js';
+import { createBackground } from '../ops/background.js';
 import { Outages } from '../ops/outages.js';
-import { createMessageQueue } from '../queue/create.js';
-import { LogSink } from '../queue/sink.js';
 import {
   assertSchemaCurrent,
   type Database,
@@ -31,7 +28,6 @@ import {
   openDatabase,
   ping,
 } from '../store/database.js';
-import { WebhookDispatcher } from '../webhooks/dispatcher.js';
 
 const USAGE = `Usage: animal-store <command> [options]
 
@@ -254,36 +250,21 @@ const COMMANDS: Record<string, Command> = {
     const outages = new Outages(log, {
       database: { name: storeName(config.databaseUrl), probe: () => ping(database, 1_000) },
     });
-    const queue = await createMessageQueue(
+    const background = await createBackground({
       config,
       database,
-      systemClock,
-      new LogSink(log),
+      clock: systemClock,
       log,
       outages,
-    );
-    queue.startWorker();
-    const housekeeping = new Housekeeping(database, systemClock, log, outages);
-    housekeeping.start();
-    const dispatcher = new WebhookDispatcher(
-      database,
-      systemClock,
-      new SecretBox(config.webhooks.secretKeys),
-      config.webhooks,
-      { allowLoopback: config.webhooks.allowLoopback },
-      log,
-      outages,
-    );
-    dispatcher.start();
-    log.info({ queue: queue.kind }, 'message worker and webhook dispatcher started');
+    });
+    background.start();
+    log.info({ queue: background.queue.kind }, 'message worker and webhook dispatcher started');
     await new Promise<void>((resolve) => {
       process.once('SIGTERM', resolve);
       process.once('SIGINT', resolve);
     });
     log.info('message worker stopping: finishing messages in hand');
-    await queue.close();
-    await dispatcher.close();
-    await housekeeping.close();
+    await background.close();
     outages.close();
     return 'Worker stopped.';
   },
@@ -319,32 +300,37 @@ export async function run(
   env = process.env,
 ): Promise<{ code: number; out: string }> {
   const result = await runCommand(argv, env);
-  if (!argv.includes('--json') || result.code === 0) return result;
+  if ('out' in result) return result;
   // Scripts read errors as JSON too; the usage text is for people.
-  const message = result.out.split('\n\n')[0] ?? result.out;
-  return { code: result.code, out: JSON.stringify({ error: message.replace(/^Error: /, '') }) };
+  if (argv.includes('--json'))
+    return { code: result.code, out: JSON.stringify({ error: result.error }) };
+  if (result.code === 1) return { code: 1, out: `Error: ${result.error}` };
+  return { code: 2, out: result.usage ? `${result.error}\n\n${USAGE}` : result.error };
 }
+
+/** A command that failed (1), or was not understood (2: with the usage text, if `usage`). */
+type Failed = { code: 1 | 2; error: string; usage?: boolean };
 
 async function runCommand(
   argv: string[],
   env: Record<string, string | undefined>,
-): Promise<{ code: number; out: string }> {
+): Promise<{ code: number; out: string } | Failed> {
   let parsed: ReturnType<typeof parseArgs<{ options: typeof OPTIONS; allowPositionals: true }>>;
   try {
     parsed = parseArgs({ args: argv, options: OPTIONS, allowPositionals: true, strict: true });
   } catch (err) {
-    return { code: 2, out: `${(err as Error).message}\n\n${USAGE}` };
+    return { code: 2, error: (err as Error).message, usage: true };
   }
   const name = parsed.positionals.join(' ');
   const command = COMMANDS[name];
   if (parsed.values.help || name === '' || name === 'help') return { code: 0, out: USAGE };
-  if (!command) return { code: 2, out: `Unknown command "${name}".\n\n${USAGE}` };
+  if (!command) return { code: 2, error: `Unknown command "${name}".`, usage: true };
 
   let config: Config;
   try {
     config = loadConfig(env);
   } catch (err) {
-    if (err instanceof ConfigError) return { code: 2, out: err.message };
+    if (err instanceof ConfigError) return { code: 2, error: err.message };
     throw err;
   }
   const database = openDatabase(config.databaseUrl, { poolSize: 2 });
@@ -362,10 +348,10 @@ async function runCommand(
       out: parsed.values.json ? JSON.stringify(output.json, null, 2) : output.text,
     };
   } catch (err) {
-    if (err instanceof UsageError) return { code: 2, out: `${err.message}\n\n${USAGE}` };
-    if (err instanceof CommandFailure) return { code: 1, out: `Error: ${err.message}` };
+    if (err instanceof UsageError) return { code: 2, error: err.message, usage: true };
+    if (err instanceof CommandFailure) return { code: 1, error: err.message };
     const message = (err as Error).message;
-    return { code: 1, out: `Error: ${message} (database ${redactUrl(config.databaseUrl)})` };
+    return { code: 1, error: `${message} (database ${redactUrl(config.databaseUrl)})` };
   } finally {
     await database.close();
   }

@@ -1,9 +1,9 @@
 import { insertEvent, listEvents, type NewEventRow } from '../store/events-repository.js';
 import type { ReadDb, Tx } from '../store/handles.js';
 import { type EventRow, toIso } from '../store/tables.js';
-import { type PageRequest, pageSize } from './pagination.js';
-import { randomBase62 } from './random.js';
-import { fail, ok, type Result } from './result.js';
+import { KeysetCursor, type Page, type PageRequest, pageSize } from './pagination.js';
+import { base62Digits, randomBase62 } from './random.js';
+import { ok, type Result } from './result.js';
 
 /**
  * Events: what happened to an account's resources. Each is written in the transaction of the
@@ -48,7 +48,6 @@ export interface NewEvent {
   data: unknown;
 }
 
-const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
 let lastMs = 0;
 let sequence = 0;
 
@@ -68,15 +67,7 @@ export function newEventId(ms: number): string {
     lastMs = ms;
     sequence = 0;
   }
-  let time = '';
-  for (let rest = lastMs, i = 0; i < 7; i++, rest = Math.floor(rest / 62)) {
-    time = BASE62[rest % 62] + time;
-  }
-  let seq = '';
-  for (let rest = sequence, i = 0; i < 3; i++, rest = Math.floor(rest / 62)) {
-    seq = BASE62[rest % 62] + seq;
-  }
-  return `evt_${time}${seq}${randomBase62(10)}`;
+  return `evt_${base62Digits(lastMs, 7)}${base62Digits(sequence, 3)}${randomBase62(10)}`;
 }
 
 /** The row of an event of `accountId` made at `at`, with a new id. */
@@ -110,22 +101,8 @@ export function toEvent(row: EventRow): Event {
   };
 }
 
-const CURSOR = /^e1\.(evt_[0-9A-Za-z]{20})$/;
-
-function encodeCursor(id: string): string {
-  return Buffer.from(`e1.${id}`).toString('base64url');
-}
-
-function decodeCursor(cursor: string | undefined): Result<string | undefined, 'invalid_cursor'> {
-  if (cursor === undefined) return ok(undefined);
-  const match = /^[A-Za-z0-9_-]{1,64}$/.test(cursor)
-    ? CURSOR.exec(Buffer.from(cursor, 'base64url').toString('latin1'))
-    : null;
-  if (!match) {
-    return fail('invalid_cursor', 'The cursor is not valid; use the URL from the Link header.');
-  }
-  return ok(match[1]);
-}
+/** Events' cursors: the last event id of the page. */
+const EVENT_CURSOR = new KeysetCursor('e1', 'evt_[0-9A-Za-z]{20}', 24);
 
 /** The account's events of the last 30 days, oldest first, in keyset pages. */
 export async function listEventPage(
@@ -133,8 +110,8 @@ export async function listEventPage(
   accountId: string,
   now: Date,
   query: PageRequest & { type?: string | undefined },
-): Promise<Result<{ items: Event[]; nextCursor: string | null }, 'invalid_cursor'>> {
-  const after = decodeCursor(query.cursor);
+): Promise<Result<Page<Event>, 'invalid_cursor'>> {
+  const after = query.cursor === undefined ? ok(undefined) : EVENT_CURSOR.decode(query.cursor);
   if (!after.ok) return after;
   const limit = pageSize(query);
   const rows = await listEvents(db, accountId, {
@@ -143,10 +120,5 @@ export async function listEventPage(
     afterId: after.value,
     take: limit + 1,
   });
-  const items = rows.slice(0, limit);
-  const last = items.at(-1);
-  return ok({
-    items: items.map(toEvent),
-    nextCursor: rows.length > limit && last ? encodeCursor(last.id) : null,
-  });
+  return ok(EVENT_CURSOR.page(rows, limit, (row) => row.id, toEvent));
 }

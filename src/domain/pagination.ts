@@ -16,26 +16,70 @@ export interface Page<T> {
   nextCursor: string | null;
 }
 
-const CURSOR_SHAPE = /^k1\.([1-9][0-9]{0,15})$/;
+const INVALID_CURSOR = 'The cursor is not valid; use the URL from the Link header.';
 
 /**
- * Keyset cursors: the last id of the page, versioned and base64url-wrapped so clients treat it
- * as opaque. A deep page costs the same as the first (`WHERE id > ? ORDER BY id LIMIT n`).
+ * A keyset cursor of one kind: the last key of the page after a version tag (`k1.42`,
+ * `e1.evt_…`), base64url-wrapped so clients treat it as opaque. A deep page costs the same as
+ * the first (`WHERE id > ? ORDER BY id LIMIT n`).
  */
+export class KeysetCursor {
+  private readonly shape: RegExp;
+  /** The longest wrapped cursor a key of this shape makes, and so the longest accepted. */
+  private readonly maxLength: number;
+
+  /** @param key The shape of a key, e.g. `[1-9][0-9]{0,15}`; `keyLength` its most characters. */
+  constructor(
+    private readonly tag: string,
+    key: string,
+    keyLength: number,
+  ) {
+    this.shape = new RegExp(`^${tag}\\.(${key})$`);
+    this.maxLength = Math.ceil(((tag.length + 1 + keyLength) * 4) / 3);
+  }
+
+  encode(lastKey: string | number): string {
+    return Buffer.from(`${this.tag}.${lastKey}`).toString('base64url');
+  }
+
+  decode(cursor: string): Result<string, 'invalid_cursor'> {
+    const match =
+      cursor.length <= this.maxLength && /^[A-Za-z0-9_-]+$/.test(cursor)
+        ? this.shape.exec(Buffer.from(cursor, 'base64url').toString('latin1'))
+        : null;
+    return match?.[1] === undefined ? fail('invalid_cursor', INVALID_CURSOR) : ok(match[1]);
+  }
+
+  /** The first `limit` of `rows` (read `limit + 1`: the extra one only says another page
+   * exists), as items, with the cursor after the last. */
+  page<R, T>(
+    rows: readonly R[],
+    limit: number,
+    keyOf: (row: R) => string | number,
+    toItem: (row: R) => T,
+  ): Page<T> {
+    const items = rows.slice(0, limit);
+    const last = items.at(-1);
+    return {
+      items: items.map(toItem),
+      nextCursor: rows.length > limit && last !== undefined ? this.encode(keyOf(last)) : null,
+    };
+  }
+}
+
+/** The catalogue's and the store's cursors: the last numeric id. */
+const ID_CURSOR = new KeysetCursor('k1', '[1-9][0-9]{0,15}', 16);
+
 export function encodeCursor(lastId: number): string {
-  return Buffer.from(`k1.${lastId}`).toString('base64url');
+  return ID_CURSOR.encode(lastId);
 }
 
 export function decodeCursor(cursor: string | undefined): Result<number, 'invalid_cursor'> {
   if (cursor === undefined) return ok(0);
-  const match = /^[A-Za-z0-9_-]{1,32}$/.test(cursor)
-    ? CURSOR_SHAPE.exec(Buffer.from(cursor, 'base64url').toString('latin1'))
-    : null;
-  const id = match ? Number(match[1]) : Number.NaN;
-  if (!Number.isSafeInteger(id)) {
-    return fail('invalid_cursor', 'The cursor is not valid; use the URL from the Link header.');
-  }
-  return ok(id);
+  const decoded = ID_CURSOR.decode(cursor);
+  if (!decoded.ok) return decoded;
+  const id = Number(decoded.value);
+  return Number.isSafeInteger(id) ? ok(id) : fail('invalid_cursor', INVALID_CURSOR);
 }
 
 /** Rows come in `limit + 1` at a time: the extra row only says whether another page exists. */
@@ -44,7 +88,10 @@ export function pageSize(page: PageRequest): number {
 }
 
 export function toPage<T extends { id: number }>(rows: T[], limit: number): Page<T> {
-  const items = rows.slice(0, limit);
-  const last = items.at(-1);
-  return { items, nextCursor: rows.length > limit && last ? encodeCursor(last.id) : null };
+  return ID_CURSOR.page(
+    rows,
+    limit,
+    (row) => row.id,
+    (row) => row,
+  );
 }

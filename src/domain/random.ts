@@ -32,9 +32,15 @@ export function randomBase62(length: number): string {
  * its end, a few pages per commit, where random ids would dirty a page per insert.
  */
 export function timeOrderedBase62(ms: number, randomLength: number): string {
-  let time = '';
-  for (let rest = Math.floor(ms), i = 0; i < 7; i++, rest = Math.floor(rest / 62)) {
-    time = BASE62[rest % 62] + time;
+  return base62Digits(ms, 7) + randomBase62(randomLength);
+}
+
+/** `value` (a non-negative integer) in `length` base62 digits, most significant first, so
+ * that the strings sort as the numbers do (the digits are in ASCII order). */
+export function base62Digits(value: number, length: number): string {
+  let digits = '';
+  for (let rest = Math.floor(value), i = 0; i < length; i++, rest = Math.floor(rest / 62)) {
+    digits = BASE62[rest % 62] + digits;
   }
-  return time + randomBase62(randomLength);
+  return digits;
 }

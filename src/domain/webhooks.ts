@@ -19,7 +19,7 @@ import {
 } from '../store/webhooks-repository.js';
 import { type AddressPolicy, refusedUrl } from '../webhooks/address.js';
 import { EVENT_TYPES, type EventType, newEventId, TEST_EVENT_TYPE } from './events.js';
-import { type PageRequest, pageSize } from './pagination.js';
+import { KeysetCursor, type Page, type PageRequest, pageSize } from './pagination.js';
 import { randomBase62 } from './random.js';
 import { fail, ok, type Result } from './result.js';
 import type { SecretBox } from './secret-box.js';
@@ -292,7 +292,8 @@ export function sendTestEvent(
   );
 }
 
-const CURSOR = /^d1\.(evt_[0-9A-Za-z]{20})$/;
+/** Deliveries' cursors: the last event id of the page (newest first). */
+const DELIVERY_CURSOR = new KeysetCursor('d1', 'evt_[0-9A-Za-z]{20}', 24);
 
 /** The endpoint's deliveries, newest first, in keyset pages. */
 export async function listEndpointDeliveries(
@@ -300,33 +301,17 @@ export async function listEndpointDeliveries(
   accountId: string,
   id: string,
   query: PageRequest,
-): Promise<
-  Result<{ items: WebhookDelivery[]; nextCursor: string | null }, 'not_found' | 'invalid_cursor'>
-> {
-  let before: string | undefined;
-  if (query.cursor !== undefined) {
-    const match = /^[A-Za-z0-9_-]{1,64}$/.test(query.cursor)
-      ? CURSOR.exec(Buffer.from(query.cursor, 'base64url').toString('latin1'))
-      : null;
-    if (!match) {
-      return fail('invalid_cursor', 'The cursor is not valid; use the URL from the Link header.');
-    }
-    before = match[1];
-  }
+): Promise<Result<Page<WebhookDelivery>, 'not_found' | 'invalid_cursor'>> {
+  const before = query.cursor === undefined ? ok(undefined) : DELIVERY_CURSOR.decode(query.cursor);
+  if (!before.ok) return before;
   const { reader } = rules.database;
   if (!(await findEndpoint(reader, accountId, id))) return notFound(id);
   const limit = pageSize(query);
   const rows = await listDeliveries(reader, accountId, id, {
-    beforeEventId: before,
+    beforeEventId: before.value,
     take: limit + 1,
   });
-  const items = rows.slice(0, limit);
-  const last = items.at(-1);
-  return ok({
-    items: items.map(toDelivery),
-    nextCursor:
-      rows.length > limit && last ? Buffer.from(`d1.${last.event_id}`).toString('base64url') : null,
-  });
+  return ok(DELIVERY_CURSOR.page(rows, limit, (row) => row.event_id, toDelivery));
 }
 
 /** Sends a delivery again now, whatever became of it (replay from the log). */

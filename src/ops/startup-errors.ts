@@ -42,6 +42,11 @@ export function listenFailure(
   return undefined;
 }
 
+/** Why the database (either kind) will not serve us, for a reason waiting will not fix. */
+export function databaseFailure(err: unknown, databaseUrl: string): string | undefined {
+  return sqliteFailure(err, databaseUrl) ?? postgresFailure(err, databaseUrl);
+}
+
 /** Why a SQLite file could not be opened or made, or undefined. */
 export function sqliteFailure(err: unknown, databaseUrl: string): string | undefined {
   if (!databaseUrl.startsWith('sqlite:')) return undefined;

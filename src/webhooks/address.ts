@@ -53,21 +53,30 @@ export interface AddressPolicy {
   allowLoopback: boolean;
 }
 
-/** Why an address may not be connected to, or undefined when it may. */
+/**
+ * Why an address may not be connected to, or undefined when it may. An IPv4 address mapped
+ * into IPv6 (`::ffff:10.0.0.1`, `::ffff:a00:1`) is checked as that IPv4 address: BlockList
+ * matches mapped addresses against the IPv4 rules.
+ */
 export function refusedAddress(address: string, policy: AddressPolicy): string | undefined {
   const family = isIP(address);
   if (family === 0) return `${address} is not an IP address`;
-  let type: 'ipv4' | 'ipv6' = family === 4 ? 'ipv4' : 'ipv6';
-  let checked = address;
-  // An IPv4 address mapped into IPv6 (::ffff:10.0.0.1) is the IPv4 address.
-  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address);
-  if (mapped?.[1]) {
-    checked = mapped[1];
-    type = 'ipv4';
-  }
-  if (policy.allowLoopback && LOOPBACK.check(checked, type)) return undefined;
-  if (REFUSED.check(checked, type)) {
+  const type = family === 4 ? 'ipv4' : 'ipv6';
+  if (policy.allowLoopback && LOOPBACK.check(address, type)) return undefined;
+  if (REFUSED.check(address, type)) {
     return `${address} is a loopback, private, link-local or reserved address`;
+  }
+  return undefined;
+}
+
+/** The first of `addresses` that may not be connected to, and why. */
+function firstRefused(
+  addresses: readonly LookupAddress[],
+  policy: AddressPolicy,
+): { address: string; refused: string } | undefined {
+  for (const { address } of addresses) {
+    const refused = refusedAddress(address, policy);
+    if (refused) return { address, refused };
   }
   return undefined;
 }
@@ -86,22 +95,38 @@ export function hostOf(url: URL): string {
 }
 
 /**
- * Why a webhook URL is refused, or undefined when it is allowed: its scheme, then every
- * address its host resolves to now.
+ * What can be said of a webhook URL without resolving its host: the URL to send to, or why
+ * it is refused (not absolute, another scheme, credentials in it, a refused IP address).
  */
-export async function refusedUrl(text: string, policy: AddressPolicy): Promise<string | undefined> {
+export function refusedTarget(
+  text: string,
+  policy: AddressPolicy,
+): { url: URL; refused?: undefined } | { refused: string } {
   let url: URL;
   try {
     url = new URL(text);
   } catch {
-    return 'it is not an absolute URL';
+    return { refused: 'it is not an absolute URL' };
   }
   if (url.protocol !== 'https:' && !(policy.allowLoopback && url.protocol === 'http:')) {
-    return policy.allowLoopback ? 'it must be http or https' : 'it must be https';
+    return { refused: policy.allowLoopback ? 'it must be http or https' : 'it must be https' };
   }
-  if (url.username || url.password) return 'it must not hold credentials';
+  if (url.username || url.password) return { refused: 'it must not hold credentials' };
+  // An address in the URL is not looked up, by us or at connection: checked here.
   const host = hostOf(url);
-  if (isIP(host)) return refusedAddress(host, policy);
+  const refused = isIP(host) ? refusedAddress(host, policy) : undefined;
+  return refused ? { refused } : { url };
+}
+
+/**
+ * Why a webhook URL is refused, or undefined when it is allowed: `refusedTarget`, then every
+ * address its host resolves to now.
+ */
+export async function refusedUrl(text: string, policy: AddressPolicy): Promise<string | undefined> {
+  const target = refusedTarget(text, policy);
+  if (target.refused !== undefined) return target.refused;
+  const host = hostOf(target.url);
+  if (isIP(host)) return undefined;
   let addresses: LookupAddress[];
   try {
     addresses = await lookupAll(host);
@@ -109,11 +134,10 @@ export async function refusedUrl(text: string, policy: AddressPolicy): Promise<s
     return `its host ${host} does not resolve`;
   }
   if (addresses.length === 0) return `its host ${host} does not resolve`;
-  for (const { address } of addresses) {
-    const refused = refusedAddress(address, policy);
-    if (refused) return `its host ${host} resolves to ${refused.replace(/^\S+ /, `${address} (`)})`;
-  }
-  return undefined;
+  const first = firstRefused(addresses, policy);
+  return (
+    first && `its host ${host} resolves to ${first.refused.replace(/^\S+ /, `${first.address} (`)})`
+  );
 }
 
 type LookupCallback = (
@@ -130,14 +154,12 @@ export function guardedLookup(policy: AddressPolicy) {
   return (hostname: string, options: { all?: boolean }, callback: LookupCallback): void => {
     lookupAll(hostname).then(
       (addresses) => {
-        for (const { address } of addresses) {
-          const refused = refusedAddress(address, policy);
-          if (refused) {
-            const error: NodeJS.ErrnoException = new Error(`refused to connect: ${refused}`);
-            error.code = 'EADDRREFUSED';
-            callback(error, '');
-            return;
-          }
+        const refused = firstRefused(addresses, policy);
+        if (refused) {
+          const error: NodeJS.ErrnoException = new Error(`refused to connect: ${refused.refused}`);
+          error.code = 'EADDRREFUSED';
+          callback(error, '');
+          return;
         }
         const first = addresses[0];
         if (!first) {

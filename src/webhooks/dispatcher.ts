@@ -1,7 +1,6 @@
 import { createHmac, randomUUID } from 'node:crypto';
 import http from 'node:http';
 import https from 'node:https';
-import { isIP } from 'node:net';
 import type { FastifyBaseLogger } from 'fastify';
 import type { Clock } from '../clock.js';
 import type { Config } from '../config.js';
@@ -18,7 +17,7 @@ import {
   outgoing,
   settleDelivery,
 } from '../store/webhooks-repository.js';
-import { type AddressPolicy, guardedLookup, hostOf, refusedAddress } from './address.js';
+import { type AddressPolicy, guardedLookup, refusedTarget } from './address.js';
 
 export const SIGNATURE_HEADER = 'animal-store-signature';
 export const EVENT_ID_HEADER = 'animal-store-event-id';
@@ -219,22 +218,14 @@ export class WebhookDispatcher {
 
   /** One POST: its status and the first 1 KB of its body, or why there was no answer. */
   private post(item: Outgoing, body: string, signed: string): Promise<Attempt> {
-    let url: URL;
-    try {
-      url = new URL(item.url);
-    } catch {
-      return Promise.resolve({ statusCode: null, response: 'The URL is not valid.' });
+    // Checked at registration, and again now (the policy may have changed since); a host's
+    // addresses are checked at connection (the lookup).
+    const target = refusedTarget(item.url, this.policy);
+    if (target.refused !== undefined) {
+      return Promise.resolve({ statusCode: null, response: `Refused: ${target.refused}.` });
     }
-    // An address in the URL is not looked up: checked here instead.
-    const host = hostOf(url);
-    if (isIP(host)) {
-      const refused = refusedAddress(host, this.policy);
-      if (refused) return Promise.resolve({ statusCode: null, response: `Refused: ${refused}.` });
-    }
+    const { url } = target;
     const client = url.protocol === 'https:' ? https : http;
-    if (url.protocol === 'http:' && !this.policy.allowLoopback) {
-      return Promise.resolve({ statusCode: null, response: 'Refused: the URL must be https.' });
-    }
     return new Promise<Attempt>((resolve) => {
       let settled = false;
       const done = (attempt: Attempt) => {

@@ -67,7 +67,7 @@ describe('a process killed while its worker delivers', () => {
   let url = '';
   let drop = async () => {};
   before(async () => {
-    ({ url, drop } = await databaseOfItsOwn());
+    ({ url, drop } = await databaseOfItsOwn({ migrated: true }));
   });
   after(async () => {
     if (server) await kill(server, 'SIGKILL');

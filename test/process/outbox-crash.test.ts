@@ -10,7 +10,7 @@ describe('the outbox under SIGKILL', () => {
   let url = '';
   let drop = async () => {};
   before(async () => {
-    ({ url, drop } = await databaseOfItsOwn());
+    ({ url, drop } = await databaseOfItsOwn({ migrated: true }));
   });
   after(async () => {
     if (server) await kill(server, 'SIGKILL');
