@@ -108,7 +108,11 @@ function walSync(path: string): { sync: () => Promise<void>; close: () => Promis
         await (await file).datasync();
       } catch (error) {
         file = undefined; // opened again at the next sync
-        throw error;
+        // What SQLite says of a failed sync in a commit of its own (synchronous=FULL).
+        throw Object.assign(new Error(`disk I/O error: ${(error as Error).message}`), {
+          code: 'SQLITE_IOERR_FSYNC',
+          cause: error,
+        });
       }
     },
     close: async () => {
