@@ -10,7 +10,7 @@ import { GroupCommit } from '../src/store/group-commit.js';
 import { insertPet, listPets } from '../src/store/pets-repository.js';
 import { sqliteStatements } from '../src/store/sqlite-statements.js';
 import type { Tables } from '../src/store/tables.js';
-import { sqliteDatabaseUrl, storeWithAccount, testDatabaseUrl } from './helpers.js';
+import { sqliteDatabaseUrl, storeWithAccount, testDatabaseUrl, until } from './helpers.js';
 
 // Database.write on the real stores: group commit, where writes started together share one
 // transaction: SQLite's GroupCommit, and PostgreSQL's PgGroupCommit (when TEST_DATABASE_URL is
@@ -389,10 +389,6 @@ describe('SQLite group commit and its sync', () => {
     });
   const stored = () =>
     (reader.prepare('select text from notes order by text').pluck().all() as string[]).join();
-  const until = async (condition: () => boolean) => {
-    for (let i = 0; i < 200 && !condition(); i++) await new Promise((r) => setTimeout(r, 5));
-    assert.ok(condition());
-  };
 
   it('answers a batch only once its commit is synced; the next batch commits meanwhile', async () => {
     let firstAnswered = false;
@@ -400,12 +396,12 @@ describe('SQLite group commit and its sync', () => {
       firstAnswered = true;
       return value;
     });
-    await until(() => syncs.length === 1);
+    await until(() => syncs.length === 1, 'the first sync');
     assert.equal(stored(), 'a', 'committed');
     assert.equal(firstAnswered, false, 'answered before its sync');
     const second = note('b');
-    await until(() => syncs.length === 2);
-    assert.equal(stored(), 'a,b', 'the next batch waited for the sync');
+    await until(() => syncs.length === 2, 'the second sync');
+    assert.equal(stored(), 'a,b', 'the next batch committed while the first synced');
     syncs[1]?.resolve();
     assert.equal(await second, 'b');
     assert.equal(firstAnswered, false);
@@ -415,11 +411,11 @@ describe('SQLite group commit and its sync', () => {
 
   it('fails the writers of a batch whose sync failed, and syncs the next', async () => {
     const failing = note('c');
-    await until(() => syncs.length === 3);
+    await until(() => syncs.length === 3, 'the third sync');
     syncs[2]?.reject(new Error('EIO: the disk failed'));
     await assert.rejects(failing, /EIO/);
     const next = note('d');
-    await until(() => syncs.length === 4);
+    await until(() => syncs.length === 4, 'the fourth sync');
     syncs[3]?.resolve();
     assert.equal(await next, 'd');
   });

@@ -17,6 +17,19 @@ import { type Database, migrate, openDatabase } from '../src/store/database.js';
 // Hundreds of sign-ups and sign-ins: at the production cost, scrypt alone took ~20 s.
 hashCheaplyForTests();
 
+/** Waits until `check` holds, polling every 20 ms; fails the test past `timeoutMs`. */
+export async function until(
+  check: () => boolean | Promise<boolean>,
+  what: string,
+  timeoutMs = 10_000,
+): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
 /** PostgreSQL when CI sets TEST_DATABASE_URL; otherwise a fresh SQLite file per app. */
 export function testDatabaseUrl(): { url: string; cleanup: () => void } {
   const pg = process.env.TEST_DATABASE_URL;

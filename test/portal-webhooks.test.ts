@@ -3,7 +3,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import type { FastifyInstance } from 'fastify';
-import { startApp, type TestApp } from './helpers.js';
+import { startApp, type TestApp, until } from './helpers.js';
 import { Visitor } from './portal-visitor.js';
 
 /** Signs a new browser up, with an account of its own. */
@@ -12,14 +12,6 @@ async function signedUp(app: FastifyInstance): Promise<Visitor> {
   const res = await visitor.signUp(`hooks-${crypto.randomUUID()}@example.com`);
   assert.equal(res.statusCode, 303, res.body);
   return visitor;
-}
-
-async function until(check: () => Promise<boolean> | boolean, what: string): Promise<void> {
-  const deadline = Date.now() + 10_000;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
 }
 
 describe('portal: webhooks page', () => {

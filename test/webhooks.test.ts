@@ -21,6 +21,7 @@ import {
   startApp,
   type Tenant,
   type TestApp,
+  until,
 } from './helpers.js';
 
 /** Short back-off and polling, so retries take milliseconds. */
@@ -72,13 +73,6 @@ class Receiver {
 }
 
 /** Waits until `check` holds (polled), or fails after `timeoutMs`. */
-async function until(check: () => boolean | Promise<boolean>, what: string, timeoutMs = 10_000) {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
 
 /** The receiver's side of the signature: Stripe's scheme, with node:crypto alone. */
 function verifySignature(secret: string, header: string, body: string, toleranceS = 300): boolean {

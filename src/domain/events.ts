@@ -111,7 +111,7 @@ export async function listEventPage(
   now: Date,
   query: PageRequest & { type?: string | undefined },
 ): Promise<Result<Page<Event>, 'invalid_cursor'>> {
-  const after = query.cursor === undefined ? ok(undefined) : EVENT_CURSOR.decode(query.cursor);
+  const after = EVENT_CURSOR.decode(query.cursor);
   if (!after.ok) return after;
   const limit = pageSize(query);
   const rows = await listEvents(db, accountId, {

@@ -42,7 +42,9 @@ export class KeysetCursor {
     return Buffer.from(`${this.tag}.${lastKey}`).toString('base64url');
   }
 
-  decode(cursor: string): Result<string, 'invalid_cursor'> {
+  /** The key a cursor carries; undefined without a cursor (the first page). */
+  decode(cursor: string | undefined): Result<string | undefined, 'invalid_cursor'> {
+    if (cursor === undefined) return ok(undefined);
     const match =
       cursor.length <= this.maxLength && /^[A-Za-z0-9_-]+$/.test(cursor)
         ? this.shape.exec(Buffer.from(cursor, 'base64url').toString('latin1'))
@@ -75,10 +77,9 @@ export function encodeCursor(lastId: number): string {
 }
 
 export function decodeCursor(cursor: string | undefined): Result<number, 'invalid_cursor'> {
-  if (cursor === undefined) return ok(0);
   const decoded = ID_CURSOR.decode(cursor);
   if (!decoded.ok) return decoded;
-  const id = Number(decoded.value);
+  const id = decoded.value === undefined ? 0 : Number(decoded.value);
   return Number.isSafeInteger(id) ? ok(id) : fail('invalid_cursor', INVALID_CURSOR);
 }
 

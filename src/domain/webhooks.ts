@@ -302,7 +302,7 @@ export async function listEndpointDeliveries(
   id: string,
   query: PageRequest,
 ): Promise<Result<Page<WebhookDelivery>, 'not_found' | 'invalid_cursor'>> {
-  const before = query.cursor === undefined ? ok(undefined) : DELIVERY_CURSOR.decode(query.cursor);
+  const before = DELIVERY_CURSOR.decode(query.cursor);
   if (!before.ok) return before;
   const { reader } = rules.database;
   if (!(await findEndpoint(reader, accountId, id))) return notFound(id);

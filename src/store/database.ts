@@ -101,13 +101,16 @@ const writers = new WeakMap<Database, Db>();
  */
 function walSync(path: string): { sync: () => Promise<void>; close: () => Promise<void> } {
   let file: Promise<FileHandle> | undefined;
+  const opened = () =>
+    (file ??= open(`${path}-wal`, 'r').catch((error: unknown) => {
+      file = undefined; // opened again at the next sync
+      throw error;
+    }));
   return {
     sync: async () => {
-      file ??= open(`${path}-wal`, 'r');
       try {
-        await (await file).datasync();
+        await (await opened()).datasync();
       } catch (error) {
-        file = undefined; // opened again at the next sync
         // What SQLite says of a failed sync in a commit of its own (synchronous=FULL).
         throw Object.assign(new Error(`disk I/O error: ${(error as Error).message}`), {
           code: 'SQLITE_IOERR_FSYNC',
