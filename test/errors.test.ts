@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { sql } from 'kysely';
 import { buildApp } from '../src/app.js';
 import { loadConfig } from '../src/config.js';
 import { ERRORS } from '../src/errors.js';
@@ -45,6 +46,22 @@ describe('error table and handler', () => {
       assert.deepEqual(answer.headers, { 'retry-after': '1' });
       assert.doesNotMatch(answer.message, /127\.0\.0\.1|ECONN|administrator/);
     }
+    const failing = [
+      coded('could not extend file: No space left on device', '53100'),
+      coded('out of memory', '53200'),
+      coded('could not write to file', '58030'),
+      coded('database or disk is full', 'SQLITE_FULL'),
+      coded('disk I/O error', 'SQLITE_IOERR'),
+      coded('disk I/O error: EIO', 'SQLITE_IOERR_FSYNC'),
+      coded('out of memory', 'SQLITE_NOMEM'),
+    ];
+    for (const err of failing) {
+      const answer = toApiError(err);
+      assert.equal(answer.status, 503, err.message);
+      assert.equal(answer.code, 'service_unavailable');
+      assert.match(answer.message, /cannot store anything at the moment; nothing was changed/);
+      assert.doesNotMatch(answer.message, /disk|space|memory/);
+    }
     for (const err of [
       coded('syntax error at or near "selec"', '42601'),
       coded('duplicate key value violates unique constraint', '23505'),
@@ -82,6 +99,67 @@ describe('error table and handler', () => {
     } finally {
       await app.close();
       await database.close();
+    }
+  });
+
+  it('answers 503 and stores nothing while the SQLite disk is full, and stores again once it has room', {
+    skip: process.env.TEST_DATABASE_URL ? 'SQLite only' : false,
+  }, async () => {
+    const log = captureLog();
+    const t = await startApp({ ownStore: true, logStream: log.stream, env: { LOG_LEVEL: 'warn' } });
+    try {
+      const tenant = await newTenant(t.app);
+      const category = await t.app.inject({
+        method: 'POST',
+        url: '/v1/categories',
+        headers: tenant.headers,
+        payload: { name: 'Dogs' },
+      });
+      const addPet = (name: string) =>
+        t.app.inject({
+          method: 'POST',
+          url: '/v1/pets',
+          headers: tenant.headers,
+          payload: { name, categoryId: category.json().id },
+        });
+      // The file may not grow past its pages now: SQLite answers SQLITE_FULL, as it does
+      // when the disk itself is full.
+      const limit = (pages: number | string) =>
+        t.database.write((tx) => sql.raw(`pragma max_page_count = ${pages}`).execute(tx));
+      const [counted] = (
+        await sql<{ page_count: number }>`pragma page_count`.execute(t.database.reader)
+      ).rows;
+      await limit(counted?.page_count ?? 0);
+      let created = 0;
+      let refused: Awaited<ReturnType<typeof addPet>> | undefined;
+      while (!refused && created < 5_000) {
+        const res = await addPet(`Pet ${created}`);
+        if (res.statusCode === 201) created++;
+        else refused = res;
+      }
+      assert.ok(refused, 'the file never filled');
+      assert.equal(refused.statusCode, 503, refused.body);
+      assert.equal(refused.headers['retry-after'], '1');
+      assert.equal(refused.json().code, 'service_unavailable');
+      // Nothing of the refused write: no pet, no event.
+      const stored = async (table: 'pets' | 'events') =>
+        (
+          await sql<{ n: number }>`select count(*) as n from ${sql.table(table)}
+            where account_id = ${tenant.accountId}`.execute(t.database.reader)
+        ).rows[0]?.n;
+      assert.equal(await stored('pets'), created);
+      assert.equal(await stored('events'), created, 'one pet.created event per pet');
+      const failures = log.lines().filter((line) => line.level === 50);
+      assert.equal(failures.length, 1, log.text());
+      assert.match(String(failures[0]?.msg), /cannot store: disk full or failing/);
+      assert.doesNotMatch(log.text(), /"stack"/);
+
+      await limit(1_073_741_823);
+      const again = await addPet('After');
+      assert.equal(again.statusCode, 201, again.body);
+      assert.equal(again.json().id, created + 1, 'no number lost to the refused write');
+    } finally {
+      await t.close();
     }
   });
 

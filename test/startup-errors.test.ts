@@ -29,6 +29,14 @@ describe('start-up failure sentences', () => {
     assert.equal(sqliteFailure(coded('3D000'), url), undefined);
   });
 
+  it('says a full disk is full, naming the file', () => {
+    const url = 'sqlite:/var/lib/animal-store/store.db';
+    assert.equal(
+      sqliteFailure(coded('SQLITE_FULL', 'database or disk is full'), url),
+      'The disk holding /var/lib/animal-store/store.db is full: free some space, or fix DATABASE_URL=sqlite:/var/lib/animal-store/store.db.',
+    );
+  });
+
   it('says privileges for a low port, and which setting for the metrics listener', () => {
     assert.match(listenFailure(coded('EACCES'), '0.0.0.0', 80) ?? '', /PORT=8080/);
     assert.match(

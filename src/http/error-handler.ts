@@ -1,7 +1,7 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError, type ErrorCode, excerpt, RETRY_SOON } from '../errors.js';
 import { brief } from '../ops/outages.js';
-import { storeTrouble, valueRefused } from '../store/store-errors.js';
+import { type StoreTrouble, storeTrouble, valueRefused } from '../store/store-errors.js';
 import { describeValidation } from './validation.js';
 
 /** Fastify's own 4xx errors, in the words of our error table. */
@@ -50,6 +50,12 @@ export function sendError(reply: FastifyReply, error: ApiError): FastifyReply {
     });
 }
 
+const TROUBLE_MESSAGES: Record<StoreTrouble, string> = {
+  unreachable: 'The database cannot be reached at the moment; retry shortly.',
+  busy: 'The database is too busy to answer in time; retry shortly.',
+  failing: 'The database cannot store anything at the moment; nothing was changed, retry later.',
+};
+
 /** Any thrown value as the ApiError the client should see. Internals never leak into a 5xx. */
 export function toApiError(err: unknown): ApiError {
   if (err instanceof ApiError) return err;
@@ -62,11 +68,7 @@ export function toApiError(err: unknown): ApiError {
   }
   const trouble = storeTrouble(err);
   if (trouble) {
-    const message =
-      trouble === 'unreachable'
-        ? 'The database cannot be reached at the moment; retry shortly.'
-        : 'The database is too busy to answer in time; retry shortly.';
-    return new ApiError('service_unavailable', message, undefined, RETRY_SOON);
+    return new ApiError('service_unavailable', TROUBLE_MESSAGES[trouble], undefined, RETRY_SOON);
   }
   if (valueRefused(err)) {
     return new ApiError('bad_request', 'A value in the request cannot be stored or compared.');
@@ -86,7 +88,7 @@ export function toApiError(err: unknown): ApiError {
 /**
  * Logs a failed request as it deserves: a fault of ours (500) with its stack; the database
  * going away once for the outage (Outages), never per request; the database too busy as a
- * warning; a 503 we made on purpose (Redis away, shutting down) not at all, its cause being
+ * warning, and unable to store (disk full or failing) as an error, without a stack; a 503 we made on purpose (Redis away, shutting down) not at all, its cause being
  * logged where it was found.
  */
 export function logFailure(request: FastifyRequest, err: unknown, apiError: ApiError): void {
@@ -96,7 +98,9 @@ export function logFailure(request: FastifyRequest, err: unknown, apiError: ApiE
   const trouble = storeTrouble(err);
   if (trouble === 'unreachable') request.server.ctx.outages.failed('database', err);
   else if (trouble === 'busy') request.log.warn({ error: brief(err) }, 'database too busy');
-  else if (apiError.code !== 'service_unavailable') request.log.error({ err }, 'request failed');
+  else if (trouble === 'failing') {
+    request.log.error({ error: brief(err) }, 'the database cannot store: disk full or failing');
+  } else if (apiError.code !== 'service_unavailable') request.log.error({ err }, 'request failed');
 }
 
 /**

@@ -70,12 +70,13 @@ export class Outages {
 
   /**
    * A database call failed: when the database is away (or too busy), the outage is noted and
-   * this answers true; otherwise false, and the error is the caller's to log.
+   * this answers true; otherwise false, and the error is the caller's to log. A database that
+   * cannot store (disk full or failing) is the caller's to log too: someone has to act.
    */
   databaseFailed(err: unknown): boolean {
     const trouble = storeTrouble(err);
     if (trouble === 'unreachable') this.failed('database', err);
-    return trouble !== undefined;
+    return trouble === 'unreachable' || trouble === 'busy';
   }
 
   /** A call to the dependency succeeded. Cheap when nothing is away (every request calls it). */

@@ -68,6 +68,9 @@ export function sqliteFailure(err: unknown, databaseUrl: string): string | undef
   if (code === 'SQLITE_READONLY' || code?.startsWith('SQLITE_READONLY_')) {
     return `The SQLite file ${path} is read-only for this user: make it writable, or fix ${setting}.`;
   }
+  if (code === 'SQLITE_FULL') {
+    return `The disk holding ${path} is full: free some space, or fix ${setting}.`;
+  }
   return undefined;
 }
 

@@ -1,13 +1,16 @@
 /**
- * Store errors that are not a fault of our code. The store being away or overloaded: answered
- * 503 with Retry-After, and a client may retry as it is. A value the store refuses (a NUL
+ * Store errors that are not a fault of our code. The store being away, overloaded or unable to
+ * store: answered 503 with Retry-After, and a client may retry as it is (nothing was stored). A value the store refuses (a NUL
  * PostgreSQL cannot hold, a number out of range) that validation let through: answered 400.
  */
 export type StoreTrouble =
   /** The database cannot be reached, or dropped the connection: an outage. */
   | 'unreachable'
   /** It answered, but could not serve the statement in time (timeout, lock, too busy). */
-  | 'busy';
+  | 'busy'
+  /** It answered, but cannot store anything now: its disk is full or failing, or it ran out of
+   * memory. Waiting alone may not mend it: whoever runs it must. */
+  | 'failing';
 
 /** Socket-level failures of a connection to the database server. */
 const NETWORK_CODES = new Set([
@@ -25,10 +28,12 @@ const NETWORK_CODES = new Set([
 /**
  * PostgreSQL SQLSTATEs (https://www.postgresql.org/docs/current/errcodes-appendix.html):
  * class 08 is a connection exception; 57P01-57P03 a server shutting down, crashed or starting;
- * class 53 insufficient resources (too many connections, disk full, out of memory).
+ * class 53 insufficient resources (disk full 53100, out of memory 53200, too many connections);
+ * 58030 an I/O error.
  */
 function postgresTrouble(code: string): StoreTrouble | undefined {
   if (code.startsWith('08') || /^57P0[1-3]$/.test(code)) return 'unreachable';
+  if (code === '53100' || code === '53200' || code === '58030') return 'failing';
   // 57014: the statement timeout cancelled it; 55P03: a lock was not free; 40P01: deadlock.
   if (code.startsWith('53') || code === '57014' || code === '55P03' || code === '40P01') {
     return 'busy';
@@ -49,6 +54,9 @@ export function storeTrouble(err: unknown): StoreTrouble | undefined {
     if (NETWORK_CODES.has(code)) return 'unreachable';
     // better-sqlite3: another process holds the write lock past busy_timeout.
     if (code === 'SQLITE_BUSY' || code.startsWith('SQLITE_BUSY_')) return 'busy';
+    // The disk is full (or the file at its max_page_count), failed a read, write or sync, or
+    // SQLite could not allocate memory.
+    if (/^SQLITE_(FULL|IOERR|NOMEM)(_|$)/.test(code)) return 'failing';
     if (/^[0-9A-Z]{5}$/.test(code)) return postgresTrouble(code);
   }
   if (LOST_CONNECTION.test(err.message)) return 'unreachable';
