@@ -123,6 +123,10 @@ export async function buildApp({
     // One line per request, written when it is answered (below), not Fastify's two.
     logController: new LogController({ disableRequestLogging: true }),
     trustProxy: trustProxy(config.trustProxy),
+    // A request that arrives on an open connection while the server closes is served, its answer
+    // ending the connection (below), rather than given Fastify's own 503 body, which is not our
+    // Error: the stores stay open until every request is answered.
+    return503OnClosing: false,
     bodyLimit: config.bodyLimit,
     // Explicit timeouts, so a client trickling its headers or body holds a connection for
     // seconds, not Node's minutes; checked every second rather than Node's every 30.
@@ -150,7 +154,6 @@ export async function buildApp({
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   const limiter = await createRateLimiter(config, clock, { waitForRedis: false });
-  app.addHook('onClose', () => limiter.close());
   const exposed = config.metrics.mode !== 'off';
   const metrics = new Metrics(
     {
@@ -186,7 +189,6 @@ export async function buildApp({
     },
     metrics,
   );
-  app.addHook('onClose', () => outages.close());
   const limits = new RateLimitGuard(limiter, config.rateLimit.onStoreError, outages, metrics, log);
   const background = await createBackground({
     config,
@@ -197,12 +199,19 @@ export async function buildApp({
     metrics,
     sink,
   });
-  // Requests are finished before onClose hooks run; then the worker stops taking messages
-  // and finishes (or, on BullMQ, releases) the ones in hand, and the rest stops.
-  app.addHook('onClose', () => background.close());
   const { queue, dispatcher, housekeeping, box, policy } = background;
   const lifecycle = new Lifecycle(() => {
     if (config.worker) background.start();
+  });
+  // Closing, in order, in the one hook so nothing closes ahead of what uses it: the listener
+  // is closed (Fastify, before onClose); the requests still being answered are answered, those
+  // whose clients went away too; the worker stops taking messages and finishes (or, on
+  // BullMQ, releases) the ones in hand; then the probes and Redis.
+  app.addHook('onClose', async () => {
+    await lifecycle.answered();
+    await background.close();
+    await outages.close();
+    await limiter.close();
   });
   if (!startLater) {
     // The caller gave a migrated database; Redis is connected to in the background.
@@ -266,6 +275,7 @@ export async function buildApp({
   // in an onSend hook: headers set on the reply stay on whatever it answers, errors included.
   app.addHook('onRequest', (request, reply, done) => {
     reply.header('x-request-id', request.id);
+    lifecycle.began(reply.raw);
     // Node's parser takes a line up to the size of all headers: the target's own limit is ours.
     if (request.url.length > MAX_URL_BYTES) {
       done(uriTooLong());

@@ -1,17 +1,22 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
+import { request } from 'node:http';
 import { after, before, describe, it } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { buildApp } from '../src/app.js';
 import { loadConfig } from '../src/config.js';
 import { nothingKept } from '../src/http/freshness.js';
 import { startMetricsServer } from '../src/ops/metrics-server.js';
 import {
   assertSchemaCurrent,
+  type Database,
   migrate,
   openDatabase,
   SchemaMismatchError,
 } from '../src/store/database.js';
 import {
   as,
+  captureLog,
   createCategory,
   createPet,
   databaseOfItsOwn,
@@ -19,6 +24,7 @@ import {
   newTenant,
   startApp,
   type TestApp,
+  until,
 } from './helpers.js';
 
 /** A sample's value in Prometheus text, or undefined when the series is absent. */
@@ -320,6 +326,101 @@ describe('migrations', () => {
     } finally {
       await database.close();
       await fresh.drop();
+    }
+  });
+});
+
+describe('shutting down', () => {
+  it('closes the stores only once every request is answered, one whose client left too', async () => {
+    const { url, drop } = await databaseOfItsOwn({ migrated: true });
+    const database = openDatabase(url, { poolSize: 4 });
+    await migrate(database);
+    // The real database, whose writes wait at a gate once one is set: a request is still being
+    // handled when its client goes away and the server is closed.
+    let gate: Promise<void> | undefined;
+    let reached!: () => void;
+    const writing = new Promise<void>((resolve) => {
+      reached = resolve;
+    });
+    const gated: Database = {
+      reader: database.reader,
+      dialect: database.dialect,
+      caches: database.caches,
+      poolStats: () => database.poolStats(),
+      changesElsewhere: () => database.changesElsewhere(),
+      close: () => database.close(),
+      write: async (work, options) => {
+        if (gate) {
+          reached();
+          await gate;
+        }
+        return database.write(work, options);
+      },
+    };
+    const log = captureLog();
+    const config = loadConfig({
+      DATABASE_URL: url,
+      LOG_LEVEL: 'warn',
+      DEMO_ACCOUNT: 'false',
+      ...(process.env.TEST_REDIS_URL && {
+        REDIS_URL: process.env.TEST_REDIS_URL,
+        REDIS_KEY_PREFIX: `test-${randomUUID()}:`,
+      }),
+    });
+    const app = await buildApp({ config, database: gated, logStream: log.stream });
+    try {
+      const tenant = await newTenant(app);
+      const category = await createCategory(app, tenant, 'Late');
+      let open!: () => void;
+      gate = new Promise((resolve) => {
+        open = resolve;
+      });
+      const base = await app.listen({ port: 0, host: '127.0.0.1' });
+      const client = request(`${base}/v1/pets`, {
+        method: 'POST',
+        headers: { ...tenant.headers, 'content-type': 'application/json' },
+      });
+      client.on('error', () => {});
+      client.end(JSON.stringify({ name: 'Late', categoryId: category.id }));
+      await writing;
+      client.destroy();
+      await until(
+        () => new Promise((resolve) => app.server.getConnections((_err, n) => resolve(n === 0))),
+        'the client to go away',
+      );
+
+      let closed = false;
+      const closing = app.close().then(() => {
+        closed = true;
+      });
+      await sleep(100);
+      assert.equal(closed, false, 'closed while a request was still being answered');
+      open();
+      await closing;
+      // As src/server.ts does once the app is closed.
+      await database.close();
+
+      assert.deepEqual(
+        log.lines().filter((line) => Number(line.level) >= 50),
+        [],
+        'no request met a closed store',
+      );
+      const check = openDatabase(url, { poolSize: 1 });
+      try {
+        const kept = await check.reader
+          .selectFrom('pets')
+          .select('name')
+          .where('account_id', '=', tenant.accountId)
+          .where('name', '=', 'Late')
+          .execute();
+        assert.equal(kept.length, 1, 'the write its client never heard of is kept');
+      } finally {
+        await check.close();
+      }
+    } finally {
+      await app.close();
+      await database.close();
+      await drop();
     }
   });
 });
