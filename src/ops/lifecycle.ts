@@ -1,8 +1,8 @@
 import type { ServerResponse } from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
 
-/** Requests tracked before the answered ones are let go; then twice as many as remain. */
-const SWEEP_AT = 256;
+/** Abandoned responses kept before those answered since are let go. */
+const SWEEP_AT = 64;
 /** While closing, how often requests still being answered are looked at again. */
 const POLL_MS = 10;
 
@@ -19,14 +19,25 @@ const POLL_MS = 10;
 export class Lifecycle {
   starting = true;
   draining = false;
-  /** Responses not known to be answered yet (`writableEnded`: Fastify is done with them). */
-  private readonly unanswered = new Set<ServerResponse>();
-  private sweepAt = SWEEP_AT;
+  /** Requests begun whose responses have not closed. */
+  private open = 0;
+  /** Responses closed before they were answered (their clients left): a handler runs on. */
+  private readonly abandoned = new Set<ServerResponse>();
+  /** One listener for every response (no closure a request): `this` is the response. */
+  private readonly closed: (this: ServerResponse) => void;
 
   constructor(
     /** What begins once the dependencies answer (the message worker). */
     private readonly onServe: () => void,
-  ) {}
+  ) {
+    const lifecycle = this;
+    this.closed = function (this: ServerResponse) {
+      lifecycle.open--;
+      if (this.writableEnded) return;
+      if (lifecycle.abandoned.size >= SWEEP_AT) lifecycle.sweep();
+      lifecycle.abandoned.add(this);
+    };
+  }
 
   /** The dependencies answer and the schema is current: requests are served from now on. */
   serve(): void {
@@ -35,26 +46,25 @@ export class Lifecycle {
     this.onServe();
   }
 
-  /** A request began: it counts as in flight until its answer is written, or given up on by a
-   * closed connection (Node then ends the response all the same). */
+  /** A request began: it is in flight until its response closes, answered; or, when its
+   * client left first, until Fastify is done with it (`writableEnded`). Nothing of an answered
+   * request is kept: holding responses past their answer cost a fifth of GET's throughput. */
   began(response: ServerResponse): void {
-    if (this.unanswered.size >= this.sweepAt) {
-      this.sweep();
-      // Many requests truly in flight: sweep again only once as many more have begun.
-      this.sweepAt = Math.max(SWEEP_AT, 2 * this.unanswered.size);
-    }
-    this.unanswered.add(response);
+    this.open++;
+    response.on('close', this.closed);
   }
 
   /** Resolves once every request begun has been answered, to its client or to a closed
    * connection. Called once no request can begin (the listener closed). */
   async answered(): Promise<void> {
-    for (this.sweep(); this.unanswered.size > 0; this.sweep()) await sleep(POLL_MS);
+    for (this.sweep(); this.open > 0 || this.abandoned.size > 0; this.sweep()) {
+      await sleep(POLL_MS);
+    }
   }
 
   private sweep(): void {
-    for (const response of this.unanswered) {
-      if (response.writableEnded) this.unanswered.delete(response);
+    for (const response of this.abandoned) {
+      if (response.writableEnded) this.abandoned.delete(response);
     }
   }
 }
