@@ -134,9 +134,11 @@ export async function startApp(
     env?: Record<string, string>;
     /** A store no other suite's app shares (see below); implied by a clock of its own. */
     ownStore?: boolean;
+    /** What the app is given of the database opened for it (a fault injected, say). */
+    wrapDatabase?: (database: Database) => Database;
   } & Omit<AppOptions, 'config' | 'database'> = {},
 ): Promise<TestApp> {
-  const { env, ownStore, ...appOptions } = options;
+  const { env, ownStore, wrapDatabase, ...appOptions } = options;
   // Every app's worker, dispatcher and housekeeping act on all the rows of its store. A suite
   // that times them needs a store of its own: on a shared one, another suite's dispatcher
   // (its retry back-off 30 s, not the milliseconds a test sets) takes its deliveries, and an
@@ -157,7 +159,11 @@ export async function startApp(
   });
   const database = openDatabase(config.databaseUrl, { poolSize: 4 });
   await migrate(database);
-  const app = await buildApp({ config, database, ...appOptions });
+  const app = await buildApp({
+    config,
+    database: wrapDatabase ? wrapDatabase(database) : database,
+    ...appOptions,
+  });
   let closed = false;
   return {
     app,

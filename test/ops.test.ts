@@ -3,7 +3,6 @@ import { randomUUID } from 'node:crypto';
 import { request } from 'node:http';
 import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { buildApp } from '../src/app.js';
 import { loadConfig } from '../src/config.js';
 import { nothingKept } from '../src/http/freshness.js';
 import { startMetricsServer } from '../src/ops/metrics-server.js';
@@ -332,9 +331,6 @@ describe('migrations', () => {
 
 describe('shutting down', () => {
   it('closes the stores only once every request is answered, one whose client left too', async () => {
-    const { url, drop } = await databaseOfItsOwn({ migrated: true });
-    const database = openDatabase(url, { poolSize: 4 });
-    await migrate(database);
     // The real database, whose writes wait at a gate once one is set: a request is still being
     // handled when its client goes away and the server is closed.
     let gate: Promise<void> | undefined;
@@ -342,7 +338,7 @@ describe('shutting down', () => {
     const writing = new Promise<void>((resolve) => {
       reached = resolve;
     });
-    const gated: Database = {
+    const gated = (database: Database): Database => ({
       reader: database.reader,
       dialect: database.dialect,
       caches: database.caches,
@@ -356,26 +352,22 @@ describe('shutting down', () => {
         }
         return database.write(work, options);
       },
-    };
-    const log = captureLog();
-    const config = loadConfig({
-      DATABASE_URL: url,
-      LOG_LEVEL: 'warn',
-      DEMO_ACCOUNT: 'false',
-      ...(process.env.TEST_REDIS_URL && {
-        REDIS_URL: process.env.TEST_REDIS_URL,
-        REDIS_KEY_PREFIX: `test-${randomUUID()}:`,
-      }),
     });
-    const app = await buildApp({ config, database: gated, logStream: log.stream });
+    const log = captureLog();
+    const t = await startApp({
+      ownStore: true,
+      env: { LOG_LEVEL: 'warn' },
+      logStream: log.stream,
+      wrapDatabase: gated,
+    });
     try {
-      const tenant = await newTenant(app);
-      const category = await createCategory(app, tenant, 'Late');
+      const tenant = await newTenant(t.app);
+      const category = await createCategory(t.app, tenant, 'Late');
       let open!: () => void;
       gate = new Promise((resolve) => {
         open = resolve;
       });
-      const base = await app.listen({ port: 0, host: '127.0.0.1' });
+      const base = await t.app.listen({ port: 0, host: '127.0.0.1' });
       const client = request(`${base}/v1/pets`, {
         method: 'POST',
         headers: { ...tenant.headers, 'content-type': 'application/json' },
@@ -385,12 +377,12 @@ describe('shutting down', () => {
       await writing;
       client.destroy();
       await until(
-        () => new Promise((resolve) => app.server.getConnections((_err, n) => resolve(n === 0))),
+        () => new Promise((resolve) => t.app.server.getConnections((_err, n) => resolve(n === 0))),
         'the client to go away',
       );
 
       let closed = false;
-      const closing = app.close().then(() => {
+      const closing = t.app.close().then(() => {
         closed = true;
       });
       await sleep(100);
@@ -398,14 +390,14 @@ describe('shutting down', () => {
       open();
       await closing;
       // As src/server.ts does once the app is closed.
-      await database.close();
+      await t.database.close();
 
       assert.deepEqual(
         log.lines().filter((line) => Number(line.level) >= 50),
         [],
         'no request met a closed store',
       );
-      const check = openDatabase(url, { poolSize: 1 });
+      const check = openDatabase(t.databaseUrl, { poolSize: 1 });
       try {
         const kept = await check.reader
           .selectFrom('pets')
@@ -418,9 +410,7 @@ describe('shutting down', () => {
         await check.close();
       }
     } finally {
-      await app.close();
-      await database.close();
-      await drop();
+      await t.close();
     }
   });
 });
