@@ -149,6 +149,8 @@ export async function buildApp({
     // and under the API the caller is counted first, as for a 404.
     frameworkErrors: (err, request, reply) => {
       reply.header('x-request-id', request.id);
+      // No onRequest hook runs for these: counted here, as the hook counts the rest.
+      lifecycle.began(reply.raw);
       countCaller(request, reply, (refusal) => sendError(reply, toApiError(refusal ?? err)));
     },
   }).withTypeProvider<TypeBoxTypeProvider>();
