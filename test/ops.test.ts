@@ -1,6 +1,8 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
+import { once } from 'node:events';
 import { request } from 'node:http';
+import { connect } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { loadConfig } from '../src/config.js';
@@ -8,7 +10,6 @@ import { nothingKept } from '../src/http/freshness.js';
 import { startMetricsServer } from '../src/ops/metrics-server.js';
 import {
   assertSchemaCurrent,
-  type Database,
   migrate,
   openDatabase,
   SchemaMismatchError,
@@ -330,43 +331,46 @@ describe('migrations', () => {
 });
 
 describe('shutting down', () => {
-  it('closes the stores only once every request is answered, one whose client left too', async () => {
-    // The real database, whose writes wait at a gate once one is set: a request is still being
-    // handled when its client goes away and the server is closed.
+  /** An app on the real database whose writes, once `hold` is called, wait until released: a
+   * request is still being handled when the server is closed. */
+  async function heldApp(logStream: { write(line: string): void }) {
     let gate: Promise<void> | undefined;
-    let reached!: () => void;
-    const writing = new Promise<void>((resolve) => {
-      reached = resolve;
-    });
-    const gated = (database: Database): Database => ({
-      reader: database.reader,
-      dialect: database.dialect,
-      caches: database.caches,
-      poolStats: () => database.poolStats(),
-      changesElsewhere: () => database.changesElsewhere(),
-      close: () => database.close(),
-      write: async (work, options) => {
-        if (gate) {
-          reached();
-          await gate;
-        }
-        return database.write(work, options);
-      },
-    });
-    const log = captureLog();
+    let reached = () => {};
     const t = await startApp({
       ownStore: true,
       env: { LOG_LEVEL: 'warn' },
-      logStream: log.stream,
-      wrapDatabase: gated,
+      logStream,
+      wrapDatabase: (database) => ({
+        ...database,
+        write: async (work, options) => {
+          if (gate) {
+            reached();
+            await gate;
+          }
+          return database.write(work, options);
+        },
+      }),
     });
+    const hold = () => {
+      let release!: () => void;
+      const held = new Promise<void>((resolve) => {
+        reached = resolve;
+      });
+      gate = new Promise((resolve) => {
+        release = resolve;
+      });
+      return { held, release };
+    };
+    return { t, hold };
+  }
+
+  it('closes the stores only once every request is answered, one whose client left too', async () => {
+    const log = captureLog();
+    const { t, hold } = await heldApp(log.stream);
     try {
       const tenant = await newTenant(t.app);
       const category = await createCategory(t.app, tenant, 'Late');
-      let open!: () => void;
-      gate = new Promise((resolve) => {
-        open = resolve;
-      });
+      const { held, release } = hold();
       const base = await t.app.listen({ port: 0, host: '127.0.0.1' });
       const client = request(`${base}/v1/pets`, {
         method: 'POST',
@@ -374,7 +378,7 @@ describe('shutting down', () => {
       });
       client.on('error', () => {});
       client.end(JSON.stringify({ name: 'Late', categoryId: category.id }));
-      await writing;
+      await held;
       client.destroy();
       await until(
         () => new Promise((resolve) => t.app.server.getConnections((_err, n) => resolve(n === 0))),
@@ -387,7 +391,7 @@ describe('shutting down', () => {
       });
       await sleep(100);
       assert.equal(closed, false, 'closed while a request was still being answered');
-      open();
+      release();
       await closing;
       // As src/server.ts does once the app is closed.
       await t.database.close();
@@ -409,6 +413,47 @@ describe('shutting down', () => {
       } finally {
         await check.close();
       }
+    } finally {
+      await t.close();
+    }
+  });
+
+  it("serves a request arriving on an open connection while closing, not Fastify's 503", async () => {
+    const log = captureLog();
+    const { t, hold } = await heldApp(log.stream);
+    try {
+      const tenant = await newTenant(t.app);
+      const category = await createCategory(t.app, tenant, 'Late');
+      const { held, release } = hold();
+      const { port } = new URL(await t.app.listen({ port: 0, host: '127.0.0.1' }));
+      const socket = connect(Number(port), '127.0.0.1');
+      let answers = '';
+      socket.setEncoding('utf8').on('data', (chunk: string) => {
+        answers += chunk;
+      });
+      const gone = once(socket, 'close');
+      const body = JSON.stringify({ name: 'Late', categoryId: category.id });
+      const head = `Host: 127.0.0.1\r\nAuthorization: ${tenant.headers.authorization}\r\n`;
+      socket.write(
+        `POST /v1/pets HTTP/1.1\r\n${head}Content-Type: application/json\r\n` +
+          `Content-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+      );
+      await held;
+      // The server closes while the POST holds its connection open; a GET follows on it.
+      const closing = t.app.close();
+      await until(() => !t.app.server.listening, 'the listener to close');
+      socket.write(`GET /v1/pets?limit=1 HTTP/1.1\r\n${head}\r\n`);
+      await sleep(50);
+      release();
+      await closing;
+      await gone;
+
+      const [post, get] = answers.split(/(?=HTTP\/1\.1 \d{3} )/);
+      assert.match(post ?? '', /^HTTP\/1\.1 201 /);
+      assert.match(get ?? '', /^HTTP\/1\.1 200 /, 'served, not refused');
+      assert.match(get ?? '', /^connection: close\r$/im);
+      // The page (empty, or the pet once let through): a list, not an Error.
+      assert.match(get ?? '', /\r\n\r\n\[.*\]$/s);
     } finally {
       await t.close();
     }
