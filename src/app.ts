@@ -236,7 +236,7 @@ export async function buildApp({
     pages: new PageCache(freshness.pagesKeptAtMostMs),
     freshness,
     keysChanged: (accountId) => freshness.keysChanged(accountId),
-    idempotency: new IdempotentAnswers(database, clock),
+    idempotency: new IdempotentAnswers(database, clock, config.webhooks.secretKeys),
     webhooks: { database, clock, box, policy },
     dispatcher,
     housekeeping,

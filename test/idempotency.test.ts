@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
+import net from 'node:net';
 import { Writable } from 'node:stream';
 import { after, before, describe, it } from 'node:test';
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
@@ -277,6 +278,118 @@ describe('Idempotency-Key', () => {
       assert.ok(!row.answer.includes(secret) && !row.answer.includes('sealed'));
       assert.notEqual(row.key_hash, key);
     }
+  });
+
+  it('keeps nothing a copy of the database could test a guess against: keys, bodies and answers are keyed by the server', async () => {
+    // A portal user's sign-up, keyed with a one-character key: the body holds the password.
+    const email = `at-rest-${randomUUID()}@example.com`;
+    const password = 'correct horse battery staple';
+    const ip = freshIp();
+    const signUp = await t.app.inject({
+      method: 'POST',
+      url: '/v1/accounts',
+      remoteAddress: ip,
+      headers: { 'idempotency-key': '7' },
+      payload: { email, password },
+    });
+    assert.equal(signUp.statusCode, 201);
+    const row = await t.database.reader
+      .selectFrom('idempotency_keys')
+      .selectAll()
+      .where('scope', '=', `ip:${ip}`)
+      .executeTakeFirstOrThrow();
+    // What the old scheme stored, and what an attacker would try: unsalted digests of the key,
+    // of the request (its password inside), and the answer's key derived from client input.
+    const body = JSON.stringify({ email, password });
+    const guesses = ['7', `ip:${ip}\u00007`, `POST /v1/accounts\n${body}`].flatMap((text) => {
+      const digest = createHash('sha256').update(text).digest();
+      return [digest.toString('hex'), digest.toString('base64url')];
+    });
+    assert.ok(!guesses.includes(row.key_hash), 'the key is kept as a digest of itself');
+    assert.ok(!guesses.includes(row.fingerprint), 'the request is kept as a digest of itself');
+    assert.ok(!row.answer.includes(email) && !row.fingerprint.includes(password));
+  });
+
+  it("replays only under the server's key: another key finds nothing; a rotation keeps finding it", async () => {
+    const first = 'the first server key and long enough to be accepted';
+    const second = 'the second server key and long enough to be accepted';
+    const at = async (keys: string, run: (one: TestApp) => Promise<void>) => {
+      const one = await startApp({
+        clock,
+        env: { DATABASE_URL: t.databaseUrl, WEBHOOK_SECRET_KEY: keys },
+      });
+      try {
+        await run(one);
+      } finally {
+        await one.close();
+      }
+    };
+    const key = randomUUID();
+    let kept: ReturnType<typeof seen> | undefined;
+    await at(first, async (one) => {
+      const res = await as(one.app, owner, withKey(newPet('Keyed'), key));
+      assert.equal(res.statusCode, 201);
+      kept = seen(res);
+    });
+    // The server's key changed for good: the kept answer cannot be found (nor opened).
+    await at(second, async (one) => {
+      const res = await as(one.app, owner, withKey(newPet('Keyed'), randomUUID()));
+      assert.equal(res.statusCode, 201);
+      const rows = await one.database.reader
+        .selectFrom('idempotency_keys')
+        .select('key_hash')
+        .where('scope', '=', owner.accountId)
+        .execute();
+      assert.ok(rows.length >= 2);
+    });
+    // Rotating (the new key first, the old one still listed): found, opened, not done twice.
+    await at(`${second},${first}`, async (one) => {
+      const before = await petCount(one.app, owner);
+      const again = await as(one.app, owner, withKey(newPet('Keyed'), key));
+      assert.deepEqual(seen(again), kept);
+      assert.equal(again.headers['idempotent-replayed'], 'true');
+      const other = await as(one.app, owner, withKey(newPet('Another'), key));
+      assert.equal(errorCode(other), 'idempotency_key_mismatch');
+      assert.equal(await petCount(one.app, owner), before);
+    });
+  });
+
+  it('refuses a key sent twice (Node joins them as "a, b") with 400, and changes nothing', async () => {
+    const before = await petCount(t.app, owner);
+    await t.app.listen({ host: '127.0.0.1', port: 0 });
+    const { port } = t.app.server.address() as { port: number };
+    const body = JSON.stringify({ name: 'Twice', categoryId });
+    // Written by hand: Node's client would join the two headers itself.
+    const raw = await new Promise<string>((resolve, reject) => {
+      const socket = net.connect(port, '127.0.0.1');
+      let text = '';
+      socket.on('data', (chunk) => {
+        text += chunk;
+      });
+      socket.on('end', () => resolve(text));
+      socket.on('error', reject);
+      socket.end(
+        [
+          'POST /v1/pets HTTP/1.1',
+          'Host: 127.0.0.1',
+          `Authorization: Bearer ${owner.key}`,
+          'Content-Type: application/json',
+          `Content-Length: ${Buffer.byteLength(body)}`,
+          'Idempotency-Key: a',
+          'Idempotency-Key: b',
+          'Connection: close',
+          '',
+          body,
+        ].join('\r\n'),
+      );
+    });
+    const res = {
+      status: Number(raw.slice(9, 12)),
+      body: raw.slice(raw.indexOf('\r\n\r\n') + 4),
+    };
+    assert.equal(res.status, 400, `${res.status} ${res.body}`);
+    assert.equal(JSON.parse(res.body).code, 'invalid_idempotency_key');
+    assert.equal(await petCount(t.app, owner), before);
   });
 
   it('keeps an answer 24 hours, then sweeps it; the key may be used again after', async () => {

@@ -379,7 +379,7 @@ describe('developer portal', () => {
   });
 
   describe('keys', () => {
-    it('acts once when a form is sent twice: one account, one key, the same secret shown', async () => {
+    it('acts once when a form is sent twice: one account, one key, its secret shown once', async () => {
       const visitor = new Visitor(t.app);
       const email = newEmail();
       await visitor.get('/portal/sign-up');
@@ -400,18 +400,43 @@ describe('developer portal', () => {
 
       await visitor.get('/portal/keys');
       const keyForm = visitor.formKey;
-      const [a, b] = await Promise.all([
+      const both2 = await Promise.all([
         visitor.post('/portal/keys', { name: 'once' }, { formKey: keyForm }),
         visitor.post('/portal/keys', { name: 'once' }, { formKey: keyForm }),
       ]);
-      assert.equal(a.statusCode, 201);
-      assert.equal(b.statusCode, 201);
-      assert.equal(createdSecret(b), createdSecret(a));
+      const shown = both2.filter((res) => res.statusCode === 201);
+      assert.equal(shown.length, 1, 'one answer shows the secret');
+      const secret = createdSecret(shown[0] as LightMyRequestResponse);
+      const other = both2.find((res) => res.statusCode !== 201) as LightMyRequestResponse;
+      assert.equal(other.statusCode, 200);
+      assert.ok(!other.body.includes(secret), 'the second answer never shows the secret');
+      assert.match(notice(other) ?? '', /already\. Its secret was shown once/);
       const list = await visitor.get('/portal/keys');
       assert.equal(list.body.match(/\/revoke"/g)?.length, 1, 'one key');
       // A new rendering of the form is a new key: another key.
       const c = await visitor.post('/portal/keys', { name: 'once' });
-      assert.notEqual(createdSecret(c), createdSecret(a));
+      assert.notEqual(createdSecret(c), secret);
+    });
+
+    it('keeps "shown this once" true: a reload of the new-key page re-posts, and shows no secret', async () => {
+      const visitor = new Visitor(t.app);
+      await visitor.signUp(newEmail());
+      await visitor.get('/portal/keys');
+      const formKey = visitor.formKey;
+      const created = await visitor.post('/portal/keys', { name: 'reloaded' }, { formKey });
+      assert.equal(created.statusCode, 201);
+      assert.match(created.body, /It is shown this once; we keep only a hash of it\./);
+      const secret = createdSecret(created);
+      // The browser's reload: the same form, its key and fields, sent again.
+      for (const reload of [1, 2]) {
+        const res = await visitor.post('/portal/keys', { name: 'reloaded' }, { formKey });
+        assert.equal(res.statusCode, 200, `reload ${reload}`);
+        assert.ok(!res.body.includes(secret), `reload ${reload} shows the secret`);
+        assert.ok(!res.body.includes('id="new-key"'));
+        assert.match(notice(res) ?? '', new RegExp(`made the key ${secret.slice(0, 12)}… already`));
+      }
+      const list = await visitor.get('/portal/keys');
+      assert.equal(list.body.match(/\/revoke"/g)?.length, 1, 'one key');
     });
 
     it('shows a new key once, lists it by prefix, and revokes it after a confirmation', async () => {

@@ -1,7 +1,6 @@
-import { createHash } from 'node:crypto';
+import { createHash, createHmac } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Clock } from '../clock.js';
-import { sha256 } from '../digest.js';
 import { openWith, sealWith } from '../domain/secret-box.js';
 import { ApiError } from '../errors.js';
 import { type Alongside, writeWith } from '../store/alongside.js';
@@ -9,6 +8,7 @@ import type { Database } from '../store/database.js';
 import type { WriteOptions } from '../store/group-commit.js';
 import type { Tx } from '../store/handles.js';
 import { findAnswer, keepAnswer } from '../store/idempotency-repository.js';
+import { addressBlock } from './client-address.js';
 import { type Answer, send } from './reply.js';
 
 /**
@@ -16,14 +16,21 @@ import { type Answer, send } from './reply.js';
  * POST sent again with the key of one that succeeded is answered as the first was, without
  * doing it twice. The answer is kept in the transaction of the change it answers, so a crash
  * can never keep one without the other; keys are scoped to the account (to the client's
- * address for sign-up) and kept 24 hours.
+ * address block for sign-up) and kept 24 hours.
+ *
+ * At rest (docs/decisions/0004-secrets-at-rest.md): the key and the request's fingerprint are
+ * kept only as HMACs under the server's key, and the answer is sealed under a key derived from
+ * the server's key, the scope and the idempotency key. A copy of the database alone gives no
+ * way to test a guess at a sign-up's password or at a short idempotency key, nor to open a
+ * kept answer (a new API key's among them).
  */
 export const IDEMPOTENCY_HEADER = 'idempotency-key';
 export const REPLAYED_HEADER = 'idempotent-replayed';
 export const KEPT_MS = 24 * 60 * 60 * 1000;
 /** At most 255 printable ASCII characters (spaces inside allowed). */
 const VALID_KEY = /^[\x20-\x7e]{1,255}$/;
-const ANSWER_KEY_INFO = 'animal-store idempotent answer\0';
+const INVALID_KEY =
+  'The Idempotency-Key header must be 1 to 255 printable ASCII characters, sent once.';
 const RUNNING = 'A request with this Idempotency-Key is still running; retry in a moment.';
 /** Taken and then expired in the instant between: the key is free again. */
 const RELEASED = 'This Idempotency-Key was being released; retry.';
@@ -45,21 +52,40 @@ interface Claim {
   /** `scope` and `keyHash` together: the in-flight set's key. */
   id: string;
   scope: string;
+  /** The key's HMAC under the server's current key: what is written. */
   keyHash: string;
   fingerprint: string;
-  /** The answer's encryption key, derived from the idempotency key: only its holder reads it. */
+  /** The answer's encryption key, under the server's current key. */
   secret: Buffer;
+  /** The same under each older server key still configured (a rotation): read, never written. */
+  older: Array<{ keyHash: string; fingerprint: string; secret: Buffer }>;
+}
+
+/** What the server's keys give this module: one key for the hashes, one for the seals. */
+interface ServerKey {
+  mac: Buffer;
+  seal: Buffer;
 }
 
 /** Answers POSTs once per idempotency key. One per app. */
 export class IdempotentAnswers {
   /** This process's requests still running, by claim id: settled when they are done. */
   private readonly inFlight = new Map<string, Promise<unknown>>();
+  /** Derived from the server's keys: the first one hashes and seals; every one is read. */
+  private readonly keys: ServerKey[];
 
   constructor(
     private readonly database: Pick<Database, 'reader' | 'write'>,
     private readonly clock: Clock,
-  ) {}
+    /** The server's keys (WEBHOOK_SECRET_KEY's, or derived from SESSION_SECRET), newest first. */
+    serverKeys: readonly string[],
+  ) {
+    if (serverKeys.length === 0) throw new Error('IdempotentAnswers needs a server key');
+    this.keys = serverKeys.map((key) => ({
+      mac: derive('animal-store idempotency mac', key),
+      seal: derive('animal-store idempotency seal', key),
+    }));
+  }
 
   /** `answer` of one write's work: `work` runs in a write with `options`, the kept answer
    * alongside it. */
@@ -93,16 +119,13 @@ export class IdempotentAnswers {
     write: (alongside: Alongside<unknown> | undefined) => Promise<T>,
     toAnswer: (outcome: T) => Answer,
   ): Promise<FastifyReply> {
-    const key = request.headers[IDEMPOTENCY_HEADER];
-    if (key !== undefined && (typeof key !== 'string' || !VALID_KEY.test(key))) {
-      throw new ApiError(
-        'invalid_idempotency_key',
-        'The Idempotency-Key header must be 1 to 255 printable ASCII characters, sent once.',
-      );
-    }
-    // Sign-up has no account yet: its keys are the client address's.
-    const scope = request.caller?.account.id ?? `ip:${request.ip}`;
-    const claim = key === undefined ? undefined : claimOf(scope, key, request, request.body);
+    const key = idempotencyKeyOf(request);
+    // Sign-up has no account yet: its keys are the client address block's.
+    const scope = request.caller?.account.id ?? `ip:${addressBlock(request.ip)}`;
+    const claim =
+      key === undefined
+        ? undefined
+        : this.claimOf(scope, key, request.method, request.url, request.body);
     const { answer, replayed } = await this.once(claim, write, toAnswer);
     if (replayed) reply.header(REPLAYED_HEADER, 'true');
     return send(reply, answer);
@@ -126,7 +149,9 @@ export class IdempotentAnswers {
       ...fields
     } = (request.body ?? {}) as Record<string, unknown>;
     const valid = typeof key === 'string' && VALID_KEY.test(key);
-    const claim = valid ? claimOf(`portal:${scope}`, key, request, fields) : undefined;
+    const claim = valid
+      ? this.claimOf(`portal:${scope}`, key, request.method, request.url, fields)
+      : undefined;
     // A browser shows the answer to the last of its sends: that one waits for the first.
     return this.once(claim, write, toAnswer, 'wait');
   }
@@ -191,6 +216,10 @@ export class IdempotentAnswers {
 
   private async keep(tx: Tx, claim: Claim, answer: Answer): Promise<void> {
     const now = this.clock.now();
+    // While the server's key is being rotated, a key kept under the older one is taken too.
+    for (const older of claim.older) {
+      if (await findAnswer(tx, claim.scope, older.keyHash, now.toISOString())) throw new KeyTaken();
+    }
     const kept = await keepAnswer(tx, {
       scope: claim.scope,
       key_hash: claim.keyHash,
@@ -204,42 +233,60 @@ export class IdempotentAnswers {
 
   /** The answer kept for the claim's key, if any; a 422 when it came with another request. */
   private async keptAnswer(claim: Claim): Promise<Answer | undefined> {
-    const kept = await findAnswer(
-      this.database.reader,
-      claim.scope,
-      claim.keyHash,
-      this.clock.now().toISOString(),
-    );
-    if (!kept) return undefined;
-    if (kept.fingerprint !== claim.fingerprint) {
-      throw new ApiError(
-        'idempotency_key_mismatch',
-        'This Idempotency-Key was used with another request (method, path or body); ' +
-          'send a new key for a new request.',
-      );
+    const now = this.clock.now().toISOString();
+    for (const under of [claim, ...claim.older]) {
+      const kept = await findAnswer(this.database.reader, claim.scope, under.keyHash, now);
+      if (!kept) continue;
+      if (kept.fingerprint !== under.fingerprint) {
+        throw new ApiError(
+          'idempotency_key_mismatch',
+          'This Idempotency-Key was used with another request (method, path or body); ' +
+            'send a new key for a new request.',
+        );
+      }
+      return unseal(kept.answer, under.secret);
     }
-    return unseal(kept.answer, claim.secret);
+    return undefined;
+  }
+
+  /** The claim of `key` in `scope` on a request, whose fingerprint is its method, URL and
+   * `fields` (the body, or a form's fields but its key and CSRF token). */
+  private claimOf(scope: string, key: string, method: string, url: string, fields: unknown): Claim {
+    const request = `${method} ${url}\n${JSON.stringify(fields ?? null)}`;
+    const [current, ...older] = this.keys.map(({ mac, seal }) => ({
+      // Scope and key apart by a NUL, which neither holds.
+      keyHash: createHmac('sha256', mac).update(scope).update('\0').update(key).digest('base64url'),
+      fingerprint: createHmac('sha256', mac).update(request).digest('base64url'),
+      secret: createHmac('sha256', seal).update(scope).update('\0').update(key).digest(),
+    }));
+    const first = current as (typeof older)[number];
+    return { id: `${scope} ${first.keyHash}`, scope, ...first, older };
   }
 }
 
-/** The claim of `key` in `scope` on this request, whose fingerprint is its method, URL and
- * `fields` (the body, or a form's fields but its key and CSRF token). */
-function claimOf(scope: string, key: string, request: FastifyRequest, fields: unknown): Claim {
-  const keyHash = sha256(key);
-  return {
-    id: `${scope} ${keyHash}`,
-    scope,
-    keyHash,
-    fingerprint: sha256(`${request.method} ${request.url}\n${JSON.stringify(fields ?? null)}`),
-    // The idempotency key is the only secret here, so a salted hash derives as well as HKDF
-    // would (~1 µs instead of ~10).
-    secret: createHash('sha256')
-      .update(ANSWER_KEY_INFO)
-      .update(scope)
-      .update('\0')
-      .update(key)
-      .digest(),
-  };
+/**
+ * The request's Idempotency-Key, or undefined when it sent none. Sent twice, Node joins the
+ * values with a comma (`a, b`): that is no key a client chose, and it is refused with the rest.
+ */
+function idempotencyKeyOf(request: FastifyRequest): string | undefined {
+  if (request.headers[IDEMPOTENCY_HEADER] === undefined) return undefined;
+  const raw = request.raw.rawHeaders;
+  let found: string | undefined;
+  for (let i = 0; i < raw.length; i += 2) {
+    if ((raw[i] as string).length !== IDEMPOTENCY_HEADER.length) continue;
+    if ((raw[i] as string).toLowerCase() !== IDEMPOTENCY_HEADER) continue;
+    if (found !== undefined) throw new ApiError('invalid_idempotency_key', INVALID_KEY);
+    found = raw[i + 1] as string;
+  }
+  if (found !== undefined && !VALID_KEY.test(found)) {
+    throw new ApiError('invalid_idempotency_key', INVALID_KEY);
+  }
+  return found;
+}
+
+/** A 256-bit key for one purpose, from a server key (its own label: keys never cross uses). */
+function derive(label: string, serverKey: string): Buffer {
+  return createHash('sha256').update(`${label}\n${serverKey}`).digest();
 }
 
 /** The answer as kept: JSON, sealed under the claim's secret (AES-256-GCM). */

@@ -16,6 +16,7 @@ import * as portalSessions from './migrations/0005_portal_sessions.js';
 import * as perAccountIds from './migrations/0006_per_account_ids.js';
 import * as idempotencyKeys from './migrations/0007_idempotency_keys.js';
 import * as eventsWebhooks from './migrations/0008_events_webhooks.js';
+import * as idempotencyKeyedHashes from './migrations/0010_idempotency_keyed_hashes.js';
 import { PgGroupCommit } from './pg-group-commit.js';
 import { sqliteStatements } from './sqlite-statements.js';
 import type { Tables } from './tables.js';
@@ -241,6 +242,7 @@ function migrations(dialect: Dialect): Record<string, Migration> {
     '0006_per_account_ids': { up: (db) => perAccountIds.up(db, dialect) },
     '0007_idempotency_keys': { up: (db) => idempotencyKeys.up(db, dialect) },
     '0008_events_webhooks': { up: (db) => eventsWebhooks.up(db, dialect) },
+    '0010_idempotency_keyed_hashes': { up: (db) => idempotencyKeyedHashes.up(db) },
   };
 }
 

@@ -15,6 +15,14 @@ import { pageContext, seeOther, sendHtml } from '../render.js';
 import { type KeysView, keyKind, keysPage, revokePage } from '../views/keys.js';
 import { limitState } from './limit-state.js';
 
+/** What a form sent again (a reload, a resend) shows instead of the secret. */
+function alreadyMade(prefix: string): string {
+  return (
+    `This form made the key ${prefix}… already. Its secret was shown once, when it was made, ` +
+    'and is not kept: if you did not copy it, revoke the key and create another.'
+  );
+}
+
 interface KeyParams {
   keyId: string;
 }
@@ -68,7 +76,10 @@ export async function keyPages(app: FastifyInstance): Promise<void> {
     if (problem)
       return show(request, reply, { name, nameError: `The name ${problem.message}.` }, 400);
     const accountId = signedInAccount(request).id;
-    const { answer } = await idempotency.form(
+    // The secret is shown by this answer alone: what is kept for the form's key (a resent
+    // form, a reload) says only that the key was made.
+    let secret: string | undefined;
+    const { answer, replayed } = await idempotency.form(
       request,
       accountId,
       (alongside) =>
@@ -78,17 +89,20 @@ export async function keyPages(app: FastifyInstance): Promise<void> {
           {}, // a count, then the insert
           alongside,
         ),
-      (made) =>
-        made.ok
-          ? { status: 201, body: { secret: made.value.secret } }
-          : { status: 409, body: { message: made.message } },
+      (made) => {
+        if (!made.ok) return { status: 409, body: { message: made.message } };
+        secret = made.value.secret;
+        return { status: 201, body: { prefix: made.value.key.prefix } };
+      },
     );
     if (answer.status !== 201) {
       const { message } = answer.body as { message: string };
       return show(request, reply, { name, nameError: message }, 409);
     }
-    const { secret } = answer.body as { secret: string };
-    // The secret goes straight into this answer and nowhere else: no redirect, no storage.
+    if (replayed || secret === undefined) {
+      const { prefix } = answer.body as { prefix: string };
+      return show(request, reply, { notice: { kind: 'success', text: alreadyMade(prefix) } });
+    }
     return show(request, reply, { created: { name: name || null, secret } }, 201);
   });
 

@@ -52,22 +52,30 @@ export async function webhookPages(app: FastifyInstance): Promise<void> {
   app.post('/webhooks', form, async (request, reply) => {
     const url = formText(request.body, 'url').trim();
     const accountId = signedInAccount(request).id;
-    // Once per form: a double click adds one endpoint, and both answers show its secret.
-    const { answer } = await idempotency.form(
+    // Once per form: a double click or a reload adds one endpoint. The secret is shown by this
+    // answer alone: what is kept for the form's key says only that the endpoint was added.
+    let secret: string | undefined;
+    const { answer, replayed } = await idempotency.form(
       request,
       accountId,
       (alongside) => createEndpoint(webhooks, accountId, { url, events: ['*'] }, alongside),
-      (created) =>
-        created.ok
-          ? { status: 201, body: { secret: created.value.secret } }
-          : { status: 400, body: { message: created.message } },
+      (created) => {
+        if (!created.ok) return { status: 400, body: { message: created.message } };
+        secret = created.value.secret;
+        return { status: 201, body: { id: created.value.id } };
+      },
     );
     if (answer.status !== 201) {
       const { message } = answer.body as { message: string };
       return list(request, reply, { url, urlError: message }, 400);
     }
-    // The secret goes straight into this answer and nowhere else: no redirect, no storage.
-    const { secret } = answer.body as { secret: string };
+    if (replayed || secret === undefined) {
+      const text =
+        `This form added the endpoint for ${url} already. Its signing secret was shown once, ` +
+        'when it was added, and is not shown again: if you did not copy it, rotate the secret ' +
+        '(POST /v1/webhooks/{id}/rotate-secret).';
+      return list(request, reply, { notice: { kind: 'success', text } });
+    }
     return list(request, reply, { created: { url, secret } }, 201);
   });
 

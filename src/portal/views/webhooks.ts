@@ -15,6 +15,7 @@ export interface WebhooksView {
   endpoints: WebhookEndpoint[];
   /** The endpoint just created, with its secret: on this page and nowhere else, ever. */
   created?: { url: string; secret: string };
+  notice?: Notice;
   url?: string;
   urlError?: string;
 }
@@ -47,7 +48,7 @@ export function webhooksPage(context: PageContext, view: WebhooksView): Html {
   return layout(
     { ...context, current: 'webhooks' },
     'Webhooks',
-    html`${
+    html`${noticeBlock(view.notice)}${
       view.created &&
       html`<section class="card created" aria-labelledby="created-title">
   <h2 id="created-title">Your new endpoint</h2>
