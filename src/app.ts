@@ -36,6 +36,7 @@ import { opsRoutes } from './http/routes/ops.js';
 import { petRoutes } from './http/routes/pets.js';
 import { storeRoutes } from './http/routes/store.js';
 import { webhookRoutes } from './http/routes/webhooks.js';
+import { everyAnswer, noStoreForSecrets } from './http/security-headers.js';
 import { validatorCompiler } from './http/validation.js';
 import { createRateLimiter } from './limits/create.js';
 import type { RateLimiter } from './limits/rate-limiter.js';
@@ -110,6 +111,7 @@ export async function buildApp({
   startLater = false,
 }: AppOptions): Promise<FastifyInstance> {
   const log = createLog(config.logLevel, logStream);
+  const answerHeaders = everyAnswer(config);
   // Counts the caller of a request no route matches; set once the guards exist.
   let countCaller: ReturnType<typeof countApiCaller> = (_request, _reply, done) => done();
   const app = Fastify({
@@ -149,6 +151,7 @@ export async function buildApp({
     // and under the API the caller is counted first, as for a 404.
     frameworkErrors: (err, request, reply) => {
       reply.header('x-request-id', request.id);
+      answerHeaders(reply);
       // No onRequest hook runs for these: counted here, as the hook counts the rest.
       lifecycle.began(reply.raw);
       countCaller(request, reply, (refusal) => sendError(reply, toApiError(refusal ?? err)));
@@ -277,6 +280,7 @@ export async function buildApp({
   // in an onSend hook: headers set on the reply stay on whatever it answers, errors included.
   app.addHook('onRequest', (request, reply, done) => {
     reply.header('x-request-id', request.id);
+    answerHeaders(reply);
     lifecycle.began(reply.raw);
     // Node's parser takes a line up to the size of all headers: the target's own limit is ours.
     if (request.url.length > MAX_URL_BYTES) {
@@ -311,6 +315,7 @@ export async function buildApp({
   });
   countCaller = countApiCaller(context.keys, limits, context.freshness);
   registerErrorHandling(app);
+  noStoreForSecrets(app);
   await registerOpenApi(app, config);
 
   await app.register(

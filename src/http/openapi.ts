@@ -6,6 +6,7 @@ import type { Config } from '../config.js';
 import { ERRORS } from '../errors.js';
 import { finishDocument, OPTIONAL_BODY_KEY } from './openapi-document.js';
 import { registerPostman } from './postman.js';
+import { refuseFraming } from './security-headers.js';
 
 const ERROR_TABLE = Object.entries(ERRORS)
   .map(([code, { status, description }]) => `| \`${code}\` | ${status} | ${description} |`)
@@ -158,15 +159,19 @@ export async function registerOpenApi(app: FastifyInstance, config: Config): Pro
   // the last whose packages accept Node 20, has no MCP generation),
   // fonts are the system's, and the favicon is ours. test/process/docs-origin.test.ts records
   // every request the page makes in Chromium, "Test Request" included.
-  await app.register(scalar, {
-    routePrefix: '/docs',
-    configuration: {
-      pageTitle: 'Animal Store API',
-      favicon: '/favicon.svg',
-      withDefaultFonts: false,
-      telemetry: false,
-      agent: { disabled: true },
-      showDeveloperTools: 'never',
-    },
+  // The page may not be framed (clickjacking): its scope's own hook says so.
+  await app.register(async (docs) => {
+    docs.addHook('onRequest', refuseFraming);
+    await docs.register(scalar, {
+      routePrefix: '/docs',
+      configuration: {
+        pageTitle: 'Animal Store API',
+        favicon: '/favicon.svg',
+        withDefaultFonts: false,
+        telemetry: false,
+        agent: { disabled: true },
+        showDeveloperTools: 'never',
+      },
+    });
   });
 }

@@ -2,6 +2,7 @@ import { Type } from 'typebox';
 import { PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH } from '../../domain/accounts.js';
 import { MAX_LIVE_KEYS } from '../../domain/api-keys.js';
 import { PLANS } from '../../domain/plans.js';
+import { CARRIES_SECRET } from '../security-headers.js';
 import { NO_LONE_SURROGATES_PATTERN, TEXT_PATTERN, Text, Timestamp } from './common.js';
 
 const Email = Type.String({ format: 'email', maxLength: 254, description: 'Sign-in email.' });
@@ -182,6 +183,7 @@ export const CreatedApiKey = Type.Object(
   {
     title: 'NewApiKey',
     additionalProperties: false,
+    [CARRIES_SECRET]: true,
     description: 'A key just created, with its secret: the only time the secret is shown.',
     examples: [
       {

@@ -1,11 +1,11 @@
 import { Type } from 'typebox';
-
 // No titles yet: a titled schema must be a component of the document
 // (src/http/openapi-document.ts, COMPONENTS), with its examples; until these are listed there
 // they are written inline.
 import { EVENT_TYPES } from '../../domain/events.js';
 import { MAX_PAGE_SIZE } from '../../domain/pagination.js';
 import { DELIVERY_STATUSES, MAX_ENDPOINTS } from '../../domain/webhooks.js';
+import { CARRIES_SECRET } from '../security-headers.js';
 import { Cursor, Limit, Timestamp } from './common.js';
 import { EventId, EventType } from './events.js';
 
@@ -89,6 +89,7 @@ export const WebhookEndpointWithSecret = Type.Object(
   {
     title: 'WebhookEndpointWithSecret',
     additionalProperties: false,
+    [CARRIES_SECRET]: true,
     examples: [{ ...ENDPOINT_EXAMPLE, secret: 'whsec_0aBcDeFgHiJkLmNoPqRsTuVwXyZ01234' }],
   },
 );
