@@ -15,7 +15,8 @@ import {
 import { as, createCategory, newTenant, startApp, type TestApp } from './helpers.js';
 
 const PAIRS: Array<[name: string, before: string, now: string]> = [
-  ['names', '^(?!\\s*$)[^\\p{Cc}\\p{Cs}]+$', TEXT_PATTERN],
+  // Since issue 31, names refuse bidirectional controls and U+FEFF too.
+  ['names', '^(?!\\s*$)[^\\p{Cc}\\p{Cs}\\u202A-\\u202E\\u2066-\\u2069\\uFEFF]+$', TEXT_PATTERN],
   ['passwords', '^[^\\p{Cs}]*$', NO_LONE_SURROGATES_PATTERN],
   ['messages', '^[^\\u0000\\p{Cs}]*$', STORABLE_TEXT_PATTERN],
 ];
@@ -30,6 +31,10 @@ const ACCEPTED = [
   '名前',
   'p{Cc}',
   'a\u00A0b',
+  // Marks that right-to-left text needs, and joiners: kept.
+  'abc\u200Fdef',
+  'a\u200Db',
+  'שלום',
 ];
 const REFUSED_AS_NAMES = [
   '',
@@ -42,6 +47,12 @@ const REFUSED_AS_NAMES = [
   '\uD800',
   'a\uDC00b',
   '\uDBFF',
+  'invoice\u202Etxt.exe',
+  '\u2066Rex\u2069',
+  'Rex\u2067',
+  '\u202A',
+  '\uFEFFRex',
+  'Re\uFEFFx',
 ];
 
 /** Characters from where the classes' edges are, and anything at all. */
@@ -65,7 +76,13 @@ const unit = fc.oneof(
     '\u200B',
     '\u2028',
     '\u2029',
+    '\u2029',
+    '\u202A',
+    '\u202E',
     '\u202F',
+    '\u2066',
+    '\u2069',
+    '\u206A',
     '\u205F',
     '\u3000',
     '\uFEFF',

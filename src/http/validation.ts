@@ -103,7 +103,7 @@ export function describeValidation(
     if (e.keyword === 'pattern') {
       return {
         location: join(part, field),
-        message: 'must not be blank or contain control characters',
+        message: 'must not be blank or contain control or bidirectional-control characters',
       };
     }
     if (e.keyword === 'minLength' || e.keyword === 'maxLength') {

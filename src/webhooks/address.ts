@@ -29,8 +29,13 @@ for (const [network, prefix] of [
   REFUSED.addSubnet(network, prefix, 'ipv4');
 }
 for (const [network, prefix] of [
-  ['::', 128],
-  ['::1', 128],
+  // Unspecified, loopback, and IPv4-compatible (deprecated; `::127.0.0.1` is loopback).
+  ['::', 96],
+  // IPv4-mapped (`::ffff:a.b.c.d`): no public host is reached so; refused whole, whatever the
+  // IPv4 address, rather than trusting every reader to map it back.
+  ['::ffff:0:0', 96],
+  // IPv4-translated (SIIT, RFC 6145 `::ffff:0:a.b.c.d`).
+  ['::ffff:0:0:0', 96],
   ['64:ff9b::', 96],
   ['64:ff9b:1::', 48],
   ['100::', 64],
@@ -54,9 +59,10 @@ export interface AddressPolicy {
 }
 
 /**
- * Why an address may not be connected to, or undefined when it may. An IPv4 address mapped
- * into IPv6 (`::ffff:10.0.0.1`, `::ffff:a00:1`) is checked as that IPv4 address: BlockList
- * matches mapped addresses against the IPv4 rules.
+ * Why an address may not be connected to, or undefined when it may. IPv6 forms that carry an
+ * IPv4 address (`::127.0.0.1`, `::ffff:10.0.0.1`, `::ffff:0:7f00:1`) are refused in
+ * production; in development, one that is loopback is allowed (BlockList matches a mapped
+ * address against the IPv4 rules).
  */
 export function refusedAddress(address: string, policy: AddressPolicy): string | undefined {
   const family = isIP(address);

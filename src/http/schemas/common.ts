@@ -72,15 +72,21 @@ export const ErrorBody = Type.Object(
  */
 /** A well-formed surrogate pair: one character beyond U+FFFF, read without the `u` flag. */
 const PAIR = '[\\uD800-\\uDBFF][\\uDC00-\\uDFFF]';
-/** JavaScript's `\s` less the control characters (which text refuses anyway). */
-const SPACES = '\\u0020\\u00A0\\u1680\\u2000-\\u200A\\u2028\\u2029\\u202F\\u205F\\u3000\\uFEFF';
-/** Controls (Unicode Cc: U+0000–U+001F, U+007F–U+009F) and lone surrogates excluded. */
-const TEXT_CHAR = `(?:[^\\u0000-\\u001F\\u007F-\\u009F\\uD800-\\uDFFF]|${PAIR})`;
+/** JavaScript's `\s` less the control characters and U+FEFF (which text refuses anyway). */
+const SPACES = '\\u0020\\u00A0\\u1680\\u2000-\\u200A\\u2028\\u2029\\u202F\\u205F\\u3000';
+/**
+ * Bidirectional embeddings, overrides and isolates (U+202A–U+202E, U+2066–U+2069), and the
+ * invisible U+FEFF: in a name, they make a dashboard show other text than was stored (a name
+ * that reads backwards past its end, "Trojan Source", CVE-2021-42574).
+ */
+const BIDI = '\\u202A-\\u202E\\u2066-\\u2069\\uFEFF';
+/** Controls (Unicode Cc: U+0000–U+001F, U+007F–U+009F), BIDI and lone surrogates excluded. */
+const TEXT_CHAR = `(?:[^\\u0000-\\u001F\\u007F-\\u009F${BIDI}\\uD800-\\uDFFF]|${PAIR})`;
 /** A text character that is not whitespace either. */
-const INK_CHAR = `(?:[^\\u0000-\\u001F\\u007F-\\u009F\\uD800-\\uDFFF${SPACES}]|${PAIR})`;
+const INK_CHAR = `(?:[^\\u0000-\\u001F\\u007F-\\u009F${BIDI}\\uD800-\\uDFFF${SPACES}]|${PAIR})`;
 
-// Strings a person typed: no control characters (NUL breaks PostgreSQL text), no lone
-// surrogates (not encodable as UTF-8), and not only whitespace.
+// Strings a person typed: no control characters (NUL breaks PostgreSQL text), no
+// bidirectional controls, no lone surrogates (not encodable as UTF-8), and not only whitespace.
 export const TEXT_PATTERN = `^[${SPACES}]*${INK_CHAR}${TEXT_CHAR}*$`;
 
 /** Any text without lone surrogates (a password: its UTF-8 bytes are what is hashed). */
