@@ -40,7 +40,7 @@ export interface paths {
         put?: never;
         /**
          * Create an API key
-         * @description The response holds the secret key: it is shown this once and cannot be read again.
+         * @description The response holds the secret key: no other answer shows it, but a retry of this request with its Idempotency-Key (within 24 hours), which gets this answer again. The key is stored only as a hash; the kept answer is encrypted under the server key.
          */
         post: operations["createApiKey"];
         delete?: never;
@@ -589,7 +589,7 @@ export interface components {
              * @description Last change (UTC).
              */
             updatedAt: string;
-            /** @description The signing secret (`whsec_…`), shown this once: keep it to verify the `Animal-Store-Signature` header. */
+            /** @description The signing secret (`whsec_…`), shown in this answer only (and to a retry of this request with its Idempotency-Key): keep it to verify the `Animal-Store-Signature` header. */
             secret: string;
         };
         /**
@@ -1232,7 +1232,7 @@ export interface components {
         };
         /**
          * NewApiKey
-         * @description A key just created, with its secret: the only time the secret is shown.
+         * @description A key just created, with its secret: the one answer that shows it (a retry with the request's Idempotency-Key gets this answer again).
          * @example {
          *       "id": "key_3kTn8WqZ2bXc5VdR",
          *       "name": "ci",
@@ -1248,7 +1248,7 @@ export interface components {
             name: string | null;
             /**
              * Format: password
-             * @description The secret key: send it as `Authorization: Bearer <key>`. Shown this once; only its hash is stored.
+             * @description The secret key: send it as `Authorization: Bearer <key>`. Shown in this answer only (and to a retry of this request with its Idempotency-Key, for 24 hours); the key itself is stored only as a hash.
              */
             key: string;
             /** @description First characters of the key (`as_test_` and four more), to recognise it. */

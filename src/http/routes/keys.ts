@@ -28,7 +28,9 @@ export const keyRoutes: FastifyPluginAsyncTypebox = async (app) => {
         operationId: 'createApiKey',
         summary: 'Create an API key',
         description:
-          'The response holds the secret key: it is shown this once and cannot be read again.',
+          'The response holds the secret key: no other answer shows it, but a retry of this ' +
+          'request with its Idempotency-Key (within 24 hours), which gets this answer again. ' +
+          'The key is stored only as a hash; the kept answer is encrypted under the server key.',
         tags,
         security,
         body: Type.Optional(NewApiKey),
@@ -41,7 +43,8 @@ export const keyRoutes: FastifyPluginAsyncTypebox = async (app) => {
     async (request, reply) => {
       const { account } = callerOf(request);
       const name = request.body?.name ?? null;
-      // The secret is in the answer: kept only encrypted under the idempotency key.
+      // The secret is in the answer: kept, for a retry with its key, only sealed under a key
+      // derived from the server's (src/http/idempotency.ts).
       return idempotency.write(
         request,
         reply,

@@ -174,8 +174,9 @@ export const CreatedApiKey = Type.Object(
       pattern: '^as_(live|test)_[A-Za-z0-9]{32,128}$',
       format: 'password',
       description:
-        'The secret key: send it as `Authorization: Bearer <key>`. Shown this once; only its ' +
-        'hash is stored.',
+        'The secret key: send it as `Authorization: Bearer <key>`. Shown in this answer only ' +
+        '(and to a retry of this request with its Idempotency-Key, for 24 hours); the key ' +
+        'itself is stored only as a hash.',
     }),
     prefix: KeyPrefix,
     createdAt: Timestamp('Creation time (UTC).'),
@@ -184,7 +185,9 @@ export const CreatedApiKey = Type.Object(
     title: 'NewApiKey',
     additionalProperties: false,
     [CARRIES_SECRET]: true,
-    description: 'A key just created, with its secret: the only time the secret is shown.',
+    description:
+      'A key just created, with its secret: the one answer that shows it (a retry with the ' +
+      "request's Idempotency-Key gets this answer again).",
     examples: [
       {
         id: 'key_3kTn8WqZ2bXc5VdR',

@@ -82,8 +82,9 @@ export const WebhookEndpointWithSecret = Type.Object(
       maxLength: 64,
       pattern: '^whsec_[0-9A-Za-z]+$',
       description:
-        'The signing secret (`whsec_…`), shown this once: keep it to verify the ' +
-        '`Animal-Store-Signature` header.',
+        'The signing secret (`whsec_…`), shown in this answer only (and to a retry of this ' +
+        'request with its Idempotency-Key): keep it to verify the `Animal-Store-Signature` ' +
+        'header.',
     }),
   },
   {
