@@ -37,6 +37,7 @@ import { petRoutes } from './http/routes/pets.js';
 import { storeRoutes } from './http/routes/store.js';
 import { webhookRoutes } from './http/routes/webhooks.js';
 import { everyAnswer, noStoreForSecrets } from './http/security-headers.js';
+import { SignInThrottle } from './http/sign-in-throttle.js';
 import { validatorCompiler } from './http/validation.js';
 import { createRateLimiter } from './limits/create.js';
 import type { RateLimiter } from './limits/rate-limiter.js';
@@ -325,7 +326,11 @@ export async function buildApp({
         await scope.register(signUpRoutes);
       });
       await v1.register(async (scope) => {
-        scope.addHook('onRequest', basicAuth(database.reader, limits));
+        // Password attempts are counted before the hash, with the portal's (SignInThrottle).
+        const { onStoreError } = config.rateLimit;
+        const { secretKeys } = config.webhooks;
+        const throttle = new SignInThrottle(limiter, clock, onStoreError, outages, secretKeys);
+        scope.addHook('onRequest', basicAuth(database.reader, limits, throttle));
         // A key may be created without a body: `{}` is implied.
         scope.addHook('preValidation', async (request) => {
           if (request.body === undefined && request.method === 'POST') request.body = {};

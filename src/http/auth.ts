@@ -9,8 +9,10 @@ import { ApiError, RETRY_SOON } from '../errors.js';
 import type { Versions } from '../limits/store.js';
 import { andThen, type MaybePromise } from '../maybe.js';
 import type { ReadDb } from '../store/database.js';
+import { addressBlock } from './client-address.js';
 import type { Freshness } from './freshness.js';
 import type { RateLimitGuard } from './rate-limit.js';
+import type { Refused, SignInThrottle } from './sign-in-throttle.js';
 
 export interface Caller {
   account: Account;
@@ -32,13 +34,19 @@ type AuthFailure =
 
 const BEARER_CHALLENGE = 'Bearer realm="animal-store"';
 const BASIC_CHALLENGE = 'Basic realm="animal-store", charset="UTF-8"';
-// Without valid credentials, a client is limited per IP address with the Free plan's numbers,
-// so keys and passwords cannot be guessed at speed.
+// Without valid credentials, a client is limited per address block (an IPv6 client per /64)
+// with the Free plan's numbers, so keys cannot be guessed at speed; passwords have counters of
+// their own, consulted before the hash (SignInThrottle).
 const ANONYMOUS_LIMITS = limitsFor('free');
 
-function clientSubject(request: FastifyRequest) {
-  return { id: `ip:${request.ip}`, banId: `ip:${request.ip}` };
+/** What a request without valid credentials is counted as: its client's address block. */
+export function clientSubject(request: Pick<FastifyRequest, 'ip'>) {
+  const id = `ip:${addressBlock(request.ip)}`;
+  return { id, banId: id };
 }
+
+/** What authentication found: a caller, a failure to answer 401, or a refusal before any check. */
+type Read<P> = Result<P, AuthFailure> | Refused;
 
 const BEARER = /^Bearer +([^\s]+) *$/i;
 const WHITESPACE = /\s/;
@@ -74,11 +82,16 @@ function readBearer(
   return check(match[1]);
 }
 
-/** `Authorization: Basic base64(email:password)` (RFC 7617), for managing keys. */
+/**
+ * `Authorization: Basic base64(email:password)` (RFC 7617), for managing keys. The password is
+ * hashed only if the throttle lets the attempt through (its counters are the portal's too).
+ */
 async function readBasic(
   db: ReadDb,
-  header: string | undefined,
-): Promise<Result<Caller, AuthFailure>> {
+  throttle: SignInThrottle,
+  request: FastifyRequest,
+): Promise<Read<Caller>> {
+  const header = request.headers.authorization;
   if (header === undefined) {
     return {
       ok: false,
@@ -96,7 +109,10 @@ async function readBasic(
       message: 'The Authorization header must be `Basic base64(email:password)`.',
     };
   }
-  const result = await authenticatePassword(db, decoded.slice(0, colon), decoded.slice(colon + 1));
+  const email = decoded.slice(0, colon);
+  const result = await throttle.verify(request.ip, email, () =>
+    authenticatePassword(db, email, decoded.slice(colon + 1)),
+  );
   return result.ok ? { ok: true, value: { account: result.value, keyId: null } } : result;
 }
 
@@ -122,16 +138,17 @@ interface Confirm<P> {
 function guard<P extends Caller>(
   limits: RateLimitGuard,
   challenge: string,
-  read: (request: FastifyRequest) => MaybePromise<Result<P, AuthFailure>>,
+  read: (request: FastifyRequest) => MaybePromise<Read<P>>,
   confirm?: Confirm<P>,
 ): onRequestHookHandler {
   const refuse = (
     request: FastifyRequest,
     reply: FastifyReply,
-    failure: Failure<AuthFailure>,
+    failure: Failure<AuthFailure> | Refused,
   ): MaybePromise<void> => {
     const charged = limits.charge(request, reply, clientSubject(request), ANONYMOUS_LIMITS);
     return andThen(charged, () => {
+      if ('refused' in failure) throw failure.refused;
       const error = failure.code === 'invalid_api_key' ? ', error="invalid_token"' : '';
       throw new ApiError(failure.code, failure.message, undefined, {
         'www-authenticate': `${challenge}${error}`,
@@ -141,7 +158,7 @@ function guard<P extends Caller>(
   const admit = (
     request: FastifyRequest,
     reply: FastifyReply,
-    result: Result<P, AuthFailure>,
+    result: Read<P>,
     attempt = 1,
   ): MaybePromise<void> => {
     if (!result.ok) return refuse(request, reply, result);
@@ -262,11 +279,11 @@ export function bearerAuth(keys: KeyAuthenticator, limits: RateLimitGuard, fresh
   return guard(limits, BEARER_CHALLENGE, read, freshness.versionsCounted ? confirm : undefined);
 }
 
-export function basicAuth(db: ReadDb, limits: RateLimitGuard) {
-  return guard(limits, BASIC_CHALLENGE, (request) => readBasic(db, request.headers.authorization));
+export function basicAuth(db: ReadDb, limits: RateLimitGuard, throttle: SignInThrottle) {
+  return guard(limits, BASIC_CHALLENGE, (request) => readBasic(db, throttle, request));
 }
 
-/** Operations open to anyone (sign-up) are limited per client IP. */
+/** Operations open to anyone (sign-up) are limited per client address block. */
 export function anonymous(limits: RateLimitGuard) {
   return async (request: FastifyRequest, reply: FastifyReply): Promise<void> => {
     await limits.charge(request, reply, clientSubject(request), ANONYMOUS_LIMITS);

@@ -7,18 +7,18 @@ import assets from '@fastify/static';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError } from '../errors.js';
 import { logFailure, toApiError } from '../http/error-handler.js';
+import { SignInThrottle } from '../http/sign-in-throttle.js';
 import { pageContext, sendHtml } from './render.js';
 import { accountPages } from './routes/account.js';
 import { authPages } from './routes/auth.js';
 import { keyPages } from './routes/keys.js';
 import { webhookPages } from './routes/webhooks.js';
 import { PortalSessions, portalCookie } from './session.js';
-import { PortalThrottle } from './throttle.js';
 import { errorPage } from './views/error.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
-    portal: { sessions: PortalSessions; throttle: PortalThrottle };
+    portal: { sessions: PortalSessions; throttle: SignInThrottle };
   }
 }
 
@@ -36,7 +36,14 @@ export async function portalPlugin(app: FastifyInstance): Promise<void> {
   const sessions = new PortalSessions(database, clock, config);
   app.decorate('portal', {
     sessions,
-    throttle: new PortalThrottle(limiter, clock, config.rateLimit.onStoreError, outages),
+    // The API's HTTP Basic counts in the same counters (src/app.ts).
+    throttle: new SignInThrottle(
+      limiter,
+      clock,
+      config.rateLimit.onStoreError,
+      outages,
+      config.webhooks.secretKeys,
+    ),
   });
   app.decorateRequest('portalAccount', null);
   // Pages, not API operations: none of them belongs in the OpenAPI document.

@@ -2,6 +2,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { authenticatePassword } from '../../domain/accounts.js';
 import { keyPrefixFor, listApiKeys } from '../../domain/api-keys.js';
 import { deprecatedCallCount } from '../../domain/deprecations.js';
+import type { ApiError } from '../../errors.js';
 import { formText, requireAccount, signedInAccount } from '../forms.js';
 import { pageContext, sendHtml } from '../render.js';
 import { type AccountView, accountPage, type PasswordForm } from '../views/account.js';
@@ -54,11 +55,17 @@ export async function accountPages(app: FastifyInstance): Promise<void> {
         );
       }
       // Guessing the current password here is throttled like signing in.
-      const limited = await throttle.admit(request, account.email);
-      if (limited) return show(request, reply, { notice: limited.message }, limited.status);
-      const checked = await authenticatePassword(database.reader, account.email, current);
+      const refuse = (error: ApiError) => {
+        if (error.headers) reply.headers(error.headers);
+        return show(request, reply, { notice: error.message }, error.status);
+      };
+      const limited = await throttle.formPosted(request.ip);
+      if (limited) return refuse(limited);
+      const checked = await throttle.verify(request.ip, account.email, () =>
+        authenticatePassword(database.reader, account.email, current),
+      );
+      if ('refused' in checked) return refuse(checked.refused);
       if (!checked.ok) {
-        await throttle.failed(request, account.email);
         return show(request, reply, { errors: { current: 'This is not your password.' } }, 401);
       }
       const changed = await sessions.changePassword(request, account.id, next);

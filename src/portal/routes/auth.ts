@@ -1,6 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { authenticatePassword, createAccount, normalizeEmail } from '../../domain/accounts.js';
+import { authenticatePassword, createAccount } from '../../domain/accounts.js';
 import type { ApiError } from '../../errors.js';
+import { addressBlock } from '../../http/client-address.js';
 import { answerOf, created } from '../../http/reply.js';
 import { NewAccount } from '../../http/schemas/accounts.js';
 import { checkBody } from '../../http/validation.js';
@@ -73,12 +74,12 @@ export async function authPages(app: FastifyInstance): Promise<void> {
       const notice = { kind: 'error' as const, text: 'Check the fields marked below.' };
       return show(request, reply, signUpPage, { email, errors, notice }, 400);
     }
-    const limited = await throttle.admit(request);
+    const limited = await throttle.formPosted(request.ip);
     if (limited) return refused(request, reply, signUpPage, email, limited);
     // Sent twice (a double click), the form signs up once and both land signed in.
     const { answer } = await idempotency.form(
       request,
-      `ip:${request.ip}`,
+      `ip:${addressBlock(request.ip)}`,
       (alongside) => createAccount(database, clock, { email, password }, alongside),
       (result) => answerOf(result, ({ id }) => created({ id })),
     );
@@ -101,13 +102,14 @@ export async function authPages(app: FastifyInstance): Promise<void> {
       const notice = { kind: 'error' as const, text: 'Check the fields marked below.' };
       return show(request, reply, signInPage, { email, errors, notice }, 400);
     }
-    const normalized = normalizeEmail(email);
-    const limited = await throttle.admit(request, normalized);
+    const limited = await throttle.formPosted(request.ip);
     if (limited) return refused(request, reply, signInPage, email, limited);
     // The same words whether the email is unknown or the password wrong: no account lookup.
-    const result = await authenticatePassword(database.reader, email, password);
+    const result = await throttle.verify(request.ip, email, () =>
+      authenticatePassword(database.reader, email, password),
+    );
+    if ('refused' in result) return refused(request, reply, signInPage, email, result.refused);
     if (!result.ok) {
-      await throttle.failed(request, normalized);
       const notice = { kind: 'error' as const, text: result.message };
       return show(request, reply, signInPage, { email, notice }, 401);
     }
