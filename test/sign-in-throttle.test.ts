@@ -133,7 +133,7 @@ describe('password guessing over HTTP Basic', () => {
     }
   });
 
-  it('lets no burst through: of 40 guesses sent at once, at most the limit is checked', async () => {
+  it('lets no burst through: of 40 guesses at once, at most the limit is checked', async () => {
     const tenant = await newTenant(t.app);
     const answers = await Promise.all(
       addresses(3, 40).map((from, i) => send(base, from, basic(tenant.email, `${WRONG} ${i}`))),
@@ -281,7 +281,7 @@ describe('SignInThrottle', () => {
     assert.equal(clientSubject({ ip: '192.0.2.1' }).id, 'ip:192.0.2.1');
   });
 
-  it('keys emails by an HMAC under the server key, never the email or its plain digest', async () => {
+  it('keys emails by an HMAC under the server key, never the email or its digest', () => {
     const email = 'Someone.Else@Example.com';
     const ids = throttle.counters('192.0.2.1', email).map((c) => c.id);
     for (const id of ids) {

@@ -100,7 +100,7 @@ export class SignInThrottle {
     this.pending = pending;
   }
 
-  /** A portal form (sign-up, sign-in) posted from `ip`, right or wrong: the refusal, if over. */
+  /** A portal form (sign-up, sign-in, password) from `ip`, right or wrong: a refusal if over. */
   async formPosted(ip: string): Promise<ApiError | undefined> {
     const id = `sign-in:form:${addressBlock(ip)}`;
     try {
