@@ -112,7 +112,7 @@ describe('headers in production', () => {
         const res = await prod.app.inject({ url });
         assert.equal(
           res.headers['strict-transport-security'],
-          'max-age=63072000; includeSubDomains',
+          'max-age=31536000; includeSubDomains',
           url,
         );
         assert.equal(res.headers['x-content-type-options'], 'nosniff', url);

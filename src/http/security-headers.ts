@@ -9,8 +9,8 @@ import type { Config } from '../config.js';
  */
 export const CARRIES_SECRET = 'x-carries-secret';
 
-/** Two years, subdomains too (https://hstspreload.org's minimum is one year). */
-const HSTS = 'max-age=63072000; includeSubDomains';
+/** A year, subdomains too: what Helmet sends for the portal, so every answer says the same. */
+const HSTS = 'max-age=31536000; includeSubDomains';
 
 /**
  * Headers for every answer, whatever it is (errors included): `nosniff`, so no browser reads
