@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import type { Clock } from '../src/clock.js';
 import { MemoryCounterStore } from '../src/limits/memory-store.js';
-import { RateLimiter } from '../src/limits/rate-limiter.js';
+import { BAN_GRACE_MS, RateLimiter } from '../src/limits/rate-limiter.js';
 import { RedisCounterStore } from '../src/limits/redis-store.js';
 import type { CounterStore } from '../src/limits/store.js';
 import {
@@ -115,6 +115,9 @@ for (const backend of stores) {
       const limits = { perMinute: 2, perDay: 1000 };
       await limiter.check(who, limits);
       await limiter.check(who, limits);
+      // The window's first refusal; its client needs a moment to see it (BAN_GRACE_MS).
+      assert.equal((await limiter.check(who, limits)).refusal, 'rate_limited');
+      clock.advance(BAN_GRACE_MS);
       for (let i = 1; i <= 20; i++) {
         assert.equal((await limiter.check(who, limits)).refusal, 'rate_limited', `refusal ${i}`);
       }
@@ -157,17 +160,35 @@ for (const backend of stores) {
         Array(50).fill(true),
         'the first 50 to arrive are the ones accepted',
       );
-      // Refusals past the ban threshold (20 in one window) start a ban.
+      // All were sent before their client could see a 429: no strikes, no ban.
       const refusals = decisions.filter((d) => !d.allowed).map((d) => d.refusal);
-      assert.deepEqual(refusals, [
-        ...Array(20).fill('rate_limited'),
-        ...Array(130).fill('key_banned'),
-      ]);
+      assert.deepEqual(refusals, Array(150).fill('rate_limited'));
       for (const d of decisions.filter((d) => !d.allowed)) assert.equal(d.windows[0]?.used, 50);
-      assert.equal(
-        (await limiter.check(who, { perMinute: 50, perDay: 1000 })).refusal,
-        'key_banned',
+    });
+
+    it('counts no strikes in the grace after the first refusal; a client that goes on is banned', async () => {
+      const clock = manualClock();
+      const limiter = await limiterWith(clock);
+      const who = subject();
+      const limits = { perMinute: 5, perDay: 1000 };
+      // Two processes on one key, 45 calls each at once: 5 accepted, 85 refused, no ban.
+      const first = await Promise.all(Array.from({ length: 90 }, () => limiter.check(who, limits)));
+      assert.equal(first.filter((d) => d.allowed).length, 5);
+      assert.ok(first.every((d) => d.allowed || d.refusal === 'rate_limited'));
+      clock.advance(BAN_GRACE_MS - 1);
+      const late = await Promise.all(Array.from({ length: 40 }, () => limiter.check(who, limits)));
+      assert.ok(
+        late.every((d) => d.refusal === 'rate_limited'),
+        'still in the grace',
       );
+      // Past the grace, refusals are strikes again: past 20 of them, the key is banned.
+      clock.advance(1);
+      const after = await Promise.all(Array.from({ length: 21 }, () => limiter.check(who, limits)));
+      assert.deepEqual(
+        after.map((d) => d.refusal),
+        [...Array(20).fill('rate_limited'), 'key_banned'],
+      );
+      assert.equal((await limiter.check(who, limits)).refusal, 'key_banned');
     });
 
     it('refills on the real clock with a short window', async () => {
@@ -302,6 +323,9 @@ describe('rate limits over HTTP', () => {
     await planAccount(t.app, tenant.accountId, 'enterprise', { perMinute: 1, perDay: 1000 });
     clock.advance(MINUTE);
     assert.equal((await as(t.app, tenant, { method: 'GET', url: '/v1/account' })).statusCode, 200);
+    // The first refusal, and those sent before it could be seen, are no strikes.
+    assert.equal(errorCode(await as(t.app, tenant, { url: '/v1/pets' })), 'rate_limited');
+    clock.advance(BAN_GRACE_MS);
     for (let i = 1; i <= 20; i++) {
       const res = await as(t.app, tenant, { method: 'GET', url: '/v1/pets' });
       assert.equal(errorCode(res), 'rate_limited', `refusal ${i}`);
@@ -343,6 +367,8 @@ describe('rate limits over HTTP', () => {
       assert.equal(res.statusCode, 200, `request ${i}`);
       assert.equal(res.headers['x-ratelimit-remaining'], String(10 - i));
     }
+    assert.equal(errorCode(await as(t.app, tenant, { url: '/v1/pets' })), 'rate_limited');
+    clock.advance(BAN_GRACE_MS);
     for (let i = 1; i <= 20; i++) {
       const res = await as(t.app, tenant, { method: 'GET', url: '/v1/pets' });
       assert.equal(errorCode(res), 'rate_limited', `refusal ${i}`);

@@ -26,6 +26,8 @@ export class MemoryCounterStore implements CounterStore {
     for (let index = 0; index < counters.length; index++) {
       const counter = counters[index] as Counter;
       if ((counts[index] as number) < counter.limit) continue;
+      const since = this.first(input.sinceKeys[index] as string, now, counter.ttlMs);
+      if (now - since < input.banGraceMs) return { outcome: 'limited', counts, index };
       const strikes = this.increment(input.strikeKeys[index] as string, now, counter.ttlMs);
       if (strikes > input.banThreshold) {
         this.entries.set(input.banKey, { value: 1, expiresAt: now + input.banMs });
@@ -63,6 +65,14 @@ export class MemoryCounterStore implements CounterStore {
   private read1(key: string, now: number): number {
     const entry = this.entries.get(key);
     return entry && entry.expiresAt > now ? entry.value : 0;
+  }
+
+  /** When `key` was first set in its life: `now` if this sets it. */
+  private first(key: string, now: number, ttlMs: number): number {
+    const entry = this.entries.get(key);
+    if (entry && entry.expiresAt > now) return entry.value;
+    this.entries.set(key, { value: now, expiresAt: now + ttlMs });
+    return now;
   }
 
   private increment(key: string, now: number, ttlMs: number): number {

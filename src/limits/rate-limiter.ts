@@ -84,9 +84,18 @@ export interface Subject {
   withVersions?: boolean;
 }
 
+/**
+ * After a window's first refusal, how long refusals are no strikes toward a ban: the requests
+ * a client (or several on one key) had in flight when the first 429 came back. A second is
+ * many round trips on any network; a client that keeps sending after it is banned as before.
+ */
+export const BAN_GRACE_MS = 1_000;
+
 export interface RateLimiterOptions {
   banThreshold: number;
   banSeconds: number;
+  /** BAN_GRACE_MS unless a test says otherwise. */
+  banGraceMs?: number;
   /** Window lengths; the defaults are the UTC minute and the UTC day. Tests shorten them. */
   windowSeconds?: Record<WindowName, number>;
   /** Prefix of every counter key, so deployments (or test runs) sharing a Redis stay apart. */
@@ -254,8 +263,10 @@ export class RateLimiter {
           ttlMs: (w.seconds + 1) * 1000,
         })),
         strikeKeys: windows.map((w) => `${base}:strikes:${subject.banId}:${w.name}:${w.index}`),
+        sinceKeys: windows.map((w) => `${base}:refused:${subject.banId}:${w.name}:${w.index}`),
         banKey: `${base}:ban:${subject.banId}`,
         banThreshold: this.options.banThreshold,
+        banGraceMs: this.options.banGraceMs ?? BAN_GRACE_MS,
         banMs: this.options.banSeconds * 1000,
         ...(subject.withVersions && {
           versionKeys: [

@@ -8,14 +8,16 @@ const VERSION_TTL_MS = 86_400_000;
 
 /**
  * Counts a batch of m requests of one subject (those of one turn of the event loop).
- * KEYS: ban, then n counters, then n strike counters, then (accounts) the version keys: the
- * keys version, then the others (data, appends).
+ * KEYS: ban, then n counters, then n strike counters, then n first-refusal times, then
+ * (accounts) the version keys: the keys version, then the others (data, appends).
  * ARGV: n, ban threshold, ban ms, now ms, the keys version expected ('' for none), a new
- * version for a version key that is missing, m, then limit and ttl ms for each counter.
+ * version for a version key that is missing, m, ban grace ms, then limit and ttl ms for each
+ * counter.
  * Returns {outcome, ban ms left, keys version, data version, appends version, accepted, full
  * window, strikes, counts before...}: the first `accepted` requests are counted; outcome 1 all
  * of them; 0 the rest are refused, each a strike on the first full window (its index; `strikes`
- * after them), and those past the ban threshold start a ban; -1 all were refused by a ban
+ * after them; -1 when refused in the grace after the window's first refusal, and so no
+ * strikes), and those past the ban threshold start a ban; -1 all were refused by a ban
  * already running;
  * 2 stale (the keys version was not the one expected: nothing counted). One script, so
  * it is atomic across every instance sharing the server. The ban holds its end time (read
@@ -28,7 +30,7 @@ local n = tonumber(ARGV[1])
 local now = tonumber(ARGV[4])
 local m = tonumber(ARGV[7])
 local versions = {}
-for i = 2 + 2 * n, #KEYS do
+for i = 2 + 3 * n, #KEYS do
   local version = redis.call('GET', KEYS[i])
   if not version then
     version = ARGV[6]
@@ -48,20 +50,30 @@ if bannedUntil > now then
   return {-1, bannedUntil - now, keysVersion, dataVersion, appendsVersion, 0, 0, 0, unpack(counts)}
 end
 local accepted = m
-for i = 1, n do accepted = math.min(accepted, math.max(tonumber(ARGV[6 + 2 * i]) - counts[i], 0)) end
+for i = 1, n do accepted = math.min(accepted, math.max(tonumber(ARGV[7 + 2 * i]) - counts[i], 0)) end
 if accepted > 0 then
   for i = 1, n do
     if redis.call('INCRBY', KEYS[1 + i], accepted) == accepted then
-      redis.call('PEXPIRE', KEYS[1 + i], tonumber(ARGV[7 + 2 * i]))
+      redis.call('PEXPIRE', KEYS[1 + i], tonumber(ARGV[8 + 2 * i]))
     end
   end
 end
 if accepted == m then return {1, 0, keysVersion, dataVersion, appendsVersion, accepted, 0, 0, unpack(counts)} end
 local full = 1
-while math.max(tonumber(ARGV[6 + 2 * full]) - counts[full], 0) > accepted do full = full + 1 end
+while math.max(tonumber(ARGV[7 + 2 * full]) - counts[full], 0) > accepted do full = full + 1 end
 local refused = m - accepted
+local ttl = tonumber(ARGV[8 + 2 * full])
+local since = tonumber(redis.call('GET', KEYS[1 + 2 * n + full]) or '-1')
+if since < 0 then
+  since = now
+  redis.call('SET', KEYS[1 + 2 * n + full], now, 'PX', ttl)
+end
+-- In the grace after the window's first refusal, refusals are no strikes (strikes -1 says so).
+if now - since < tonumber(ARGV[8]) then
+  return {0, 0, keysVersion, dataVersion, appendsVersion, accepted, full - 1, -1, unpack(counts)}
+end
 local strikes = redis.call('INCRBY', KEYS[1 + n + full], refused)
-if strikes == refused then redis.call('PEXPIRE', KEYS[1 + n + full], tonumber(ARGV[7 + 2 * full])) end
+if strikes == refused then redis.call('PEXPIRE', KEYS[1 + n + full], ttl) end
 local banMs = 0
 if strikes > tonumber(ARGV[2]) then
   banMs = tonumber(ARGV[3])
@@ -190,6 +202,7 @@ export class RedisCounterStore implements CounterStore {
         expectKeys,
         newVersion(),
         waiting.length,
+        input.banGraceMs,
         ...limits,
       );
     } catch (err) {
@@ -218,7 +231,9 @@ export class RedisCounterStore implements CounterStore {
       } else if (outcome === -1) {
         resolve({ outcome: 'banned', counts, banMsLeft: Number(banMs), versions });
       } else if (i < counted) resolve({ outcome: 'allowed', counts: after, versions });
-      else if (firstStrike + (i - counted) > input.banThreshold) {
+      else if (Number(strikes) < 0) {
+        resolve({ outcome: 'limited', counts: after, index: Number(full), versions });
+      } else if (firstStrike + (i - counted) > input.banThreshold) {
         const started = firstStrike + (i - counted) === input.banThreshold + 1;
         resolve({ outcome: 'banned', counts: after, banMsLeft: Number(banMs), versions, started });
       } else resolve({ outcome: 'limited', counts: after, index: Number(full), versions });
@@ -235,6 +250,7 @@ export class RedisCounterStore implements CounterStore {
           input.banKey,
           ...input.counters.map((c) => c.key),
           ...input.strikeKeys,
+          ...input.sinceKeys,
           ...(input.versionKeys ?? []),
         ],
         limits: input.counters.flatMap((c) => [c.limit, c.ttlMs]),

@@ -17,9 +17,17 @@ export interface HitInput {
   counters: Counter[];
   /** One per counter: requests refused while that window was full. */
   strikeKeys: string[];
+  /** One per counter: when that window first refused a request (ms). */
+  sinceKeys: string[];
   banKey: string;
   /** More strikes than this in one window starts a ban. */
   banThreshold: number;
+  /**
+   * Refusals in the first `banGraceMs` after a window's first refusal are no strikes: they
+   * were on their way before their client could see a 429 (a client with many requests in
+   * flight, or several processes on one key). Only a client that goes on past that is banned.
+   */
+  banGraceMs: number;
   banMs: number;
   /**
    * The subject's version keys (its keys, its data, its appends), read in the same step and returned
