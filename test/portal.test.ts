@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { InjectOptions, LightMyRequestResponse } from 'fastify';
 import { BAN_GRACE_MS } from '../src/limits/rate-limiter.js';
+import { ADDRESS_FAILURE_LIMITS, EMAIL_FAILURE_LIMITS } from '../src/http/sign-in-throttle.js';
 import {
   as,
   basic,
@@ -338,7 +339,7 @@ describe('developer portal', () => {
     it('limits wrong passwords per email across addresses', async () => {
       const email = newEmail();
       await new Visitor(t.app).signUp(email);
-      for (let i = 0; i < 20; i++) {
+      for (let i = 0; i < EMAIL_FAILURE_LIMITS.perMinute; i++) {
         const res = await new Visitor(t.app).signIn(email, 'a wrong password');
         assert.equal(res.statusCode, 401, `attempt ${i + 1}`);
       }
@@ -355,7 +356,7 @@ describe('developer portal', () => {
       }
     });
 
-    it('limits attempts per client address, across emails', async () => {
+    it('limits wrong passwords per client address, across emails', async () => {
       const ip = freshIp();
       let status = 0;
       let attempts = 0;
@@ -365,7 +366,7 @@ describe('developer portal', () => {
         if (status === 429) break;
       }
       assert.equal(status, 429);
-      assert.equal(attempts, 21);
+      assert.equal(attempts, ADDRESS_FAILURE_LIMITS.perMinute + 1);
     });
 
     it('limits sign-ups per client address too', async () => {
@@ -796,7 +797,8 @@ describe('developer portal in production', () => {
     const proxy = freshIp();
     const client = '203.0.113.7';
     let status = 0;
-    for (let i = 1; i <= 21; i++) {
+    const limit = ADDRESS_FAILURE_LIMITS.perMinute;
+    for (let i = 1; i <= limit + 1; i++) {
       const visitor = new Visitor(t.app, proxy);
       const headers = {
         'x-forwarded-proto': 'https',
@@ -815,7 +817,7 @@ describe('developer portal in production', () => {
         headers: { ...headers, 'content-type': 'application/x-www-form-urlencoded' },
       });
       status = res.statusCode;
-      if (i <= 20) assert.equal(status, 401, `attempt ${i}`);
+      if (i <= limit) assert.equal(status, 401, `attempt ${i}`);
     }
     assert.equal(status, 429);
   });
