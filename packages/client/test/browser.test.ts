@@ -40,7 +40,7 @@ describe('the SDK in a browser', () => {
         return true;
       }
       const file = path.startsWith('/sdk/')
-        ? new URL(`../dist/${path.slice(5).replace(/[^\w.-]/g, '')}`, import.meta.url)
+        ? new URL(`../dist/esm/${path.slice(5).replace(/[^\w.-]/g, '')}`, import.meta.url)
         : FILES[path];
       if (!file) return false;
       res.writeHead(200, { 'content-type': 'text/javascript' }).end(readFileSync(file, 'utf8'));

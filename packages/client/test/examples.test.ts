@@ -13,7 +13,7 @@ describe('examples/, run as written against a fresh server', () => {
   let server: Live;
   before(async () => {
     assert.ok(
-      existsSync(new URL('../dist/index.js', import.meta.url)),
+      existsSync(new URL('../dist/esm/index.js', import.meta.url)),
       'the SDK is built (npm run build -w @animal-store/client; npm run test:client does it)',
     );
     server = await live();

@@ -1,0 +1,166 @@
+/**
+ * The package as users get it: packed by `npm pack` from a copy of the sources with no dist/ (so
+ * `prepack` must build), linted by publint and @arethetypeswrong/cli, then installed in a
+ * scratch project and loaded with `import` and with `require()` against a live service.
+ *
+ * The scratch project gets the tarball unpacked into its node_modules, and each dependency the
+ * packed manifest declares linked from this repository's node_modules: offline and quick, and
+ * a dependency missing from the manifest still fails to load.
+ */
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import {
+  cpSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { type Live, live } from './live.js';
+
+const run = promisify(execFile);
+const packageDir = fileURLToPath(new URL('../', import.meta.url));
+const root = fileURLToPath(new URL('../../../', import.meta.url));
+const manifest = JSON.parse(readFileSync(join(packageDir, 'package.json'), 'utf8')) as {
+  name: string;
+  version: string;
+};
+/** A dev dependency's command-line script, run with this Node. */
+const bin = (name: string, path: string) => join(root, 'node_modules', name, path);
+
+/** The scratch project's programs: the same calls through `import` and through `require()`. */
+const PROGRAM = (load: string) => `${load}
+const { createClient, AnimalStoreError } = sdk;
+const client = createClient({ apiKey: process.env.KEY, environment: process.env.ORIGIN });
+const category = await client.categories.create({ name: 'Packed' });
+let missing;
+try {
+  await client.categories.get(999);
+} catch (error) {
+  missing = { base: error instanceof AnimalStoreError, status: error.status, code: error.code };
+}
+console.log(JSON.stringify({ category, missing, limit: client.rateLimit?.limit }));
+`;
+
+describe('the packed package', () => {
+  let work: string;
+  let tarball: string;
+  let server: Live;
+  before(async () => {
+    work = mkdtempSync(join(tmpdir(), 'animal-store-pack-'));
+    // A fresh checkout's layout: the root tsconfig the package's extends, the package's own
+    // files without dist/ or node_modules/, and the repository's installed dependencies.
+    cpSync(join(root, 'tsconfig.json'), join(work, 'tsconfig.json'));
+    cpSync(packageDir, join(work, 'packages/client'), {
+      recursive: true,
+      filter: (source) => !/[/\\](dist|node_modules)$/.test(source),
+    });
+    symlinkSync(join(root, 'node_modules'), join(work, 'node_modules'), 'dir');
+    mkdirSync(join(work, 'out'));
+    await run('npm', ['pack', '--pack-destination', join(work, 'out')], {
+      cwd: join(work, 'packages/client'),
+      timeout: 120_000,
+    });
+    const [file, ...others] = readdirSync(join(work, 'out'));
+    assert.ok(file && others.length === 0, 'one tarball');
+    tarball = join(work, 'out', file);
+    server = await live();
+  });
+  after(async () => {
+    await server?.close();
+    if (work) rmSync(work, { recursive: true, force: true });
+  });
+
+  it('holds both builds and the sources their maps name, and nothing else', async () => {
+    const { stdout } = await run('tar', ['-tzf', tarball]);
+    const files = stdout.trim().split('\n').sort();
+    for (const file of [
+      'package/package.json',
+      'package/README.md',
+      'package/dist/esm/index.js',
+      'package/dist/esm/index.d.ts',
+      'package/dist/cjs/index.js',
+      'package/dist/cjs/index.d.ts',
+      'package/dist/cjs/package.json',
+      'package/src/index.ts',
+    ]) {
+      assert.ok(files.includes(file), `${file} is packed`);
+    }
+    const unexpected = files.filter(
+      (file) => !/^package\/(package\.json|README\.md|LICENSE|dist\/.+|src\/.+\.ts)$/.test(file),
+    );
+    assert.deepEqual(unexpected, []);
+  });
+
+  it('is clean by publint and by @arethetypeswrong/cli (every resolution mode)', async () => {
+    const publint = await run(process.execPath, [
+      bin('publint', 'src/cli.js'),
+      'run',
+      tarball,
+      '--strict',
+    ]);
+    assert.match(publint.stdout, /All good!/, publint.stdout);
+    // Exits non-zero on any problem; no DefinitelyTyped look-up, so it runs offline.
+    const attw = await run(process.execPath, [
+      bin('@arethetypeswrong/cli', 'dist/index.js'),
+      tarball,
+      '--no-definitely-typed',
+      '--format',
+      'ascii',
+      '--no-color',
+    ]);
+    assert.match(attw.stdout, /No problems found/, attw.stdout);
+  });
+
+  describe('installed in a scratch project', () => {
+    let scratch: string;
+    before(async () => {
+      scratch = join(work, 'scratch');
+      const installed = join(scratch, 'node_modules', manifest.name);
+      mkdirSync(installed, { recursive: true });
+      writeFileSync(join(scratch, 'package.json'), '{"name":"scratch","private":true}\n');
+      await run('tar', ['-xzf', tarball, '-C', installed, '--strip-components=1']);
+      const packed = JSON.parse(readFileSync(join(installed, 'package.json'), 'utf8')) as {
+        dependencies?: Record<string, string>;
+      };
+      for (const dependency of Object.keys(packed.dependencies ?? {})) {
+        const target = join(root, 'node_modules', dependency);
+        assert.ok(existsSync(target), `${dependency} is installed in the repository`);
+        const link = join(scratch, 'node_modules', dependency);
+        mkdirSync(dirname(link), { recursive: true });
+        symlinkSync(target, link, 'dir');
+      }
+      writeFileSync(join(scratch, 'esm.mjs'), PROGRAM(`import * as sdk from '${manifest.name}';`));
+      // CommonJS has no top-level await: the same program in an async function.
+      writeFileSync(
+        join(scratch, 'cjs.cjs'),
+        `const sdk = require('${manifest.name}');\n(async () => {${PROGRAM('')}})().catch((e) => {\n  console.error(e);\n  process.exit(1);\n});\n`,
+      );
+    });
+
+    for (const program of ['esm.mjs', 'cjs.cjs']) {
+      it(`works from ${program === 'esm.mjs' ? 'ESM (import)' : 'CommonJS (require)'}`, async () => {
+        const tenant = await server.tenant();
+        const { stdout } = await run(process.execPath, [program], {
+          cwd: scratch,
+          env: { ...process.env, KEY: tenant.key, ORIGIN: server.origin },
+          timeout: 30_000,
+        });
+        assert.deepEqual(JSON.parse(stdout), {
+          category: { id: 1, name: 'Packed' },
+          missing: { base: true, status: 404, code: 'not_found' },
+          limit: 1e6,
+        });
+      });
+    }
+  });
+});
