@@ -1,5 +1,5 @@
 import createFetchClient, { type Client } from 'openapi-fetch';
-import { type EnvironmentName, resolveEnvironment } from './environments.js';
+import { DEFAULT_BASE_URL, resolveBaseUrl } from './base-url.js';
 import { AnimalStoreError } from './errors.js';
 import { nextLink, type Page, PageList } from './pagination.js';
 import { RateLimitGate, type RateLimitState } from './rate-limit.js';
@@ -32,9 +32,14 @@ import type {
 export interface ClientOptions {
   /** An API key (`as_live_…`, `as_test_…`). Only sign-up and key management work without. */
   apiKey?: string;
-  /** `production` (the default), `staging`, or a deployment's base URL. */
-  environment?: EnvironmentName | (string & {});
-  /** The messages endpoint's base, when it is not the environment's. */
+  /**
+   * The service's address: `https://api.example.com`, `http://127.0.0.1:8080/v1` (the `/v1` may
+   * be left out). Default `http://127.0.0.1:8080`, the local service as `npm start` runs it.
+   */
+  baseUrl?: string;
+  /** @deprecated The same as `baseUrl`, which replaces it (an address: there are no named environments). */
+  environment?: string;
+  /** The messages endpoint's base, when it is not `baseUrl` without `/v1`. */
   messagesUrl?: string;
   /** Retries of one call after its first attempt (default 3). */
   maxRetries?: number;
@@ -141,7 +146,7 @@ async function unwrap<R extends FetchResult>(pending: Promise<R>): Promise<NonNu
 }
 
 export function createClient(options: ClientOptions = {}): AnimalStoreClient {
-  const base = resolveEnvironment(options.environment ?? 'production', options.messagesUrl);
+  const base = endpointsOf(options);
   const maxWaitMs = options.maxWaitMs ?? 120_000;
   const gate = new RateLimitGate({ maxWaitMs, now: Date.now, sleep, random: Math.random });
   const given = options.fetch;
@@ -323,6 +328,18 @@ export function createClient(options: ClientOptions = {}): AnimalStoreClient {
     api,
     messagesApi,
   };
+}
+
+/** The bases the options name: `baseUrl`, or the older `environment`, or the local service. */
+function endpointsOf(options: ClientOptions) {
+  const { baseUrl, environment, messagesUrl } = options;
+  if (baseUrl !== undefined && environment !== undefined && baseUrl !== environment) {
+    throw new TypeError('Give baseUrl or environment (its older name), not both.');
+  }
+  if (baseUrl === undefined && environment !== undefined) {
+    return resolveBaseUrl(environment, messagesUrl, 'environment');
+  }
+  return resolveBaseUrl(baseUrl ?? DEFAULT_BASE_URL, messagesUrl);
 }
 
 /** Base64 of the text's UTF-8 bytes (btoa alone takes Latin-1 only). */

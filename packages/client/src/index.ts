@@ -1,3 +1,4 @@
+export { DEFAULT_BASE_URL, type Endpoints, resolveBaseUrl } from './base-url.js';
 export {
   type AnimalStoreClient,
   type CallOptions,
@@ -6,12 +7,6 @@ export {
   type Credentials,
   createClient,
 } from './client.js';
-export {
-  ENVIRONMENTS,
-  type Environment,
-  type EnvironmentName,
-  resolveEnvironment,
-} from './environments.js';
 export { AnimalStoreConnectionError, AnimalStoreError } from './errors.js';
 export { type Page, PageList } from './pagination.js';
 export type { RateLimitState } from './rate-limit.js';

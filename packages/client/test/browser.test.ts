@@ -78,7 +78,7 @@ describe('the SDK in a browser', () => {
       };
       const client = window.sdk.createClient({
         apiKey: key,
-        environment: `${window.location.origin}/v1`,
+        baseUrl: `${window.location.origin}/v1`,
       });
       const category = await client.categories.create({ name: 'Browser' });
       return { category, limit: client.rateLimit?.limit };

@@ -39,7 +39,7 @@ describe('the SDK against a live server', () => {
 
   const clientOf = async (options: Parameters<typeof createClient>[0] = {}) => {
     const tenant = await server.tenant();
-    return createClient({ apiKey: tenant.key, environment: `${server.origin}/v1`, ...options });
+    return createClient({ apiKey: tenant.key, baseUrl: `${server.origin}/v1`, ...options });
   };
 
   it('iterates 250 pets through every page of Link', async () => {
@@ -78,7 +78,7 @@ describe('the SDK against a live server', () => {
   });
 
   it('throws typed errors: 401, 404, 409, 400', async () => {
-    const noKey = createClient({ apiKey: 'as_test_not_a_key', environment: `${server.origin}/v1` });
+    const noKey = createClient({ apiKey: 'as_test_not_a_key', baseUrl: `${server.origin}/v1` });
     const unauthorized = await thrown(noKey.store.inventory());
     assert.equal(unauthorized.status, 401);
     assert.equal(unauthorized.code, 'invalid_api_key');
@@ -100,14 +100,14 @@ describe('the SDK against a live server', () => {
   });
 
   it('signs up and manages keys with the account password', async () => {
-    const anonymous = createClient({ environment: server.origin });
+    const anonymous = createClient({ baseUrl: server.origin });
     const email = `sdk-${Date.now()}-${Math.random()}@example.com`;
     const credentials = { email, password: 'a long enough password' };
     const account = await anonymous.accounts.create(credentials);
     assert.equal(account.email, email);
     const key = await anonymous.keys.create(credentials, { name: 'sdk' });
     assert.match(key.key, /^as_test_/);
-    const client = createClient({ apiKey: key.key, environment: server.origin });
+    const client = createClient({ apiKey: key.key, baseUrl: server.origin });
     assert.equal((await client.accounts.get()).id, account.id);
     assert.deepEqual(
       (await anonymous.keys.list(credentials)).map((k) => k.id),
@@ -186,7 +186,7 @@ describe('the SDK against a live server', () => {
       return true;
     });
     try {
-      const client = await clientOf({ environment: gateway.origin });
+      const client = await clientOf({ baseUrl: gateway.origin });
       const started = Date.now();
       const category = await client.categories.create({ name: 'Horses' });
       assert.ok(Date.now() - started >= 1000, 'waited the Retry-After');

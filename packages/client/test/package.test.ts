@@ -40,7 +40,7 @@ const bin = (name: string, path: string) => join(root, 'node_modules', name, pat
 /** The scratch project's programs: the same calls through `import` and through `require()`. */
 const PROGRAM = (load: string) => `${load}
 const { createClient, AnimalStoreError } = sdk;
-const client = createClient({ apiKey: process.env.KEY, environment: process.env.ORIGIN });
+const client = createClient({ apiKey: process.env.KEY, baseUrl: process.env.ORIGIN });
 const category = await client.categories.create({ name: 'Packed' });
 let missing;
 try {

@@ -1,25 +1,43 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { retryAfterSeconds } from '../src/errors.js';
-import { resolveEnvironment } from '../src/index.js';
+import { createClient, DEFAULT_BASE_URL, resolveBaseUrl } from '../src/index.js';
 import { nextLink } from '../src/pagination.js';
 import { LimitedFor, RateLimitGate, readRateLimit } from '../src/rate-limit.js';
 
 describe('the SDK, piece by piece', () => {
-  it('resolves environments: named ones, a URL with or without /v1, a messages server', () => {
-    assert.deepEqual(resolveEnvironment('http://127.0.0.1:8080', undefined), {
+  it('resolves a base URL with or without /v1, and a messages server', () => {
+    assert.deepEqual(resolveBaseUrl('http://127.0.0.1:8080'), {
       api: 'http://127.0.0.1:8080/v1',
       messages: 'http://127.0.0.1:8080',
     });
-    assert.deepEqual(resolveEnvironment('https://shop.example/api/v1/', 'https://m.example/'), {
+    assert.deepEqual(resolveBaseUrl('https://shop.example/api/v1/', 'https://m.example/'), {
       api: 'https://shop.example/api/v1',
       messages: 'https://m.example',
     });
-    assert.match(resolveEnvironment('production', undefined).api, /^https:\/\/.+\/v1$/);
-    assert.notEqual(
-      resolveEnvironment('staging', undefined).api,
-      resolveEnvironment('production', undefined).api,
-    );
+  });
+
+  it('talks to the local service when no address is given, and names a wrong option', async () => {
+    const seen: string[] = [];
+    const client = createClient({
+      fetch: async (request) => {
+        seen.push(request.url);
+        return Response.json({ available: 0, pending: 0, sold: 0 });
+      },
+    });
+    await client.store.inventory();
+    assert.deepEqual(seen, [`${DEFAULT_BASE_URL}/v1/store/inventory`]);
+    assert.equal(DEFAULT_BASE_URL, 'http://127.0.0.1:8080');
+    // The named environments are gone: their names are not addresses.
+    assert.throws(() => createClient({ baseUrl: 'production' }), {
+      name: 'TypeError',
+      message: /^baseUrl must be the service's http\(s\) address/,
+    });
+    assert.throws(() => createClient({ environment: 'staging' }), /^TypeError: environment must/);
+    assert.throws(() => createClient({ baseUrl: 'ftp://a.example' }), /baseUrl must/);
+    assert.throws(() => createClient({ messagesUrl: 'nowhere' }), /messagesUrl must/);
+    // `environment`, the older name, still takes an address.
+    assert.doesNotThrow(() => createClient({ environment: 'http://127.0.0.1:8080' }));
   });
 
   it('finds rel="next" among links, relative or absolute', () => {
