@@ -241,6 +241,13 @@ export async function buildApp({
     freshness,
     keysChanged: (accountId) => freshness.keysChanged(accountId),
     idempotency: new IdempotentAnswers(database, clock, config.webhooks.secretKeys),
+    signIn: new SignInThrottle(
+      limiter,
+      clock,
+      config.rateLimit.onStoreError,
+      outages,
+      config.webhooks.secretKeys,
+    ),
     webhooks: { database, clock, box, policy },
     dispatcher,
     housekeeping,
@@ -326,11 +333,8 @@ export async function buildApp({
         await scope.register(signUpRoutes);
       });
       await v1.register(async (scope) => {
-        // Password attempts are counted before the hash, with the portal's (SignInThrottle).
-        const { onStoreError } = config.rateLimit;
-        const { secretKeys } = config.webhooks;
-        const throttle = new SignInThrottle(limiter, clock, onStoreError, outages, secretKeys);
-        scope.addHook('onRequest', basicAuth(database.reader, limits, throttle));
+        // Password attempts are counted before the hash, in the portal's counters.
+        scope.addHook('onRequest', basicAuth(database.reader, limits, context.signIn));
         // A key may be created without a body: `{}` is implied.
         scope.addHook('preValidation', async (request) => {
           if (request.body === undefined && request.method === 'POST') request.body = {};

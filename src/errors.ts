@@ -110,6 +110,13 @@ export const ERRORS = {
     status: 503,
     description: 'A dependency of the service is not reachable.',
   },
+  outcome_unknown: {
+    status: 503,
+    description:
+      'The change may have been stored: the database could not confirm it. Send the request ' +
+      'again with the same `Idempotency-Key` (the first answer is replayed if it was stored), ' +
+      'or read the resource to see.',
+  },
 } as const satisfies Record<string, { status: number; description: string }>;
 
 export type ErrorCode = keyof typeof ERRORS;

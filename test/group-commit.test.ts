@@ -1,12 +1,13 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
 import SqliteDatabase from 'better-sqlite3';
 import { Kysely, SqliteDialect, sql } from 'kysely';
 import { systemClock } from '../src/clock.js';
 import { createCategory } from '../src/domain/categories.js';
 import { createPet } from '../src/domain/pets.js';
 import { type Database, openDatabase, type Tx } from '../src/store/database.js';
-import { GroupCommit } from '../src/store/group-commit.js';
+import { GroupCommit, OutcomeUnknownError, WriteRefusedError } from '../src/store/group-commit.js';
 import { insertPet, listPets } from '../src/store/pets-repository.js';
 import { sqliteStatements } from '../src/store/sqlite-statements.js';
 import type { Tables } from '../src/store/tables.js';
@@ -350,74 +351,138 @@ for (const target of targets) {
 }
 
 // SQLite's commit writes the WAL without syncing it (synchronous=NORMAL); group commit syncs
-// it off the event loop and answers a batch's writers only after that sync.
+// it off the event loop, one sync at a time, and answers a batch's writers only after that
+// sync. Each test has a GroupCommit of its own on a real file, whose syncs it settles itself.
 describe('SQLite group commit and its sync', () => {
-  let made: { url: string; cleanup: () => void };
-  let sqlite: SqliteDatabase.Database;
-  let reader: SqliteDatabase.Database;
-  let syncs: Array<{ resolve: () => void; reject: (error: Error) => void }>;
-  let group: GroupCommit;
+  interface Held {
+    group: GroupCommit;
+    syncs: Array<{ resolve: () => void; reject: (error: Error) => void }>;
+    note: (text: string) => Promise<string>;
+    stored: () => string;
+    close: () => void;
+  }
+  const opened: Held[] = [];
+  after(() => {
+    for (const held of opened) held.close();
+  });
 
-  before(() => {
-    made = sqliteDatabaseUrl();
+  function held(): Held {
+    const made = sqliteDatabaseUrl();
     const path = made.url.slice('sqlite:'.length);
-    sqlite = new SqliteDatabase(path);
+    const sqlite = new SqliteDatabase(path);
     sqlite.pragma('journal_mode = WAL');
     sqlite.pragma('synchronous = NORMAL');
-    sqlite.exec('create table notes (text text not null)');
-    reader = new SqliteDatabase(path, { readonly: true });
+    sqlite.exec("create table notes (text text not null check (text <> 'refused'))");
+    const reader = new SqliteDatabase(path, { readonly: true });
     const statements = sqliteStatements(sqlite);
     const db = new Kysely<Tables>({ dialect: new SqliteDialect({ database: statements }) });
-    syncs = [];
-    group = new GroupCommit(
+    const syncs: Held['syncs'] = [];
+    const group = new GroupCommit(
       db,
       sqlite,
       statements,
       () => new Promise<void>((resolve, reject) => syncs.push({ resolve, reject })),
     );
-  });
-  after(() => {
-    reader.close();
-    sqlite.close();
-    made.cleanup();
-  });
+    const it: Held = {
+      group,
+      syncs,
+      note: (text) =>
+        group.run(async (tx) => {
+          await sql`insert into notes (text) values (${text})`.execute(tx);
+          return text;
+        }),
+      stored: () =>
+        (reader.prepare('select text from notes order by text').pluck().all() as string[]).join(),
+      close: () => {
+        reader.close();
+        sqlite.close();
+        made.cleanup();
+      },
+    };
+    opened.push(it);
+    return it;
+  }
 
-  const note = (text: string) =>
-    group.run(async (tx) => {
-      await sql`insert into notes (text) values (${text})`.execute(tx);
-      return text;
-    });
-  const stored = () =>
-    (reader.prepare('select text from notes order by text').pluck().all() as string[]).join();
+  /** Records when a write is answered, and how. */
+  const watched = <T>(write: Promise<T>) => {
+    const seen: { outcome?: 'resolved' | 'rejected'; value?: T; error?: unknown } = {};
+    const done = write.then(
+      (value) => Object.assign(seen, { outcome: 'resolved', value }),
+      (error: unknown) => Object.assign(seen, { outcome: 'rejected', error }),
+    );
+    return { seen, done };
+  };
 
-  it('answers a batch only once its commit is synced; the next batch commits meanwhile', async () => {
-    let firstAnswered = false;
-    const first = note('a').then((value) => {
-      firstAnswered = true;
-      return value;
-    });
+  it('answers a batch once its commit is synced; the next commits meanwhile, its sync after', async () => {
+    const { syncs, note, stored } = held();
+    const first = watched(note('a'));
     await until(() => syncs.length === 1, 'the first sync');
     assert.equal(stored(), 'a', 'committed');
-    assert.equal(firstAnswered, false, 'answered before its sync');
-    const second = note('b');
-    await until(() => syncs.length === 2, 'the second sync');
-    assert.equal(stored(), 'a,b', 'the next batch committed while the first synced');
-    syncs[1]?.resolve();
-    assert.equal(await second, 'b');
-    assert.equal(firstAnswered, false);
+    assert.equal(first.seen.outcome, undefined, 'answered before its sync');
+    // Two batches commit while the first syncs: one sync, after the first's, covers both.
+    const second = watched(note('b'));
+    await until(() => stored() === 'a,b', 'the second batch to commit');
+    const third = watched(note('c'));
+    await until(() => stored() === 'a,b,c', 'the third batch to commit');
+    await sleep(20);
+    assert.equal(syncs.length, 1, 'a second sync began while the first ran');
     syncs[0]?.resolve();
-    assert.equal(await first, 'a');
+    await first.done;
+    assert.equal(first.seen.value, 'a');
+    await until(() => syncs.length === 2, 'the sync of the batches that committed meanwhile');
+    assert.equal(second.seen.outcome, undefined, 'answered before its sync');
+    syncs[1]?.resolve();
+    await Promise.all([second.done, third.done]);
+    assert.deepEqual([second.seen.value, third.seen.value], ['b', 'c']);
+    assert.equal(syncs.length, 2);
   });
 
-  it('fails the writers of a batch whose sync failed, and syncs the next', async () => {
-    const failing = note('c');
-    await until(() => syncs.length === 3, 'the third sync');
-    syncs[2]?.reject(new Error('EIO: the disk failed'));
-    await assert.rejects(failing, /EIO/);
-    const next = note('d');
-    await until(() => syncs.length === 4, 'the fourth sync');
-    syncs[3]?.resolve();
-    assert.equal(await next, 'd');
+  it('answers outcome unknown when the sync after COMMIT fails, then refuses every write', async () => {
+    const { group, syncs, note, stored } = held();
+    const [failing, refusedAlone] = [watched(note('d')), watched(note('refused'))];
+    await until(() => syncs.length === 1, 'the sync');
+    const meanwhile = watched(note('e'));
+    await until(() => stored() === 'd,e', 'the next batch to commit');
+    syncs[0]?.reject(Object.assign(new Error('EIO: i/o error, fdatasync'), { code: 'EIO' }));
+    await Promise.all([failing.done, refusedAlone.done, meanwhile.done]);
+    // Stored and seen, not known to be on disk: neither a success nor "nothing was changed".
+    assert.ok(failing.seen.error instanceof OutcomeUnknownError, String(failing.seen.error));
+    assert.match(String((failing.seen.error as Error).cause), /EIO/);
+    // Its own statement failed and was rolled back alone: that outcome is known.
+    assert.match(String(refusedAlone.seen.error), /CHECK constraint/);
+    // Committed after frames the disk may have lost: no later sync could vouch for it, and
+    // none was made.
+    assert.ok(meanwhile.seen.error instanceof OutcomeUnknownError, String(meanwhile.seen.error));
+    assert.equal(syncs.length, 1);
+    // From now on nothing is done, and the refusal says so.
+    const after = await note('f').catch((error: unknown) => error);
+    assert.ok(after instanceof WriteRefusedError && after.reason === 'failing', String(after));
+    assert.equal(stored(), 'd,e');
+    await group.close();
+  });
+
+  it('commits and answers the writes queued when it closes, waiting for their sync', async () => {
+    const { group, syncs, note, stored } = held();
+    const queued = ['g', 'h'].map((text) => watched(note(text)));
+    let closed = false;
+    const closing = group.close().then(() => {
+      closed = true;
+    });
+    // Closing refuses what comes after it, and that changes nothing.
+    const late = await note('late').catch((error: unknown) => error);
+    assert.ok(late instanceof WriteRefusedError && late.reason === 'closing', String(late));
+    await until(() => syncs.length === 1, 'the queued writes to commit');
+    assert.equal(stored(), 'g,h');
+    await sleep(20);
+    assert.equal(closed, false, 'closed with a sync in flight');
+    syncs[0]?.resolve();
+    await closing;
+    await Promise.all(queued.map((write) => write.done));
+    assert.deepEqual(
+      queued.map((write) => write.seen.value),
+      ['g', 'h'],
+    );
+    await group.close(); // twice is fine
   });
 });
 

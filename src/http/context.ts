@@ -15,6 +15,7 @@ import type { WebhookDispatcher } from '../webhooks/dispatcher.js';
 import type { Freshness } from './freshness.js';
 import type { IdempotentAnswers } from './idempotency.js';
 import type { PageCache } from './page-cache.js';
+import type { SignInThrottle } from './sign-in-throttle.js';
 
 /** What routes need from the app: built once in buildApp, reached as `app.ctx`. */
 export interface AppContext {
@@ -37,6 +38,8 @@ export interface AppContext {
   keysChanged: AnnounceKeysChanged;
   /** Answers POSTs once per `Idempotency-Key`. */
   idempotency: IdempotentAnswers;
+  /** Password attempts, counted before the hash: the API's HTTP Basic and the portal's forms. */
+  signIn: SignInThrottle;
   /** What webhook endpoints need: the store, the clock, the secrets' box, the address rules. */
   webhooks: WebhookRules;
   /** Sends webhook deliveries (started with the worker). */

@@ -1,6 +1,7 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError, type ErrorCode, excerpt, RETRY_SOON } from '../errors.js';
 import { brief } from '../ops/outages.js';
+import { OutcomeUnknownError, type Refusal, WriteRefusedError } from '../store/group-commit.js';
 import { type StoreTrouble, storeTrouble, valueRefused } from '../store/store-errors.js';
 import { describeValidation } from './validation.js';
 
@@ -56,6 +57,19 @@ const TROUBLE_MESSAGES: Record<StoreTrouble, string> = {
   failing: 'The database cannot store anything at the moment; nothing was changed, retry later.',
 };
 
+/** Writes refused before they began (src/store/group-commit.ts): nothing of them was done. */
+const REFUSAL_MESSAGES: Record<Refusal, string> = {
+  closing: 'The service is shutting down; nothing was changed, retry shortly.',
+  failing: TROUBLE_MESSAGES.failing,
+};
+
+/** A write committed, or maybe, but not confirmed (docs/decisions/0003-outcome-unknown.md):
+ * never "nothing was changed", since a retry without a key would then do it twice. */
+const OUTCOME_UNKNOWN =
+  'The change may have been stored, but the database could not confirm it. Send the request ' +
+  'again with the same Idempotency-Key: if it was stored, its first answer is replayed and ' +
+  'nothing is done twice. Or read the resource (GET) to see whether it was.';
+
 /** Any thrown value as the ApiError the client should see. Internals never leak into a 5xx. */
 export function toApiError(err: unknown): ApiError {
   if (err instanceof ApiError) return err;
@@ -65,6 +79,12 @@ export function toApiError(err: unknown): ApiError {
     const first = details[0];
     const message = first ? `Invalid ${first.location}: ${first.message}.` : 'Invalid request.';
     return new ApiError('validation_failed', message, details);
+  }
+  if (err instanceof OutcomeUnknownError) {
+    return new ApiError('outcome_unknown', OUTCOME_UNKNOWN, undefined, RETRY_SOON);
+  }
+  if (err instanceof WriteRefusedError) {
+    return new ApiError('service_unavailable', REFUSAL_MESSAGES[err.reason], undefined, RETRY_SOON);
   }
   const trouble = storeTrouble(err);
   if (trouble) {
@@ -88,13 +108,22 @@ export function toApiError(err: unknown): ApiError {
 /**
  * Logs a failed request as it deserves: a fault of ours (500) with its stack; the database
  * going away once for the outage (Outages), never per request; the database too busy as a
- * warning, and unable to store (disk full or failing) as an error, without a stack; a 503 we made on purpose (Redis away, shutting down) not at all, its cause being
- * logged where it was found.
+ * warning, and unable to store (disk full or failing) as an error, without a stack, as is a
+ * write whose outcome is unknown (with its cause); a 503 we made on purpose (Redis away,
+ * shutting down) not at all, its cause being logged where it was found.
  */
 export function logFailure(request: FastifyRequest, err: unknown, apiError: ApiError): void {
   // Validation should have refused it: worth a look, though the client was answered.
   if (valueRefused(err)) request.log.warn({ error: brief(err) }, 'the database refused a value');
   if (apiError.status < 500) return;
+  if (
+    err instanceof OutcomeUnknownError ||
+    (err instanceof WriteRefusedError && err.reason === 'failing')
+  ) {
+    // The cause (a failed sync, a lost connection) says what broke.
+    request.log.error({ cause: brief(err.cause) }, err.message);
+    return;
+  }
   const trouble = storeTrouble(err);
   if (trouble === 'unreachable') request.server.ctx.outages.failed('database', err);
   else if (trouble === 'busy') request.log.warn({ error: brief(err) }, 'database too busy');

@@ -56,9 +56,6 @@ interface Pending {
   reading: number;
 }
 
-/** Attempts between their check and their count, by counter id, per rate limiter. */
-const PENDING = new WeakMap<RateLimiter, Map<string, Pending>>();
-
 /**
  * The one rule for password attempts, the API's HTTP Basic and the portal's forms alike
  * (OWASP ASVS 2.2.1; GitHub and Stripe do the same): wrong passwords are counted per address
@@ -76,8 +73,9 @@ const PENDING = new WeakMap<RateLimiter, Map<string, Pending>>();
  * added to yet; across instances a burst can pass at most once per instance.
  */
 export class SignInThrottle {
-  /** Shared by every throttle over the limiter: the API's and the portal's hold places alike. */
-  private readonly pending: Map<string, Pending>;
+  /** Attempts between their check and their count, by counter id (one throttle per app: the
+   * API's and the portal's hold places alike). */
+  private readonly pending = new Map<string, Pending>();
   private readonly emailKey: Buffer;
 
   constructor(
@@ -92,12 +90,6 @@ export class SignInThrottle {
     const [serverKey] = serverKeys;
     if (serverKey === undefined) throw new Error('SignInThrottle needs a server key');
     this.emailKey = createHmac('sha256', serverKey).update('animal-store sign-in email').digest();
-    let pending = PENDING.get(limiter);
-    if (pending === undefined) {
-      pending = new Map();
-      PENDING.set(limiter, pending);
-    }
-    this.pending = pending;
   }
 
   /** A portal form (sign-up, sign-in, password) from `ip`, right or wrong: a refusal if over. */

@@ -7,7 +7,7 @@ import assets from '@fastify/static';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError } from '../errors.js';
 import { logFailure, toApiError } from '../http/error-handler.js';
-import { SignInThrottle } from '../http/sign-in-throttle.js';
+import type { SignInThrottle } from '../http/sign-in-throttle.js';
 import { pageContext, sendHtml } from './render.js';
 import { accountPages } from './routes/account.js';
 import { authPages } from './routes/auth.js';
@@ -31,19 +31,13 @@ const ASSETS = fileURLToPath(new URL('../../public/portal/', import.meta.url));
  * are scoped to it; the API never reads a cookie.
  */
 export async function portalPlugin(app: FastifyInstance): Promise<void> {
-  const { config, database, clock, limiter, outages } = app.ctx;
+  const { config, database, clock } = app.ctx;
   const development = config.env === 'development';
   const sessions = new PortalSessions(database, clock, config);
   app.decorate('portal', {
     sessions,
-    // The API's HTTP Basic counts in the same counters (src/app.ts).
-    throttle: new SignInThrottle(
-      limiter,
-      clock,
-      config.rateLimit.onStoreError,
-      outages,
-      config.webhooks.secretKeys,
-    ),
+    // The API's HTTP Basic counts with the same throttle.
+    throttle: app.ctx.signIn,
   });
   app.decorateRequest('portalAccount', null);
   // Pages, not API operations: none of them belongs in the OpenAPI document.

@@ -48,7 +48,10 @@ export interface Database {
    * Runs a write that will be acknowledged to a client: the one way to change data. Concurrent
    * ones share one transaction and one commit (group commit: SQLite's GroupCommit, PostgreSQL's
    * PgGroupCommit), each in a savepoint of its own or, when it is one statement, on its own.
-   * Resolves after the write is committed.
+   * Resolves after the write is committed. Rejects with a WriteRefusedError when it was refused
+   * before anything was done (closing, or a sync failed earlier), and with an
+   * OutcomeUnknownError when it was committed, or may have been, without it being known to
+   * be durable (a failed sync, a COMMIT whose answer was lost): never as if nothing changed.
    *
    * The work gets a `Tx`, the only handle writing repository functions take, and there is no
    * other writing handle to capture: reading or writing past the batch, or starting a
@@ -66,7 +69,10 @@ export interface Database {
   changesElsewhere(): number | undefined;
   /** Its caches, for /metrics: the SQLite connections' prepared statements. */
   readonly caches: readonly CacheStats[];
-  /** Safe to call more than once. */
+  /**
+   * Refuses new writes, commits and answers those already queued (their syncs included), then
+   * closes the connections. Safe to call more than once.
+   */
   close(): Promise<void>;
 }
 
@@ -77,6 +83,11 @@ export interface DatabaseOptions {
   poolSize?: number;
   /** PostgreSQL cancels a statement running longer than this. */
   statementTimeoutMs?: number;
+  /**
+   * How SQLite's WAL file is synced after a commit: `file.datasync()` (fdatasync). A test
+   * wraps the real sync to make it fail, as a failing disk would.
+   */
+  datasync?: (file: FileHandle) => Promise<void>;
 }
 
 // PostgreSQL sends int8 (bigint ids, count(*)) as text; our ids stay far below 2^53.
@@ -100,7 +111,10 @@ const writers = new WeakMap<Database, Db>();
  * file at the first write) and kept: SQLite reuses the file, and deletes it only when its last
  * connection closes.
  */
-function walSync(path: string): { sync: () => Promise<void>; close: () => Promise<void> } {
+function walSync(
+  path: string,
+  datasync: (file: FileHandle) => Promise<void> = (file) => file.datasync(),
+): { sync: () => Promise<void>; close: () => Promise<void> } {
   let file: Promise<FileHandle> | undefined;
   const opened = () =>
     (file ??= open(`${path}-wal`, 'r').catch((error: unknown) => {
@@ -110,7 +124,7 @@ function walSync(path: string): { sync: () => Promise<void>; close: () => Promis
   return {
     sync: async () => {
       try {
-        await (await opened()).datasync();
+        await datasync(await opened());
       } catch (error) {
         // What SQLite says of a failed sync in a commit of its own (synchronous=FULL).
         throw Object.assign(new Error(`disk I/O error: ${(error as Error).message}`), {
@@ -140,7 +154,10 @@ export function openDatabase(url: string, options: DatabaseOptions = {}): Databa
   let changesElsewhere = (): number | undefined => undefined;
   const caches: CacheStats[] = [];
   let group: Pick<GroupCommit, 'run'> | undefined;
+  /** Drains the group commit: what is queued is committed and answered, syncs included. */
   let closeGroup = async () => {};
+  /** Closes what the connections needed until they closed (the WAL file's handle). */
+  let closeLast = async () => {};
   if (dialect === 'sqlite') {
     const path = url.slice('sqlite:'.length);
     if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
@@ -149,16 +166,23 @@ export function openDatabase(url: string, options: DatabaseOptions = {}): Databa
     // A commit we acknowledge survives a power cut, not just a process crash: SQLite's commit
     // writes the WAL (NORMAL), and group commit syncs it off the event loop before anyone is
     // told (walSync). Checkpoints still sync in SQLite. An in-memory database has no file.
-    const wal = path === ':memory:' ? undefined : walSync(path);
+    const wal = path === ':memory:' ? undefined : walSync(path, options.datasync);
     sqlite.pragma(`synchronous = ${wal ? 'NORMAL' : 'FULL'}`);
     sqlite.pragma('foreign_keys = ON');
     sqlite.pragma('busy_timeout = 5000');
     const statements = sqliteStatements(sqlite);
     caches.push(statements.statements);
-    changesElsewhere = () => statements.changesElsewhere();
+    let elsewhere = 0;
+    changesElsewhere = () => {
+      // Once closed, nothing more is noticed: a request given up on at shutdown may still ask.
+      if (sqlite.open) elsewhere = statements.changesElsewhere();
+      return elsewhere;
+    };
     db = new Kysely<Tables>({ dialect: new SqliteDialect({ database: statements }) });
-    group = new GroupCommit(db, sqlite, statements, wal?.sync);
-    closeGroup = async () => wal?.close();
+    const writer = new GroupCommit(db, sqlite, statements, wal?.sync);
+    group = writer;
+    closeGroup = () => writer.close();
+    closeLast = async () => wal?.close();
     // A second connection to an in-memory database would be another database.
     if (path === ':memory:') {
       reader = db;
@@ -200,11 +224,13 @@ export function openDatabase(url: string, options: DatabaseOptions = {}): Databa
     poolStats: () =>
       pool && { total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount },
     close: () => {
-      closing ??= Promise.all([
-        db.destroy(),
-        reader === db ? undefined : reader.destroy(),
-        closeGroup(),
-      ]).then(() => undefined);
+      // The writes queued and the sync in flight first: destroying the connection under them
+      // failed them (500, "The database connection is not open") though some had committed.
+      closing ??= (async () => {
+        await closeGroup();
+        await Promise.all([db.destroy(), reader === db ? undefined : reader.destroy()]);
+        await closeLast();
+      })();
       return closing;
     },
   };

@@ -35,6 +35,41 @@ export interface WriteOptions {
 
 type Outcome = { ok: true; value: unknown } | { ok: false; error: unknown };
 
+/**
+ * A write that was committed, or may have been, whose caller cannot be told it is done: the
+ * commit's sync failed (SQLite), or the answer to COMMIT was lost with its connection
+ * (PostgreSQL). Its change may be stored, visible, and its events queued: whoever hears of it
+ * must not be told that nothing was changed (docs/decisions/0003-outcome-unknown.md).
+ */
+export class OutcomeUnknownError extends Error {
+  override readonly name = 'OutcomeUnknownError';
+}
+
+/** Why a write was refused before its batch began. */
+export type Refusal =
+  /** The group commit is closing (the process is shutting down). */
+  | 'closing'
+  /** A sync failed earlier: no later commit could be known to be on disk. */
+  | 'failing';
+
+/** A write refused before its batch began: nothing of it was done. */
+export class WriteRefusedError extends Error {
+  override readonly name = 'WriteRefusedError';
+  constructor(
+    readonly reason: Refusal,
+    options?: ErrorOptions,
+  ) {
+    super(
+      reason === 'closing'
+        ? 'the database is closing: the write was refused, nothing was done'
+        : 'a WAL sync failed: writes are refused until the process restarts',
+      options,
+    );
+  }
+}
+
+const OUTCOME_UNKNOWN = 'committed, but its WAL sync failed: the write may or may not be on disk';
+
 /** Writes per transaction at most, so one batch never holds the database for long. */
 const MAX_BATCH = 256;
 
@@ -49,10 +84,28 @@ const MAX_BATCH = 256;
  * Every write runs in a savepoint of its own, or, when it is one statement, in SQLite's own
  * statement rollback: one that fails is rolled back alone and its caller gets its error, while
  * the others commit.
+ *
+ * A sync that fails comes after COMMIT: the batch's writes are stored and seen, so their
+ * callers get an OutcomeUnknownError, never "nothing was changed". From then on every write is
+ * refused (WriteRefusedError 'failing') until the process restarts: Linux reports a failed
+ * writeback once and may drop the pages it could not write, so no later sync could show that
+ * the WAL frames before a new commit reached the disk, and SQLite's recovery stops at the first
+ * frame that did not (docs/decisions/0003-outcome-unknown.md).
  */
 export class GroupCommit {
   private readonly queue: Pending[] = [];
   private flushing = false;
+  /** Batches taken from the queue whose callers are not answered yet. */
+  private unanswered = 0;
+  /** Who waits for the queue to be empty and every batch answered (close). */
+  private readonly idle: Array<() => void> = [];
+  private closed = false;
+  /** The first failed sync's error, once one failed: the writer is fenced. */
+  private failure: { error: unknown } | undefined;
+  /** The last sync asked for: the next one starts once it has settled (one at a time). */
+  private lastSync: Promise<void> = Promise.resolve();
+  /** A sync asked for that has not started yet: what commits meanwhile is covered by it too. */
+  private nextSync: Promise<void> | undefined;
   /** Hot queries run directly on the batch's connection (see runDirectly), through the
    * prepared statements. */
   private readonly direct: DirectRunner;
@@ -92,6 +145,8 @@ export class GroupCommit {
    * (see `Tx`), and must not call `Database.write` itself.
    */
   run<T>(work: (tx: Tx) => Promise<T>, options: WriteOptions = {}): Promise<T> {
+    if (this.closed) return Promise.reject(new WriteRefusedError('closing'));
+    if (this.failure) return Promise.reject(this.refusal());
     return new Promise<T>((resolve, reject) => {
       this.queue.push({
         work,
@@ -108,6 +163,17 @@ export class GroupCommit {
         setImmediate(() => void this.flush());
       }
     });
+  }
+
+  /**
+   * Refuses writes from now on, commits those already queued and answers them, syncs included:
+   * once it resolves, the connection may close. Safe to call more than once.
+   */
+  async close(): Promise<void> {
+    this.closed = true;
+    while (this.flushing || this.unanswered > 0) {
+      await new Promise<void>((resolve) => this.idle.push(resolve));
+    }
   }
 
   /** One write in its savepoint; a failure that took the whole transaction fails the batch. */
@@ -151,50 +217,101 @@ export class GroupCommit {
    * resolves here can queue another at once (the worker settles and claims again), and
    * without the turn, a busy queue would keep requests waiting on their sockets unread.
    * The batch's callers are answered once its commit is synced; the next batch may commit
-   * meanwhile (its sync then covers both).
+   * meanwhile (its sync then follows, or is shared with the batches committed beside it).
    */
   private async flush(): Promise<void> {
     const batch = this.queue.splice(0, MAX_BATCH);
+    this.unanswered++;
     const outcomes: Outcome[] = [];
-    let committed: Promise<void> | undefined;
-    try {
-      await this.db.connection().execute(async (connection) => {
-        // The work's handle is the connection itself, typed as a Tx: runDirectly keys on it.
-        const tx = lendTx(connection);
-        runDirectly(connection, this.direct);
-        // IMMEDIATE: the write lock is taken once, up front, so a lock held by another
-        // process is waited for (busy_timeout) once per batch, not once per write.
-        await sql`begin immediate`.execute(connection);
-        try {
-          for (const item of batch) outcomes.push(await this.attempt(connection, tx, item));
-          await sql`commit`.execute(connection);
-        } catch (error) {
-          await sql`rollback`.execute(connection).catch(() => {});
-          throw error;
-        }
-      });
-      // The commit wrote the WAL (synchronous=NORMAL); the sync runs on libuv's thread pool
-      // while the event loop serves requests, and the next batch may commit.
-      committed = this.sync();
-    } catch (error) {
-      // The transaction failed as a whole: nothing of the batch is stored, every caller is told.
-      for (const item of batch) item.reject(error);
+    let synced: Promise<void> | undefined;
+    if (this.failure) {
+      // Queued before a sync failed: refused before anything of them was done.
+      for (const item of batch) item.reject(this.refusal());
+    } else {
+      try {
+        await this.db.connection().execute(async (connection) => {
+          // The work's handle is the connection itself, typed as a Tx: runDirectly keys on it.
+          const tx = lendTx(connection);
+          runDirectly(connection, this.direct);
+          // IMMEDIATE: the write lock is taken once, up front, so a lock held by another
+          // process is waited for (busy_timeout) once per batch, not once per write.
+          await sql`begin immediate`.execute(connection);
+          try {
+            for (const item of batch) outcomes.push(await this.attempt(connection, tx, item));
+            await sql`commit`.execute(connection);
+          } catch (error) {
+            await sql`rollback`.execute(connection).catch(() => {});
+            throw error;
+          }
+        });
+        // The commit wrote the WAL (synchronous=NORMAL); the sync runs on libuv's thread pool
+        // while the event loop serves requests, and the next batch may commit.
+        synced = this.syncCommitted();
+      } catch (error) {
+        // The transaction failed as a whole: nothing of the batch is stored, every caller is
+        // told.
+        for (const item of batch) item.reject(error);
+      }
     }
     if (this.queue.length > 0) setImmediate(() => void this.flush());
     else this.flushing = false;
-    if (!committed) return;
     try {
-      await committed;
-    } catch (error) {
-      // Stored, but not known to be on disk (an I/O error): nobody is told it succeeded.
-      for (const item of batch) item.reject(error);
-      return;
+      if (synced) await this.answer(batch, outcomes, synced);
+    } finally {
+      this.unanswered--;
+      if (!this.flushing && this.unanswered === 0) for (const wake of this.idle.splice(0)) wake();
     }
+  }
+
+  /** Answers a committed batch once `synced` says whether its commit is on disk. */
+  private async answer(batch: Pending[], outcomes: Outcome[], synced: Promise<void>) {
+    let failed: { error: unknown } | undefined;
+    await synced.catch((error: unknown) => {
+      failed = { error };
+    });
     batch.forEach((item, i) => {
       const outcome = outcomes[i];
-      if (outcome?.ok) item.resolve(outcome.value);
-      else item.reject(outcome?.error);
+      if (!outcome?.ok)
+        item.reject(outcome?.error); // rolled back alone: nothing of it stored
+      // Stored and seen, but not known to be on disk: nobody is told it succeeded, nor that
+      // it failed.
+      else if (failed)
+        item.reject(new OutcomeUnknownError(OUTCOME_UNKNOWN, { cause: failed.error }));
+      else item.resolve(outcome.value);
     });
+  }
+
+  /**
+   * The sync that makes what is committed now durable. One runs at a time, in commit order,
+   * and the batches that commit while one runs share the next: with two at once on one file,
+   * Linux reports a failed writeback to whichever asks first, so the sync of an earlier batch
+   * could succeed with its frames lost, the error going to the later one.
+   */
+  private syncCommitted(): Promise<void> {
+    if (this.nextSync) return this.nextSync;
+    const start = () => {
+      if (this.nextSync === next) this.nextSync = undefined;
+      return this.syncNow();
+    };
+    const next = this.lastSync.then(start, start);
+    this.nextSync = next;
+    this.lastSync = next;
+    return next;
+  }
+
+  private async syncNow(): Promise<void> {
+    // After a failed sync, a later one proves nothing of the frames before it (see the class).
+    if (this.failure) throw this.failure.error;
+    try {
+      await this.sync();
+    } catch (error) {
+      this.failure ??= { error };
+      throw error;
+    }
+  }
+
+  private refusal(): WriteRefusedError {
+    return new WriteRefusedError('failing', { cause: this.failure?.error });
   }
 
   /** Rows changed on the connection so far (SQLite's total_changes()). */

@@ -1,9 +1,10 @@
 import { Kysely, PostgresDialect, type PostgresPoolClient } from 'kysely';
 import type pg from 'pg';
-import type { WriteOptions } from './group-commit.js';
+import { OutcomeUnknownError, type WriteOptions, WriteRefusedError } from './group-commit.js';
 import { lendTx, type Tx } from './handles.js';
 import type { NumberedTable } from './numbered.js';
 import { serverStatement } from './prepared.js';
+import { storeTrouble } from './store-errors.js';
 import type { Tables } from './tables.js';
 
 interface Pending {
@@ -21,6 +22,23 @@ const MAX_BATCH = 256;
 
 /** Statements a write must not send: the batch owns its transaction. */
 const TRANSACTION_CONTROL = /^\s*(begin|start\s+transaction|commit|end|rollback|abort)\s*;?\s*$/i;
+
+/**
+ * COMMIT was sent and its answer lost with the connection: the server may have committed or
+ * not. Carries the writes' outcomes as they were before it.
+ */
+class LostCommit extends Error {
+  constructor(
+    readonly lost: unknown,
+    readonly outcomes: Outcome[],
+  ) {
+    super('the answer to COMMIT was lost with its connection');
+  }
+}
+
+/** A COMMIT that failed this way may have been carried out: the connection went, not the
+ * transaction (an error the server answered, such as a deferred constraint, is a rollback). */
+const answerLost = (error: unknown) => storeTrouble(error) === 'unreachable';
 
 const settle = <T>(work: Promise<T>): Promise<Outcome<T>> =>
   work.then(
@@ -42,10 +60,17 @@ const settle = <T>(work: Promise<T>): Promise<Outcome<T>> =>
  * a time, each in a savepoint of its own: the failing write fails alone, with its own error,
  * and the others commit. A one-statement write may therefore run twice; only the last run's
  * changes and answer count. Other writes always run one at a time in their savepoints.
+ *
+ * A COMMIT whose answer is lost with its connection may have been carried out: its writes'
+ * callers get an OutcomeUnknownError, never "nothing was changed"
+ * (docs/decisions/0003-outcome-unknown.md).
  */
 export class PgGroupCommit {
   private readonly queue: Pending[] = [];
   private flushing = false;
+  private closed = false;
+  /** Who waits for the queue to be empty and the last batch answered (close). */
+  private readonly idle: Array<() => void> = [];
   /** The connection of the batch in progress, which every write's queries go to. */
   private client: pg.PoolClient | undefined;
   /** The handle writes are given: each of its queries runs on the batch's connection. */
@@ -91,6 +116,7 @@ export class PgGroupCommit {
    * transaction (refused), and must not call `Database.write` itself.
    */
   run<T>(work: (tx: Tx) => Promise<T>, options: WriteOptions = {}): Promise<T> {
+    if (this.closed) return Promise.reject(new WriteRefusedError('closing'));
     return new Promise<T>((resolve, reject) => {
       this.queue.push({
         work,
@@ -106,9 +132,14 @@ export class PgGroupCommit {
     });
   }
 
-  /** Waits for the batch in progress, then closes the connections. */
+  /**
+   * Refuses writes from now on, commits those already queued and answers them, then closes
+   * the connection. Safe to call more than once.
+   */
   async close(): Promise<void> {
-    await this.pool.end();
+    this.closed = true;
+    while (this.flushing) await new Promise<void>((resolve) => this.idle.push(resolve));
+    if (!this.pool.ended) await this.pool.end();
   }
 
   private query(text: string, parameters: unknown[]): Promise<pg.QueryResult> {
@@ -138,10 +169,22 @@ export class PgGroupCommit {
       outcomes = await this.commit(client, batch);
       client.release();
     } catch (error) {
-      // The transaction failed as a whole (the connection, the commit): nothing of the batch
-      // is stored, every caller is told, and the connection, its state unknown, is dropped.
+      // The connection, its state unknown, is dropped.
       client?.release(error instanceof Error ? error : true);
-      outcomes = batch.map(() => ({ ok: false, error }));
+      outcomes =
+        error instanceof LostCommit
+          ? // Those that failed alone were rolled back; the others may be committed.
+            error.outcomes.map((outcome) =>
+              outcome.ok
+                ? {
+                    ok: false,
+                    error: new OutcomeUnknownError(error.message, { cause: error.lost }),
+                  }
+                : outcome,
+            )
+          : // The transaction failed as a whole before its COMMIT: nothing of the batch is
+            // stored, and every caller is told.
+            batch.map(() => ({ ok: false, error }));
     } finally {
       this.client = undefined;
       this.counters = new Map();
@@ -152,7 +195,10 @@ export class PgGroupCommit {
       else item.reject(outcome?.error);
     });
     if (this.queue.length > 0) setImmediate(() => void this.flush());
-    else this.flushing = false;
+    else {
+      this.flushing = false;
+      for (const wake of this.idle.splice(0)) wake();
+    }
   }
 
   /** Runs the batch in one transaction and commits it; each write's outcome, in order. */
@@ -184,11 +230,18 @@ export class PgGroupCommit {
           settle(this.saveCounters(client)),
           settle(client.query('commit')),
         ]);
+        const inOrder = batch.map((item) => outcomes.get(item) as Outcome);
+        // The server answered the counters' update with an error (a FATAL as it was terminated,
+        // say): it stopped there, before COMMIT, which was rolled back or never read.
+        if (!saved.ok && !inFailedTransaction(saved.error) && serverSaid(saved.error)) {
+          throw saved.error;
+        }
+        if (!committed.ok && answerLost(committed.error)) {
+          throw new LostCommit(committed.error, inOrder);
+        }
         if (!saved.ok && !inFailedTransaction(saved.error)) throw saved.error;
         if (!committed.ok) throw committed.error;
-        if (saved.ok && committed.value.command === 'COMMIT') {
-          return batch.map((item) => outcomes.get(item) as Outcome);
-        }
+        if (saved.ok && committed.value.command === 'COMMIT') return inOrder;
       } else await client.query('rollback');
     } else await client.query('rollback');
     // A statement failed and PostgreSQL aborted the transaction: again, one write at a time.
@@ -197,9 +250,14 @@ export class PgGroupCommit {
     const outcomes: Outcome[] = [];
     for (const item of batch) outcomes.push(await this.attempt(client, item));
     await this.saveCounters(client);
-    if ((await client.query('commit')).command !== 'COMMIT') {
-      throw new Error('the batch was rolled back at commit');
+    const committed = await settle(client.query('commit'));
+    if (!committed.ok) {
+      throw answerLost(committed.error)
+        ? new LostCommit(committed.error, outcomes)
+        : committed.error;
     }
+    if (committed.value.command !== 'COMMIT')
+      throw new Error('the batch was rolled back at commit');
     return outcomes;
   }
 
@@ -292,6 +350,12 @@ export function takeNumbers(tx: Tx, accountId: string, table: NumberedTable, cou
   const batch = batches.get(tx);
   if (!batch) throw new Error('a numbered insert on PostgreSQL runs in a group-commit write');
   return batch.take(accountId, table, count);
+}
+
+/** The error is the server's answer (it has an SQLSTATE), not the connection's loss. */
+function serverSaid(error: unknown): boolean {
+  const { code } = (error ?? {}) as { code?: unknown };
+  return typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code);
 }
 
 /** SQLSTATE 25P02: the transaction was aborted by an earlier statement's failure. (A
