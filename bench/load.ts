@@ -131,14 +131,15 @@ end
 `;
 }
 
-/** wrk's Lua for a fresh Idempotency-Key per request: wrk's headers, one more. */
-const KEYED_LUA = `local prefix = string.format("bench-%d-%d-", os.time(), math.random(1e9))
-local sent = 0
+/** wrk's Lua for a fresh Idempotency-Key per request, random and shaped as a UUIDv4 (what
+ * most clients send: nothing in it sorts by time): wrk's headers, one more. */
+const KEYED_LUA = `local r = math.random
+math.randomseed(os.time() + os.clock() * 1e6)
 request = function()
-  sent = sent + 1
   local headers = {}
   for name, value in pairs(wrk.headers) do headers[name] = value end
-  headers["idempotency-key"] = prefix .. sent
+  headers["idempotency-key"] = string.format("%04x%04x-%04x-4%03x-%04x-%04x%04x%04x",
+    r(0, 65535), r(0, 65535), r(0, 65535), r(0, 4095), r(32768, 49151), r(0, 65535), r(0, 65535), r(0, 65535))
   return wrk.format(nil, nil, headers, nil)
 end
 `;
@@ -209,9 +210,9 @@ async function autocannon(spec: LoadSpec): Promise<LoadResult> {
             body: JSON.stringify({ name: 'Mix', categoryId: t.categoryId }) }
         : { ...request, method: 'GET', path: pick(t.reads), headers: auth, body: undefined };
     } }];
-    let sent = 0;
+    const { randomUUID } = await import('node:crypto');
     const keyed = spec.idempotencyKeys && [{ setupRequest: (request) => ({ ...request,
-      headers: { ...request.headers, 'idempotency-key': 'bench-' + process.pid + '-' + sent++ } }) }];
+      headers: { ...request.headers, 'idempotency-key': randomUUID() } }) }];
     const r = await autocannon({ url: spec.url, method: spec.method ?? 'GET', headers: spec.headers,
       body: spec.body, requests: requests || keyed || undefined, connections: spec.connections, duration: spec.seconds });
     process.stdout.write(JSON.stringify({ rps: r.requests.average, p50: r.latency.p50,
