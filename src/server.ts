@@ -152,8 +152,9 @@ async function bringUp(): Promise<void> {
 let stopping = false;
 /**
  * Graceful shutdown: /readyz turns 503, the listener stops taking connections, requests in
- * flight are answered, the worker finishes (or, on BullMQ, hands back) what it holds, pools
- * close, exit 0. Past SHUTDOWN_TIMEOUT_SECONDS, or on a second signal, exit 1 at once.
+ * flight are answered (for half of SHUTDOWN_TIMEOUT_SECONDS at most), the worker finishes (or,
+ * on BullMQ, hands back) what it holds, the writes queued are committed, pools close, exit 0.
+ * Past SHUTDOWN_TIMEOUT_SECONDS, or on a second signal, exit 1 at once.
  */
 async function stop(signal: string): Promise<void> {
   if (stopping) {
@@ -161,7 +162,9 @@ async function stop(signal: string): Promise<void> {
     process.exit(1);
   }
   stopping = true;
-  lifecycle.draining = true;
+  // Half the deadline for the requests in flight; the worker, Redis and the database close in
+  // the other half (the database after the writes queued are committed and synced).
+  lifecycle.drain({ answerWithinMs: config.shutdownTimeoutMs / 2, log });
   log.info(
     { signal, deadlineMs: config.shutdownTimeoutMs },
     'shutting down: finishing in-flight requests',

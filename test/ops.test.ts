@@ -333,12 +333,15 @@ describe('migrations', () => {
 describe('shutting down', () => {
   /** An app on the real database whose writes, once `hold` is called, wait until released: a
    * request is still being handled when the server is closed. */
-  async function heldApp(logStream: { write(line: string): void }) {
+  async function heldApp(
+    logStream: { write(line: string): void },
+    env: Record<string, string> = {},
+  ) {
     let gate: Promise<void> | undefined;
     let reached = () => {};
     const t = await startApp({
       ownStore: true,
-      env: { LOG_LEVEL: 'warn' },
+      env: { LOG_LEVEL: 'warn', ...env },
       logStream,
       wrapDatabase: (database) => ({
         ...database,
@@ -413,6 +416,53 @@ describe('shutting down', () => {
       } finally {
         await check.close();
       }
+    } finally {
+      await t.close();
+    }
+  });
+
+  it('gives up on a request held forever past its deadline, says so, and refuses its write', {
+    timeout: 20_000,
+  }, async () => {
+    const log = captureLog();
+    // No worker: its writes would be held forever too, and it waits for them as it closes.
+    const { t, hold } = await heldApp(log.stream, { WORKER: 'off' });
+    try {
+      const tenant = await newTenant(t.app);
+      const category = await createCategory(t.app, tenant, 'Forever');
+      const { held, release } = hold();
+      const post = as(t.app, tenant, {
+        method: 'POST',
+        url: '/v1/pets',
+        payload: { name: 'Forever', categoryId: category.id },
+      });
+      await held;
+      // As src/server.ts does on SIGTERM, with a short deadline.
+      t.app.ctx.lifecycle.drain({ answerWithinMs: 300, log: t.app.ctx.log });
+      await t.app.close();
+      await t.database.close();
+      const gaveUp = log
+        .lines()
+        .filter(
+          (line) => line.msg === 'shutdown: gave up waiting for requests still being answered',
+        );
+      assert.deepEqual(
+        gaveUp.map((line) => [line.level, line.requests]),
+        [[40, 1]],
+      );
+
+      // The handler goes on after all: its write meets a closed database, and is refused.
+      release();
+      const res = await post;
+      assert.equal(res.statusCode, 503, res.body);
+      assert.equal(errorCode(res), 'service_unavailable');
+      assert.match(res.json().message, /nothing was changed/);
+      // Nothing met a closed database. (Redis, when used, closed before it too: that is said
+      // as Redis being away.)
+      assert.deepEqual(
+        log.lines().filter((line) => Number(line.level) >= 50 && line.dependency !== 'redis'),
+        [],
+      );
     } finally {
       await t.close();
     }
