@@ -307,7 +307,7 @@ describe('Idempotency-Key', () => {
     });
     assert.ok(!guesses.includes(row.key_hash), 'the key is kept as a digest of itself');
     assert.ok(!guesses.includes(row.fingerprint), 'the request is kept as a digest of itself');
-    assert.ok(!row.answer.includes(email) && !row.fingerprint.includes(password));
+    assert.ok(!row.answer.includes(password));
   });
 
   it("replays only under the server's key: another key finds nothing; a rotation keeps finding it", async () => {
@@ -390,6 +390,36 @@ describe('Idempotency-Key', () => {
     assert.equal(res.status, 400, `${res.status} ${res.body}`);
     assert.equal(JSON.parse(res.body).code, 'invalid_idempotency_key');
     assert.equal(await petCount(t.app, owner), before);
+  });
+
+  it('seals only answers that carry a secret; both kinds replay the same', async () => {
+    const petKey = randomUUID();
+    const pet = await as(t.app, owner, withKey(newPet('Plain'), petKey));
+    const apiKey = randomUUID();
+    const newKey = withKey(
+      {
+        method: 'POST',
+        url: '/v1/keys',
+        headers: { authorization: basic(owner.email, owner.password) },
+        payload: { name: 'sealed-only' },
+      },
+      apiKey,
+    );
+    const made = await t.app.inject(newKey);
+    const rows = await t.database.reader
+      .selectFrom('idempotency_keys')
+      .select('answer')
+      .where('scope', '=', owner.accountId)
+      .orderBy('created_at', 'desc')
+      .limit(2)
+      .execute();
+    const answers = rows.map((row) => row.answer);
+    // The pet's answer is JSON (nothing in it the pets table does not hold); the key's is not.
+    assert.ok(answers.some((answer) => answer.startsWith('{') && answer.includes('Plain')));
+    const sealed = answers.find((answer) => !answer.startsWith('{'));
+    assert.ok(sealed && !sealed.includes(made.json().key));
+    assert.deepEqual(seen(await as(t.app, owner, withKey(newPet('Plain'), petKey))), seen(pet));
+    assert.deepEqual(seen(await t.app.inject(newKey)), seen(made));
   });
 
   it('keeps an answer 24 hours, then sweeps it; the key may be used again after', async () => {

@@ -19,10 +19,12 @@ import { type Answer, send } from './reply.js';
  * address block for sign-up) and kept 24 hours.
  *
  * At rest (docs/decisions/0004-secrets-at-rest.md): the key and the request's fingerprint are
- * kept only as HMACs under the server's key, and the answer is sealed under a key derived from
- * the server's key, the scope and the idempotency key. A copy of the database alone gives no
- * way to test a guess at a sign-up's password or at a short idempotency key, nor to open a
- * kept answer (a new API key's among them).
+ * kept only as HMACs under the server's key; an answer that carries a secret (its route's
+ * schema is marked CARRIES_SECRET: a new API key, a webhook signing secret) is sealed under a
+ * key derived from the server's key, the scope and the idempotency key, and any other answer
+ * is kept as JSON (it holds nothing the database's own tables do not). A copy of the database
+ * alone gives no way to test a guess at a sign-up's password or at a short idempotency key,
+ * nor to read a secret from a kept answer.
  */
 export const IDEMPOTENCY_HEADER = 'idempotency-key';
 export const REPLAYED_HEADER = 'idempotent-replayed';
@@ -55,10 +57,12 @@ interface Claim {
   /** The key's HMAC under the server's current key: what is written. */
   keyHash: string;
   fingerprint: string;
-  /** The answer's encryption key, under the server's current key. */
-  secret: Buffer;
+  /** The answer's encryption key, under the server's current key (made when needed). */
+  secret: () => Buffer;
   /** The same under each older server key still configured (a rotation): read, never written. */
-  older: Array<{ keyHash: string; fingerprint: string; secret: Buffer }>;
+  older: Array<{ keyHash: string; fingerprint: string; secret: () => Buffer }>;
+  /** The answer carries a secret (its route's schema says so): kept sealed, not as JSON. */
+  sealed: boolean;
 }
 
 /** What the server's keys give this module: one key for the hashes, one for the seals. */
@@ -122,10 +126,11 @@ export class IdempotentAnswers {
     const key = idempotencyKeyOf(request);
     // Sign-up has no account yet: its keys are the client address block's.
     const scope = request.caller?.account.id ?? `ip:${addressBlock(request.ip)}`;
+    const sealed = request.routeOptions.config.carriesSecret === true;
     const claim =
       key === undefined
         ? undefined
-        : this.claimOf(scope, key, request.method, request.url, request.body);
+        : this.claimOf(scope, key, request.method, request.url, request.body, sealed);
     const { answer, replayed } = await this.once(claim, write, toAnswer);
     if (replayed) reply.header(REPLAYED_HEADER, 'true');
     return send(reply, answer);
@@ -150,7 +155,7 @@ export class IdempotentAnswers {
     } = (request.body ?? {}) as Record<string, unknown>;
     const valid = typeof key === 'string' && VALID_KEY.test(key);
     const claim = valid
-      ? this.claimOf(`portal:${scope}`, key, request.method, request.url, fields)
+      ? this.claimOf(`portal:${scope}`, key, request.method, request.url, fields, false)
       : undefined;
     // A browser shows the answer to the last of its sends: that one waits for the first.
     return this.once(claim, write, toAnswer, 'wait');
@@ -224,7 +229,7 @@ export class IdempotentAnswers {
       scope: claim.scope,
       key_hash: claim.keyHash,
       fingerprint: claim.fingerprint,
-      answer: seal(answer, claim.secret),
+      answer: claim.sealed ? seal(answer, claim.secret()) : JSON.stringify(answer),
       created_at: now.toISOString(),
       expires_at: new Date(now.getTime() + KEPT_MS).toISOString(),
     });
@@ -244,23 +249,32 @@ export class IdempotentAnswers {
             'send a new key for a new request.',
         );
       }
-      return unseal(kept.answer, under.secret);
+      return kept.answer.startsWith('{')
+        ? (JSON.parse(kept.answer) as Answer)
+        : unseal(kept.answer, under.secret());
     }
     return undefined;
   }
 
   /** The claim of `key` in `scope` on a request, whose fingerprint is its method, URL and
    * `fields` (the body, or a form's fields but its key and CSRF token). */
-  private claimOf(scope: string, key: string, method: string, url: string, fields: unknown): Claim {
+  private claimOf(
+    scope: string,
+    key: string,
+    method: string,
+    url: string,
+    fields: unknown,
+    sealed: boolean,
+  ): Claim {
     const request = `${method} ${url}\n${JSON.stringify(fields ?? null)}`;
     const [current, ...older] = this.keys.map(({ mac, seal }) => ({
       // Scope and key apart by a NUL, which neither holds.
       keyHash: createHmac('sha256', mac).update(scope).update('\0').update(key).digest('base64url'),
       fingerprint: createHmac('sha256', mac).update(request).digest('base64url'),
-      secret: createHmac('sha256', seal).update(scope).update('\0').update(key).digest(),
+      secret: () => createHmac('sha256', seal).update(scope).update('\0').update(key).digest(),
     }));
     const first = current as (typeof older)[number];
-    return { id: `${scope} ${first.keyHash}`, scope, ...first, older };
+    return { id: `${scope} ${first.keyHash}`, scope, ...first, older, sealed };
   }
 }
 
@@ -289,7 +303,8 @@ function derive(label: string, serverKey: string): Buffer {
   return createHash('sha256').update(`${label}\n${serverKey}`).digest();
 }
 
-/** The answer as kept: JSON, sealed under the claim's secret (AES-256-GCM). */
+/** An answer that carries a secret as kept: its JSON sealed under the claim's secret
+ * (AES-256-GCM), as base64url (which never begins with the `{` of an answer kept as JSON). */
 function seal(answer: Answer, secret: Buffer): string {
   return sealWith(secret, JSON.stringify(answer));
 }

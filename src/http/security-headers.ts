@@ -42,11 +42,20 @@ function carriesSecret(route: RouteOptions): boolean {
   );
 }
 
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** Set from the route's response schemas (CARRIES_SECRET): its answers hold a secret, and
+     * are kept for an Idempotency-Key only sealed (src/http/idempotency.ts). */
+    carriesSecret?: boolean;
+  }
+}
+
 /** Registers, for the routes defined after it, `Cache-Control: no-store` where they answer a
- * secret. */
+ * secret, and marks those routes' config `carriesSecret`. */
 export function noStoreForSecrets(app: FastifyInstance): void {
   app.addHook('onRoute', (route) => {
     if (!carriesSecret(route)) return;
+    route.config = { ...route.config, carriesSecret: true };
     const hooks = route.onRequest;
     route.onRequest = hooks === undefined ? [noStore] : [noStore, ...[hooks].flat()];
   });
