@@ -345,6 +345,7 @@ const SHARED_RESPONSES: Record<string, ErrorCode[]> = {
   TooManyRequests: ['rate_limited', 'key_banned'],
   InternalError: ['internal_error'],
   ServiceUnavailable: ['service_unavailable'],
+  WriteUnavailable: ['service_unavailable', 'outcome_unknown'],
 };
 
 /** An example message for each code: its meaning in the error table, unless said here. */
@@ -444,13 +445,16 @@ function finishOperation(names: SchemaNames, method: string, operation: Operatio
     const listed = schema?.[ERROR_CODES_KEY];
     if (Array.isArray(listed)) codes.set(status, [...(listed as ErrorCode[])]);
   }
-  if (post) {
-    for (const code of IDEMPOTENCY_CODES) {
-      const status = String(ERRORS[code].status);
-      const list = codes.get(status) ?? [];
-      if (!list.includes(code)) list.push(code);
-      codes.set(status, list);
-    }
+  // Every write may commit and not be confirmed (a failed disk sync, a lost COMMIT answer).
+  const added: ErrorCode[] = [
+    ...(post ? IDEMPOTENCY_CODES : []),
+    ...(method === 'get' ? [] : (['outcome_unknown'] as const)),
+  ];
+  for (const code of added) {
+    const status = String(ERRORS[code].status);
+    const list = codes.get(status) ?? [];
+    if (!list.includes(code)) list.push(code);
+    codes.set(status, list);
   }
 
   const finished: Record<string, Json> = {};

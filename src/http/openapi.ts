@@ -39,7 +39,9 @@ send a new UUID for each new request). Sent again with the same request within 2
 answered with the first answer and \`Idempotent-Replayed: true\`, and nothing happens twice; with
 another request, \`422 idempotency_key_mismatch\`; while the first is still running,
 \`409 idempotency_key_in_use\` with \`Retry-After\`. Only successes are kept: a refused request
-(4xx) or a failure on our side (5xx) changed nothing and may be sent again with the same key.
+(4xx) or a failure on our side (5xx) changed nothing and may be sent again with the same key,
+but for \`503 outcome_unknown\` (a write committed and not confirmed): it may be stored, so send
+it again only with the same key, which replays it if it was.
 
 ## Errors
 

@@ -96,7 +96,8 @@ describe('one instance when PostgreSQL fails', () => {
         if (res.status === 201 && body.id !== undefined) acknowledged.push(body.id);
         else {
           assert.equal(res.status, 503, JSON.stringify(body));
-          assert.equal(body.code, 'service_unavailable');
+          // A connection cut during COMMIT: the pet may be stored (outcome_unknown).
+          assert.ok(['service_unavailable', 'outcome_unknown'].includes(String(body.code)));
           assert.equal(res.headers.get('retry-after'), '1');
         }
       }

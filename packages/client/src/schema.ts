@@ -1421,6 +1421,21 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
+        /** @description `service_unavailable`: A dependency of the service is not reachable. `outcome_unknown`: The change may have been stored: the database could not confirm it. Send the request again with the same `Idempotency-Key` (the first answer is replayed if it was stored), or read the resource to see. */
+        WriteUnavailable: {
+            headers: {
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit-IfCounted"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining-IfCounted"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset-IfCounted"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy-IfCounted"];
+                RateLimit: components["headers"]["RateLimit-IfCounted"];
+                "Retry-After": components["headers"]["Retry-After"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
     };
     parameters: {
         /** @description Maximum number of items returned (1 to 100, default 20). */
@@ -1628,7 +1643,7 @@ export interface operations {
             422: components["responses"]["IdempotencyKeyMismatch"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
-            503: components["responses"]["ServiceUnavailable"];
+            503: components["responses"]["WriteUnavailable"];
         };
     };
     listApiKeys: {
@@ -1781,7 +1796,7 @@ export interface operations {
             422: components["responses"]["IdempotencyKeyMismatch"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
-            503: components["responses"]["ServiceUnavailable"];
+            503: components["responses"]["WriteUnavailable"];
         };
     };
     revokeApiKey: {
@@ -1826,7 +1841,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
-            503: components["responses"]["ServiceUnavailable"];
+            503: components["responses"]["WriteUnavailable"];
         };
     };
     getAccount: {
@@ -2057,7 +2072,7 @@ export interface operations {
             422: components["responses"]["IdempotencyKeyMismatch"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
-            503: components["responses"]["ServiceUnavailable"];
+            503: components["responses"]["WriteUnavailable"];
         };
     };
     getPet: {
@@ -2175,7 +2190,7 @@ export interface operations {
             };
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
-            503: components["responses"]["ServiceUnavailable"];
+            503: components["responses"]["WriteUnavailable"];
         };
     };
     updatePet: {
@@ -2268,7 +2283,7 @@ export interface operations {
             };
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
-            503: components["responses"]["ServiceUnavailable"];
+            503: components["responses"]["WriteUnavailable"];
         };
     };
     listCategories: {
@@ -2426,7 +2441,7 @@ export interface operations {
             422: components["responses"]["IdempotencyKeyMismatch"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
-            503: components["responses"]["ServiceUnavailable"];
+            503: components["responses"]["WriteUnavailable"];
         };
     };
     getCategory: {
@@ -2538,7 +2553,7 @@ export interface operations {
             };
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
-            503: components["responses"]["ServiceUnavailable"];
+            503: components["responses"]["WriteUnavailable"];
         };
     };
     updateCategory: {
@@ -2615,7 +2630,7 @@ export interface operations {
             };
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
-            503: components["responses"]["ServiceUnavailable"];
+            503: components["responses"]["WriteUnavailable"];
         };
     };
     listOrders: {
@@ -2781,7 +2796,7 @@ export interface operations {
             422: components["responses"]["IdempotencyKeyMismatch"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
-            503: components["responses"]["ServiceUnavailable"];
+            503: components["responses"]["WriteUnavailable"];
         };
     };
     getOrder: {
@@ -2931,7 +2946,7 @@ export interface operations {
             };
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
-            503: components["responses"]["ServiceUnavailable"];
+            503: components["responses"]["WriteUnavailable"];
         };
     };
     getInventory: {
@@ -3218,7 +3233,7 @@ export interface operations {
             422: components["responses"]["IdempotencyKeyMismatch"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
-            503: components["responses"]["ServiceUnavailable"];
+            503: components["responses"]["WriteUnavailable"];
         };
     };
     getWebhook: {
@@ -3324,7 +3339,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
-            503: components["responses"]["ServiceUnavailable"];
+            503: components["responses"]["WriteUnavailable"];
         };
     };
     updateWebhook: {
@@ -3408,7 +3423,7 @@ export interface operations {
             };
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
-            503: components["responses"]["ServiceUnavailable"];
+            503: components["responses"]["WriteUnavailable"];
         };
     };
     rotateWebhookSecret: {
@@ -3493,7 +3508,7 @@ export interface operations {
             422: components["responses"]["IdempotencyKeyMismatch"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
-            503: components["responses"]["ServiceUnavailable"];
+            503: components["responses"]["WriteUnavailable"];
         };
     };
     testWebhook: {
@@ -3576,7 +3591,7 @@ export interface operations {
             422: components["responses"]["IdempotencyKeyMismatch"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
-            503: components["responses"]["ServiceUnavailable"];
+            503: components["responses"]["WriteUnavailable"];
         };
     };
     listWebhookDeliveries: {
@@ -3729,7 +3744,7 @@ export interface operations {
             422: components["responses"]["IdempotencyKeyMismatch"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
-            503: components["responses"]["ServiceUnavailable"];
+            503: components["responses"]["WriteUnavailable"];
         };
     };
     sendMessage: {
@@ -3828,7 +3843,7 @@ export interface operations {
             422: components["responses"]["IdempotencyKeyMismatch"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
-            503: components["responses"]["ServiceUnavailable"];
+            503: components["responses"]["WriteUnavailable"];
         };
     };
     getMessage: {
