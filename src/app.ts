@@ -206,9 +206,13 @@ export async function buildApp({
     sink,
   });
   const { queue, dispatcher, housekeeping, box, policy } = background;
-  const lifecycle = new Lifecycle(() => {
-    if (config.worker) background.start();
-  });
+  const lifecycle = new Lifecycle(
+    () => {
+      if (config.worker) background.start();
+    },
+    // Half the shutdown deadline for requests being answered; the rest for what closes after.
+    { answerWithinMs: config.shutdownTimeoutMs / 2, log },
+  );
   // Closing, in order, in the one hook so nothing closes ahead of what uses it: the listener
   // is closed (Fastify, before onClose); the requests still being answered are answered, those
   // whose clients went away too; the worker stops taking messages and finishes (or, on

@@ -164,7 +164,7 @@ async function stop(signal: string): Promise<void> {
   stopping = true;
   // Half the deadline for the requests in flight; the worker, Redis and the database close in
   // the other half (the database after the writes queued are committed and synced).
-  lifecycle.drain({ answerWithinMs: config.shutdownTimeoutMs / 2, log });
+  lifecycle.drain();
   log.info(
     { signal, deadlineMs: config.shutdownTimeoutMs },
     'shutting down: finishing in-flight requests',

@@ -6,8 +6,6 @@ import type { Log } from '../log.js';
 const SWEEP_AT = 64;
 /** While closing, how often requests still being answered are looked at again. */
 const POLL_MS = 10;
-/** How long closing waits for requests being answered, unless `drain` says otherwise. */
-export const ANSWER_WITHIN_MS = 10_000;
 
 /**
  * Where the process is in its life. Starting: it listens, but its database or Redis has not
@@ -22,10 +20,6 @@ export const ANSWER_WITHIN_MS = 10_000;
 export class Lifecycle {
   starting = true;
   draining = false;
-  /** How long `answered` waits; past it, what is still being answered is given up on. */
-  private answerWithinMs = ANSWER_WITHIN_MS;
-  /** Where giving up is said. */
-  private log: Pick<Log, 'warn'> | undefined;
   /** Requests begun whose responses have not closed. */
   private open = 0;
   /** Responses closed before they were answered (their clients left): a handler runs on. */
@@ -36,6 +30,10 @@ export class Lifecycle {
   constructor(
     /** What begins once the dependencies answer (the message worker). */
     private readonly onServe: () => void,
+    /** How long `answered` waits (within the process's own shutdown deadline, so what closes
+     * after it still has time); past it, what is still being answered is given up on, and
+     * `log` says so. */
+    private readonly closing: { answerWithinMs: number; log: Pick<Log, 'warn'> },
   ) {
     const lifecycle = this;
     this.closed = function (this: ServerResponse) {
@@ -61,32 +59,27 @@ export class Lifecycle {
     response.on('close', this.closed);
   }
 
-  /**
-   * Shutting down: /readyz turns 503, and `answered` waits at most `answerWithinMs` (within
-   * the process's own shutdown deadline, so what closes after it still has time), saying in
-   * `log` what it gave up on.
-   */
-  drain(options: { answerWithinMs: number; log: Pick<Log, 'warn'> }): void {
+  /** Shutting down: /readyz turns 503, and answers end their connections. */
+  drain(): void {
     this.draining = true;
-    this.answerWithinMs = options.answerWithinMs;
-    this.log = options.log;
   }
 
   /**
    * Resolves once every request begun has been answered, to its client or to a closed
-   * connection, or once `answerWithinMs` has passed: a handler stuck for good must not keep the
+   * connection, or once its deadline has passed: a handler stuck for good must not keep the
    * process from closing. Called once no request can begin (the listener closed). Resolves to
    * how many requests it gave up on (0 when all were answered); a write among them that
    * reaches the database after it closed is refused with 503, nothing done.
    */
   async answered(): Promise<number> {
-    const deadline = Date.now() + this.answerWithinMs;
+    const { answerWithinMs, log } = this.closing;
+    const deadline = Date.now() + answerWithinMs;
     for (this.sweep(); this.unanswered() > 0; this.sweep()) {
       const left = deadline - Date.now();
       if (left <= 0) {
         const requests = this.unanswered();
-        this.log?.warn(
-          { requests, waitedMs: this.answerWithinMs },
+        log.warn(
+          { requests, waitedMs: answerWithinMs },
           'shutdown: gave up waiting for requests still being answered',
         );
         return requests;
