@@ -1,16 +1,52 @@
+/**
+ * What a failed call throws: an `AnimalStoreError`, as the subclass of its kind, so callers
+ * `catch` by kind and branch on `code` (stripe-node's error classes are the model). Every one
+ * carries the answer's `X-Request-Id` as `requestId`, to quote to support.
+ */
+import type { ErrorCode } from './error-codes.js';
 import type { ErrorBody } from './types.js';
 
+/** Codes of failures the client reports itself, without an answer of the service to go by. */
+export type ClientErrorCode =
+  /** No answer: the connection failed. */
+  | 'connection_failed'
+  /** No answer in time: an attempt's `timeoutMs`, or a call's. */
+  | 'timeout'
+  /** The call's signal was aborted. */
+  | 'aborted'
+  /** A next-page link pointed at another origin and was not followed. */
+  | 'foreign_link'
+  /** An error answer without the service's Error body (a proxy's, say): its status. */
+  | `http_${number}`;
+
 /**
- * Every failed call throws this: an error answer of the service (`status` its HTTP status,
- * `code`/`message` from the Error body), or, with `status` 0, a request that got no answer
- * (`AnimalStoreConnectionError`). Nothing else is thrown by a call.
+ * The `code` of an `AnimalStoreError`: one the service documents (`ErrorCode`, generated from
+ * its OpenAPI document) or one of the client's own. A service newer than this client may answer
+ * a code it does not know yet: it comes through as sent, so keep a `default` branch.
+ */
+export type AnimalStoreErrorCode = ErrorCode | ClientErrorCode;
+
+export interface AnimalStoreErrorFields {
+  status: number;
+  code: AnimalStoreErrorCode;
+  message: string;
+  requestId?: string | undefined;
+  retryAfter?: number | undefined;
+  details?: ErrorBody['details'];
+  cause?: unknown;
+}
+
+/**
+ * Every failed call throws this, or rather one of its kinds: an error answer of the service
+ * (`status` its HTTP status, `code`/`message` from the Error body), or, with `status` 0, a
+ * request that got no answer (`ConnectionError`). Nothing else is thrown by a call.
  */
 export class AnimalStoreError extends Error {
   override readonly name: string = 'AnimalStoreError';
   /** The HTTP status; 0 when no answer came. */
   readonly status: number;
-  /** The service's machine-readable code (`not_found`, `rate_limited`, …). */
-  readonly code: string;
+  /** The machine-readable code (`not_found`, `rate_limited`, …): branch on it, not on `message`. */
+  readonly code: AnimalStoreErrorCode;
   /** The answer's `X-Request-Id`, to quote to support. */
   readonly requestId: string | undefined;
   /** Seconds the service asked to wait (`Retry-After`), on 429, 503 and 409 in-flight answers. */
@@ -18,15 +54,7 @@ export class AnimalStoreError extends Error {
   /** Field-level problems of a `validation_failed` answer. */
   readonly details: ErrorBody['details'];
 
-  constructor(fields: {
-    status: number;
-    code: string;
-    message: string;
-    requestId?: string | undefined;
-    retryAfter?: number | undefined;
-    details?: ErrorBody['details'];
-    cause?: unknown;
-  }) {
+  constructor(fields: AnimalStoreErrorFields) {
     super(fields.message, fields.cause === undefined ? undefined : { cause: fields.cause });
     this.status = fields.status;
     this.code = fields.code;
@@ -35,12 +63,19 @@ export class AnimalStoreError extends Error {
     this.details = fields.details;
   }
 
-  /** The error of an answer that is not a success, from its body (parsed JSON or text). */
+  /**
+   * The error of an answer that is not a success, from its body (parsed JSON or text), as the
+   * subclass of its kind.
+   */
   static fromAnswer(response: Response, body: unknown): AnimalStoreError {
     const fields = (body && typeof body === 'object' ? body : {}) as Partial<ErrorBody>;
-    return new AnimalStoreError({
+    const code =
+      typeof fields.code === 'string'
+        ? (fields.code as AnimalStoreErrorCode)
+        : (`http_${response.status}` as const);
+    return errorOfKind({
       status: response.status,
-      code: typeof fields.code === 'string' ? fields.code : `http_${response.status}`,
+      code,
       message:
         typeof fields.message === 'string'
           ? fields.message
@@ -52,13 +87,89 @@ export class AnimalStoreError extends Error {
   }
 }
 
-/** No answer: the connection failed, timed out or was aborted (`code` says which). */
-export class AnimalStoreConnectionError extends AnimalStoreError {
-  override readonly name: string = 'AnimalStoreConnectionError';
+/** 401: no key, a malformed `Authorization`, an unknown or revoked key, a wrong password. */
+export class AuthenticationError extends AnimalStoreError {
+  override readonly name: string = 'AuthenticationError';
+}
+
+/** 403: the credentials are good but may not do this. */
+export class PermissionError extends AnimalStoreError {
+  override readonly name: string = 'PermissionError';
+}
+
+/** 404 (and 410, an operation past its sunset): nothing of this account by that id. */
+export class NotFoundError extends AnimalStoreError {
+  override readonly name: string = 'NotFoundError';
+}
+
+/** 409: the resource's state refuses the change (`pet_not_available`, `category_in_use`, …). */
+export class ConflictError extends AnimalStoreError {
+  override readonly name: string = 'ConflictError';
+}
+
+/**
+ * The request as sent is refused, and would be again: 400 (`validation_failed` with `details`,
+ * `unknown_category`, …), 413, 414, 422 and 431. Change it before sending it again.
+ */
+export class ValidationError extends AnimalStoreError {
+  override readonly name: string = 'ValidationError';
+}
+
+/**
+ * 429: `rate_limited` once the client has waited as long as it may (`retryAfter` says how much
+ * longer), or `key_banned`; also a call the client did not send because the wait would have
+ * been longer than `maxWaitMs`.
+ */
+export class RateLimitError extends AnimalStoreError {
+  override readonly name: string = 'RateLimitError';
+}
+
+/**
+ * The `Idempotency-Key` is the problem, whatever the status: `invalid_idempotency_key` (400),
+ * `idempotency_key_in_use` (409, after the client's retries), `idempotency_key_mismatch` (422:
+ * the key was used with another request).
+ */
+export class IdempotencyError extends AnimalStoreError {
+  override readonly name: string = 'IdempotencyError';
+}
+
+/** 5xx: the service (or a gateway before it) failed; `outcome_unknown` may have stored it. */
+export class ServerError extends AnimalStoreError {
+  override readonly name: string = 'ServerError';
+}
+
+/** No answer (`status` 0): the connection failed, timed out or was aborted (`code` says which). */
+export class ConnectionError extends AnimalStoreError {
+  override readonly name: string = 'ConnectionError';
 
   constructor(code: 'connection_failed' | 'timeout' | 'aborted', message: string, cause?: unknown) {
     super({ status: 0, code, message, cause });
   }
+}
+
+/** @deprecated The former name of `ConnectionError`. */
+export const AnimalStoreConnectionError = ConnectionError;
+/** @deprecated The former name of `ConnectionError`. */
+export type AnimalStoreConnectionError = ConnectionError;
+
+const IDEMPOTENCY_CODES: ReadonlySet<string> = new Set<ErrorCode>([
+  'invalid_idempotency_key',
+  'idempotency_key_in_use',
+  'idempotency_key_mismatch',
+]);
+
+/** The error of an answer, as the class of its kind (by code first, then by status). */
+export function errorOfKind(fields: AnimalStoreErrorFields): AnimalStoreError {
+  const { status, code } = fields;
+  if (IDEMPOTENCY_CODES.has(code)) return new IdempotencyError(fields);
+  if (status === 401) return new AuthenticationError(fields);
+  if (status === 403) return new PermissionError(fields);
+  if (status === 404 || status === 410) return new NotFoundError(fields);
+  if (status === 409) return new ConflictError(fields);
+  if (status === 429) return new RateLimitError(fields);
+  if (status >= 500) return new ServerError(fields);
+  if ([400, 413, 414, 422, 431].includes(status)) return new ValidationError(fields);
+  return new AnimalStoreError(fields);
 }
 
 /** `Retry-After` in seconds: delta-seconds or an HTTP date (RFC 9110 §10.2.3). */

@@ -7,10 +7,33 @@ export {
   type Credentials,
   createClient,
 } from './client.js';
-export { AnimalStoreConnectionError, AnimalStoreError } from './errors.js';
+export { ERROR_STATUS, type ErrorCode } from './error-codes.js';
+export {
+  AnimalStoreConnectionError,
+  AnimalStoreError,
+  type AnimalStoreErrorCode,
+  AuthenticationError,
+  type ClientErrorCode,
+  ConflictError,
+  ConnectionError,
+  IdempotencyError,
+  NotFoundError,
+  PermissionError,
+  RateLimitError,
+  ServerError,
+  ValidationError,
+} from './errors.js';
 export { type Page, PageList } from './pagination.js';
 export type { RateLimitState } from './rate-limit.js';
+export type { AccountsResource, KeysResource } from './resources/accounts.js';
+export type { CategoriesResource } from './resources/categories.js';
+export type { EventsResource } from './resources/events.js';
+export type { MessagesResource } from './resources/messages.js';
+export type { PetsResource } from './resources/pets.js';
+export type { StoreResource } from './resources/store.js';
+export type { WebhooksResource } from './resources/webhooks.js';
 export type { components, operations, paths } from './schema.js';
 export type { Fetch } from './transport.js';
 export type * from './types.js';
+export { VERSION } from './version.js';
 export { DEFAULT_TOLERANCE_SECONDS, verifyWebhookSignature } from './webhooks.js';

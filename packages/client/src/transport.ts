@@ -5,7 +5,7 @@
  * still running) or, for requests that are safe to repeat, when no answer came. Modelled on
  * stripe-node's RequestSender; openapi-fetch calls `send` as its `fetch`.
  */
-import { AnimalStoreConnectionError, AnimalStoreError, retryAfterSeconds } from './errors.js';
+import { AnimalStoreError, ConnectionError, RateLimitError, retryAfterSeconds } from './errors.js';
 import { LimitedFor, type RateLimitGate } from './rate-limit.js';
 
 export type Fetch = (request: Request) => Promise<Response>;
@@ -21,6 +21,8 @@ export interface TransportOptions {
   maxWaitMs: number;
   sleep: (ms: number, signal?: AbortSignal) => Promise<void>;
   random: () => number;
+  /** The `User-Agent` to send, where the runtime lets a script set it (not in browsers). */
+  userAgent?: string | undefined;
 }
 
 /** Methods whose repetition has the effect of one request (RFC 9110 §9.2.2). */
@@ -34,12 +36,7 @@ export class Transport {
 
   readonly send = async (given: Request): Promise<Response> => {
     const { gate, maxRetries } = this.options;
-    let request = given;
-    if (request.method === 'POST' && !request.headers.has(IDEMPOTENCY_KEY)) {
-      const headers = new Headers(request.headers);
-      headers.set(IDEMPOTENCY_KEY, newIdempotencyKey());
-      request = new Request(request, { headers });
-    }
+    const request = this.prepare(given);
     // Another attempt is safe when the request cannot act twice: an idempotent method, or a
     // POST whose key makes the service answer a repeat with the first answer.
     const repeatable = IDEMPOTENT.has(request.method) || request.headers.has(IDEMPOTENCY_KEY);
@@ -48,18 +45,18 @@ export class Transport {
         await gate.enter(given.signal);
       } catch (error) {
         if (error instanceof LimitedFor) throw this.limited(error);
-        throw aborted(error);
+        throw stopped(given.signal, error);
       }
       let response: Response;
       try {
         response = await this.attempt(request);
       } catch (error) {
         gate.leave(undefined, undefined);
-        if (given.signal.aborted) throw aborted(error);
+        if (given.signal.aborted) throw stopped(given.signal, error);
         if (!repeatable || attempt >= maxRetries) {
           throw error instanceof AnimalStoreError
             ? error
-            : new AnimalStoreConnectionError(
+            : new ConnectionError(
                 'connection_failed',
                 `${request.method} ${request.url}: no answer (${describe(error)})`,
                 error,
@@ -77,17 +74,29 @@ export class Transport {
     }
   };
 
+  /** The request with its `User-Agent` and, on a POST, its `Idempotency-Key`. */
+  private prepare(given: Request): Request {
+    const { userAgent } = this.options;
+    const addAgent = userAgent !== undefined && !given.headers.has('user-agent');
+    const addKey = given.method === 'POST' && !given.headers.has(IDEMPOTENCY_KEY);
+    if (!addAgent && !addKey) return given;
+    const headers = new Headers(given.headers);
+    if (addAgent) headers.set('user-agent', userAgent);
+    if (addKey) headers.set(IDEMPOTENCY_KEY, newIdempotencyKey());
+    return new Request(given, { headers });
+  }
+
   /** One attempt, within its time limit. */
   private async attempt(request: Request): Promise<Response> {
     const { timeoutMs } = this.options;
     if (timeoutMs <= 0) return this.options.fetch(request.clone());
     const timeout = AbortSignal.timeout(timeoutMs);
-    const signal = AbortSignal.any ? AbortSignal.any([request.signal, timeout]) : timeout;
+    const signal = anySignal([request.signal, timeout]);
     try {
       return await this.options.fetch(new Request(request.clone(), { signal }));
     } catch (error) {
       if (timeout.aborted && !request.signal.aborted) {
-        throw new AnimalStoreConnectionError(
+        throw new ConnectionError(
           'timeout',
           `${request.method} ${request.url}: no answer within ${timeoutMs} ms`,
           error,
@@ -123,14 +132,14 @@ export class Transport {
     try {
       await this.options.sleep(ms, signal);
     } catch (error) {
-      throw aborted(error);
+      throw stopped(signal, error);
     }
   }
 
   /** A call the client will not send: the key is limited for longer than it may wait. */
   private limited(limit: LimitedFor): AnimalStoreError {
     const seconds = Math.ceil(limit.ms / 1000);
-    return new AnimalStoreError({
+    return new RateLimitError({
       status: 429,
       code: 'rate_limited',
       message:
@@ -141,9 +150,51 @@ export class Transport {
   }
 }
 
-function aborted(error: unknown): AnimalStoreError {
+/** What a call stopped by its signal throws: `timeout` when its time limit stopped it. */
+function stopped(signal: AbortSignal, error: unknown): AnimalStoreError {
   if (error instanceof AnimalStoreError) return error;
-  return new AnimalStoreConnectionError('aborted', 'The request was aborted.', error);
+  return isTimeout(signal.reason)
+    ? new ConnectionError('timeout', 'The call did not finish within its timeoutMs.', error)
+    : new ConnectionError('aborted', 'The request was aborted.', error);
+}
+
+/**
+ * An error that came instead of an answer (or of its body), outside the transport: a time
+ * limit's, an abort's, or the connection's.
+ */
+export function noAnswer(error: unknown, what: string): AnimalStoreError {
+  if (isTimeout(error)) return new ConnectionError('timeout', `${what}: time ran out.`, error);
+  if (isAbort(error)) return new ConnectionError('aborted', `${what}: aborted.`, error);
+  return new ConnectionError('connection_failed', `${what} (${describe(error)}).`, error);
+}
+
+/** The reason `AbortSignal.timeout` aborts with. */
+function isTimeout(reason: unknown): boolean {
+  return reason instanceof Error && reason.name === 'TimeoutError';
+}
+
+function isAbort(reason: unknown): boolean {
+  return reason instanceof Error && reason.name === 'AbortError';
+}
+
+/**
+ * A signal aborted when any of these is, with its reason: `AbortSignal.any`, or where a browser
+ * lacks it (Safari before 17.4), listeners that go with the first abort.
+ */
+export function anySignal(signals: AbortSignal[]): AbortSignal {
+  if (typeof AbortSignal.any === 'function') return AbortSignal.any(signals);
+  const controller = new AbortController();
+  const done = signals.find((signal) => signal.aborted);
+  if (done) {
+    controller.abort(done.reason);
+    return controller.signal;
+  }
+  const stop = (event: Event) => {
+    for (const signal of signals) signal.removeEventListener('abort', stop);
+    controller.abort((event.target as AbortSignal).reason);
+  };
+  for (const signal of signals) signal.addEventListener('abort', stop);
+  return controller.signal;
 }
 
 function describe(error: unknown): string {

@@ -3,7 +3,7 @@
  * each operation's request and response, so they hold whether the document inlines its schemas
  * or names them in `components`: regenerating changes nothing here.
  */
-import type { operations } from './schema.js';
+import type { components, operations } from './schema.js';
 
 type Operation = keyof operations;
 type Json<T> = T extends { content: { 'application/json': infer Body } } ? Body : never;
@@ -56,3 +56,63 @@ export type CreatedApiKey = Answer<'createApiKey', 201>;
 
 /** The service's Error body. */
 export type ErrorBody = Answer<'createPet', 400>;
+
+/** A webhook endpoint as read and listed: no secret. */
+export type WebhookEndpoint = Answer<'getWebhook', 200>;
+/** An endpoint as created or after `rotateSecret`: `secret` (`whsec_…`) is shown this once. */
+export type WebhookEndpointWithSecret = Answer<'createWebhook', 201>;
+export type NewWebhook = RequestBody<'createWebhook'>;
+export type WebhookUpdate = RequestBody<'updateWebhook'>;
+/** What an endpoint may subscribe to: an event type, or `*` for all. */
+export type WebhookEventFilter = NewWebhook['events'][number];
+/** One event's delivery to one endpoint (its id is the event's). */
+export type WebhookDelivery = Answer<'testWebhook', 202>;
+export type WebhookDeliveryStatus = WebhookDelivery['status'];
+export type ListWebhookDeliveriesQuery = Omit<Query<'listWebhookDeliveries'>, 'cursor'>;
+
+/** What happened: `pet.created`, `order.placed`, `message.sent`, … and `webhook.test`. */
+export type EventType = components['schemas']['EventType'];
+export type ListEventsQuery = Omit<Query<'listEvents'>, 'cursor'>;
+
+/** The data of `message.sent` and `message.failed`: the message once settled. */
+export type SettledMessage<Status extends 'sent' | 'failed' = 'sent' | 'failed'> = Omit<
+  Message,
+  'status' | 'failureReason' | 'webhooks'
+> & {
+  status: Status;
+  /** Why delivery failed (`message.failed`); null when it was sent. */
+  failureReason: string | null;
+};
+
+/** The data of `webhook.test`, sent by `webhooks.test()` to one endpoint. */
+export interface WebhookTestData {
+  webhookId: string;
+  message: string;
+}
+
+/**
+ * Each event type's `data`: the resource as the API shows it after the change (before it, for
+ * `pet.deleted`). A type the document adds later, unknown to this client, has `unknown` data.
+ */
+export type EventData<T extends EventType = EventType> = T extends `pet.${string}`
+  ? Pet
+  : T extends `order.${string}`
+    ? Order
+    : T extends 'message.sent'
+      ? SettledMessage<'sent'>
+      : T extends 'message.failed'
+        ? SettledMessage<'failed'>
+        : T extends 'webhook.test'
+          ? WebhookTestData
+          : unknown;
+
+type EventFields = Omit<Item<Answer<'listEvents', 200>>, 'type' | 'data'>;
+
+/**
+ * An event, as `GET /v1/events` lists it and a webhook delivers it: a union discriminated by
+ * `type`, so that `if (event.type === 'pet.created')` makes `event.data` a `Pet`.
+ * `Event<'order.placed' | 'order.approved'>` is the events of those types.
+ */
+export type Event<T extends EventType = EventType> = {
+  [K in T]: EventFields & { type: K; data: EventData<K> };
+}[T];

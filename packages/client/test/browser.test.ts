@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { after, before, describe, it } from 'node:test';
 import { type Browser, chromium } from 'playwright-core';
 import { type ForwardingServer, type Live, live, proxy } from './live.js';
@@ -30,19 +30,27 @@ describe('the SDK in a browser', () => {
   let site: ForwardingServer;
   let browser: Browser;
   const idempotencyKeys: unknown[] = [];
+  const agents: unknown[] = [];
   before(async () => {
     server = await live();
     site = await proxy(server.origin, (req, res) => {
       const path = new URL(req.url ?? '/', 'http://x').pathname;
-      if (req.method === 'POST') idempotencyKeys.push(req.headers['idempotency-key']);
+      if (req.method === 'POST') {
+        idempotencyKeys.push(req.headers['idempotency-key']);
+        agents.push(req.headers['user-agent']);
+      }
       if (path === '/') {
         res.writeHead(200, { 'content-type': 'text/html' }).end(PAGE);
         return true;
       }
-      const file = path.startsWith('/sdk/')
-        ? new URL(`../dist/esm/${path.slice(5).replace(/[^\w.-]/g, '')}`, import.meta.url)
-        : FILES[path];
+      // The built modules, in their folders (names only: no `..`).
+      const module = /^\/sdk\/((?:[\w-]+\/)*[\w-]+\.js)$/.exec(path)?.[1];
+      const file = module ? new URL(`../dist/esm/${module}`, import.meta.url) : FILES[path];
       if (!file) return false;
+      if (!existsSync(file)) {
+        res.writeHead(404).end();
+        return true;
+      }
       res.writeHead(200, { 'content-type': 'text/javascript' }).end(readFileSync(file, 'utf8'));
       return true;
     });
@@ -87,5 +95,8 @@ describe('the SDK in a browser', () => {
     assert.ok(site.seen.includes('POST /v1/categories'));
     assert.equal(idempotencyKeys.length, 1);
     assert.match(String(idempotencyKeys[0]), /^[\w-]{16,}$/, 'a fresh Idempotency-Key');
+    // A page may not set User-Agent: the browser's own goes.
+    assert.match(String(agents[0]), /Chrome\//);
+    assert.doesNotMatch(String(agents[0]), /animal-store-client/);
   });
 });

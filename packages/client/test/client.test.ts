@@ -3,10 +3,16 @@ import { after, before, describe, it } from 'node:test';
 import {
   AnimalStoreConnectionError,
   AnimalStoreError,
+  AuthenticationError,
+  ConflictError,
+  ConnectionError,
   createClient,
+  IdempotencyError,
   type NewPet,
+  NotFoundError,
   type Pet,
   type PetStatus,
+  ValidationError,
 } from '../src/index.js';
 import { type ForwardingServer, type Live, live, proxy } from './live.js';
 
@@ -77,25 +83,29 @@ describe('the SDK against a live server', () => {
     assert.equal(client.rateLimit?.limit !== undefined, true, 'the last rate-limit state');
   });
 
-  it('throws typed errors: 401, 404, 409, 400', async () => {
+  it('throws errors by kind: 401, 404, 409, 400', async () => {
     const noKey = createClient({ apiKey: 'as_test_not_a_key', baseUrl: `${server.origin}/v1` });
     const unauthorized = await thrown(noKey.store.inventory());
+    assert.ok(unauthorized instanceof AuthenticationError);
     assert.equal(unauthorized.status, 401);
     assert.equal(unauthorized.code, 'invalid_api_key');
     assert.match(unauthorized.requestId ?? '', /\S/, 'the request id');
 
     const client = await clientOf();
     const missing = await thrown(client.categories.get(999));
+    assert.ok(missing instanceof NotFoundError);
     assert.deepEqual([missing.status, missing.code], [404, 'not_found']);
     assert.ok(missing.requestId);
-    assert.equal((await thrown(client.pets.get(999))).status, 404);
+    assert.ok((await thrown(client.pets.get(999))) instanceof NotFoundError);
 
     const category = await client.categories.create({ name: 'Cats' });
     await client.pets.create({ name: 'Tom', categoryId: category.id });
     const inUse = await thrown(client.categories.delete(category.id));
+    assert.ok(inUse instanceof ConflictError);
     assert.deepEqual([inUse.status, inUse.code], [409, 'category_in_use']);
 
     const invalid = await thrown(client.pets.create({ name: 'Rex', categoryId: 999 }));
+    assert.ok(invalid instanceof ValidationError);
     assert.deepEqual([invalid.status, invalid.code], [400, 'unknown_category']);
   });
 
@@ -214,7 +224,8 @@ describe('the SDK against a live server', () => {
       },
     });
     const failed = await thrown(client.categories.update(1, { name: 'x' }));
-    assert.ok(failed instanceof AnimalStoreConnectionError);
+    assert.ok(failed instanceof ConnectionError);
+    assert.ok(failed instanceof AnimalStoreConnectionError, 'under its former name too');
     assert.deepEqual([failed.status, failed.code], [0, 'connection_failed']);
     assert.equal(patches, 1, 'a PATCH is not known to be safe to repeat');
 
@@ -225,6 +236,7 @@ describe('the SDK against a live server', () => {
     const mismatch = await thrown(
       client.categories.create({ name: 'Other' }, { idempotencyKey: 'fish-1' }),
     );
+    assert.ok(mismatch instanceof IdempotencyError);
     assert.deepEqual([mismatch.status, mismatch.code], [422, 'idempotency_key_mismatch']);
   });
 });

@@ -24,9 +24,12 @@ export interface Live {
   close(): Promise<void>;
 }
 
-export async function live(options: { clock?: Clock; env?: Record<string, string> } = {}) {
+export async function live(
+  options: { clock?: Clock; env?: Record<string, string>; ownStore?: boolean } = {},
+) {
   const t = await startApp({
     ...(options.clock && { clock: options.clock }),
+    ...(options.ownStore && { ownStore: true }),
     env: { APP_ENV: 'development', ...options.env },
   });
   const origin = await t.app.listen({ host: '127.0.0.1', port: 0 });
@@ -73,6 +76,43 @@ export async function proxy(
   return {
     origin: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
     seen,
+    close: async () => {
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}
+
+export interface Received {
+  path: string;
+  headers: IncomingMessage['headers'];
+  /** The body exactly as it came. */
+  body: Buffer;
+}
+
+export interface Receiver {
+  /** `http://127.0.0.1:<port>` */
+  origin: string;
+  received: Received[];
+  close(): Promise<void>;
+}
+
+/** A webhook receiver: answers every POST 200 and keeps what came, headers and raw body. */
+export async function receiver(): Promise<Receiver> {
+  const received: Received[] = [];
+  const server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
+    req.on('end', () => {
+      received.push({ path: req.url ?? '', headers: req.headers, body: Buffer.concat(chunks) });
+      res.writeHead(200).end('ok');
+    });
+  });
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  return {
+    origin: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    received,
     close: async () => {
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));

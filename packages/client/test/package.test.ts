@@ -39,16 +39,16 @@ const bin = (name: string, path: string) => join(root, 'node_modules', name, pat
 
 /** The scratch project's programs: the same calls through `import` and through `require()`. */
 const PROGRAM = (load: string) => `${load}
-const { createClient, AnimalStoreError } = sdk;
+const { createClient, AnimalStoreError, NotFoundError, VERSION } = sdk;
 const client = createClient({ apiKey: process.env.KEY, baseUrl: process.env.ORIGIN });
 const category = await client.categories.create({ name: 'Packed' });
 let missing;
 try {
   await client.categories.get(999);
 } catch (error) {
-  missing = { base: error instanceof AnimalStoreError, status: error.status, code: error.code };
+  missing = { base: error instanceof AnimalStoreError, kind: error instanceof NotFoundError, code: error.code };
 }
-console.log(JSON.stringify({ category, missing, limit: client.rateLimit?.limit }));
+console.log(JSON.stringify({ category, missing, limit: client.rateLimit?.limit, VERSION }));
 `;
 
 describe('the packed package', () => {
@@ -157,8 +157,9 @@ describe('the packed package', () => {
         });
         assert.deepEqual(JSON.parse(stdout), {
           category: { id: 1, name: 'Packed' },
-          missing: { base: true, status: 404, code: 'not_found' },
+          missing: { base: true, kind: true, code: 'not_found' },
           limit: 1e6,
+          VERSION: manifest.version,
         });
       });
     }

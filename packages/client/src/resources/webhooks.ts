@@ -1,0 +1,88 @@
+import type { PageList } from '../pagination.js';
+import type {
+  ListWebhookDeliveriesQuery,
+  NewWebhook,
+  WebhookDelivery,
+  WebhookEndpoint,
+  WebhookEndpointWithSecret,
+  WebhookUpdate,
+} from '../types.js';
+import {
+  type CallOptions,
+  type CreateOptions,
+  pages,
+  plain,
+  post,
+  type Requests,
+  unwrap,
+} from './context.js';
+
+/** Webhook endpoints, their tests and their deliveries. */
+export interface WebhooksResource {
+  /** A new endpoint; its signing `secret` (`whsec_…`) is shown this once: keep it. */
+  create(endpoint: NewWebhook, options?: CreateOptions): Promise<WebhookEndpointWithSecret>;
+  /** Every endpoint of the account (at most 16, one page), oldest first. */
+  list(options?: CallOptions): PageList<WebhookEndpoint>;
+  get(webhookId: string, options?: CallOptions): Promise<WebhookEndpoint>;
+  /** Changes the URL, the events, or `enabled` (enabling again forgives past failures). */
+  update(
+    webhookId: string,
+    changes: WebhookUpdate,
+    options?: CallOptions,
+  ): Promise<WebhookEndpoint>;
+  delete(webhookId: string, options?: CallOptions): Promise<void>;
+  /**
+   * A new signing secret, shown this once; deliveries are signed with the old one too for the
+   * next 24 hours, so receivers can switch without missing one.
+   */
+  rotateSecret(webhookId: string, options?: CreateOptions): Promise<WebhookEndpointWithSecret>;
+  /** Sends a `webhook.test` event to this endpoint alone; answers its delivery, pending. */
+  test(webhookId: string, options?: CreateOptions): Promise<WebhookDelivery>;
+  /** The endpoint's deliveries, newest first, through every page. */
+  deliveries(
+    webhookId: string,
+    query?: ListWebhookDeliveriesQuery,
+    options?: CallOptions,
+  ): PageList<WebhookDelivery>;
+  /** Sends a delivery again now (its id is its event's); answers it, pending. */
+  retry(webhookId: string, deliveryId: string, options?: CreateOptions): Promise<WebhookDelivery>;
+}
+
+export function webhooksResource(requests: Requests): WebhooksResource {
+  const { api } = requests;
+  const path = (webhookId: string) => ({ params: { path: { webhookId } } });
+  return {
+    create: (endpoint, o) => unwrap(api.POST('/webhooks', { body: endpoint, ...post(o) })),
+    list: (o) => pages<WebhookEndpoint>(requests, (signal) => api.GET('/webhooks', { signal }), o),
+    get: (webhookId, o) =>
+      unwrap(api.GET('/webhooks/{webhookId}', { ...path(webhookId), ...plain(o) })),
+    update: (webhookId, changes, o) =>
+      unwrap(
+        api.PATCH('/webhooks/{webhookId}', { ...path(webhookId), body: changes, ...plain(o) }),
+      ),
+    delete: async (webhookId, o) => {
+      await unwrap(api.DELETE('/webhooks/{webhookId}', { ...path(webhookId), ...plain(o) }));
+    },
+    rotateSecret: (webhookId, o) =>
+      unwrap(api.POST('/webhooks/{webhookId}/rotate-secret', { ...path(webhookId), ...post(o) })),
+    test: (webhookId, o) =>
+      unwrap(api.POST('/webhooks/{webhookId}/test', { ...path(webhookId), ...post(o) })),
+    deliveries: (webhookId, query = {}, o) =>
+      pages<WebhookDelivery>(
+        requests,
+        (signal) =>
+          api.GET('/webhooks/{webhookId}/deliveries', {
+            params: { path: { webhookId }, query },
+            signal,
+          }),
+        o,
+      ),
+    retry: (webhookId, deliveryId, o) =>
+      unwrap(
+        api.POST('/webhooks/{webhookId}/deliveries/{deliveryId}/retry', {
+          params: { path: { webhookId, deliveryId } },
+          ...post(o),
+        }),
+      ),
+  };
+}

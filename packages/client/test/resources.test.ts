@@ -1,0 +1,138 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { until } from '../../../test/helpers.js';
+import {
+  type AnimalStoreClient,
+  createClient,
+  type Event,
+  NotFoundError,
+  type Pet,
+  VERSION,
+  verifyWebhookSignature,
+} from '../src/index.js';
+import { type ForwardingServer, type Live, live, proxy, type Receiver, receiver } from './live.js';
+
+/** Short webhook back-off and polling, so deliveries take milliseconds. */
+const FAST = { WEBHOOK_RETRY_BASE_MS: '30', WEBHOOK_RETRY_MAX_MS: '200', WEBHOOK_POLL_MS: '20' };
+
+describe('events and webhooks as resources, against a live server', () => {
+  let server: Live;
+  let hooks: Receiver;
+  let gateway: ForwardingServer;
+  const agents: Array<string | undefined> = [];
+  let client: AnimalStoreClient;
+  before(async () => {
+    // A store of its own: another suite's dispatcher must not take these deliveries.
+    server = await live({ env: FAST, ownStore: true });
+    hooks = await receiver();
+    gateway = await proxy(server.origin, (req) => {
+      agents.push(req.headers['user-agent']);
+      return false;
+    });
+    const tenant = await server.tenant();
+    client = createClient({ apiKey: tenant.key, baseUrl: gateway.origin });
+  });
+  after(async () => {
+    await gateway?.close();
+    await hooks?.close();
+    await server?.close();
+  });
+
+  it('lists events oldest first, typed by their type, through every page', async () => {
+    const category = await client.categories.create({ name: 'Dogs' });
+    const rex = await client.pets.create({ name: 'Rex', categoryId: category.id });
+    const renamed = await client.pets.update(rex.id, { name: 'Rex II' });
+    const order = await client.store.orders.create({ petId: rex.id });
+
+    const events = await client.events.list({ limit: 1 }).toArray();
+    assert.deepEqual(
+      events.map((event) => event.type),
+      // The order makes the pet pending: a pet.updated of its own.
+      ['pet.created', 'pet.updated', 'order.placed', 'pet.updated'],
+    );
+    const pets: Pet[] = [];
+    for (const event of events) {
+      // Narrowed by `type`: `data` is a Pet here, an Order there.
+      if (event.type === 'pet.created' || event.type === 'pet.updated') pets.push(event.data);
+      if (event.type === 'order.placed') assert.deepEqual(event.data, order);
+      assert.match(event.id, /^evt_/);
+    }
+    assert.deepEqual(pets, [rex, renamed, { ...renamed, status: 'pending' }]);
+
+    const created = await client.events.list({ type: 'pet.created' }).toArray();
+    const typed: Array<Event<'pet.created'>> = created;
+    assert.deepEqual(
+      typed.map((event) => event.data.name),
+      ['Rex'],
+    );
+    assert.ok(
+      agents.every(
+        (agent) => agent === `animal-store-client/${VERSION} node/${process.versions.node}`,
+      ),
+      `User-Agent: ${agents[0]}`,
+    );
+  });
+
+  it('creates, reads, changes, tests, retries, rotates and deletes an endpoint', async () => {
+    const endpoint = await client.webhooks.create({
+      url: `${hooks.origin}/hooks`,
+      events: ['pet.created'],
+    });
+    assert.match(endpoint.id, /^we_/);
+    assert.match(endpoint.secret, /^whsec_/);
+    const { secret: _, ...shown } = endpoint;
+    assert.deepEqual(await client.webhooks.get(endpoint.id), shown);
+    assert.deepEqual(await client.webhooks.list().toArray(), [shown]);
+
+    const category = await client.categories.create({ name: 'Cats' });
+    const tom = await client.pets.create({ name: 'Tom', categoryId: category.id });
+    await until(() => hooks.received.length >= 1, 'the pet.created delivery');
+    const [delivery] = hooks.received;
+    assert.ok(delivery);
+    const signature = delivery.headers['animal-store-signature'];
+    assert.equal(typeof signature, 'string');
+    assert.ok(
+      await verifyWebhookSignature(endpoint.secret, String(signature), delivery.body),
+      'signed with the secret',
+    );
+    const event = JSON.parse(delivery.body.toString('utf8')) as Event;
+    assert.equal(event.type, 'pet.created');
+    assert.deepEqual(event.data, tom);
+
+    const changed = await client.webhooks.update(endpoint.id, { events: ['*'] });
+    assert.deepEqual(changed.events, ['*']);
+
+    const test = await client.webhooks.test(endpoint.id);
+    assert.equal(test.eventType, 'webhook.test');
+    await until(() => hooks.received.length >= 2, 'the webhook.test delivery');
+    const testEvent = JSON.parse(hooks.received[1]?.body.toString('utf8') ?? '') as Event;
+    assert.ok(testEvent.type === 'webhook.test');
+    assert.equal(testEvent.data.webhookId, endpoint.id);
+
+    // Newest first; a page of one, so the walk follows Link.
+    const walked = await client.webhooks.deliveries(endpoint.id, { limit: 1 }).toArray();
+    assert.deepEqual(
+      walked.map((d) => d.eventType),
+      ['webhook.test', 'pet.created'],
+    );
+    await until(
+      async () =>
+        (await client.webhooks.deliveries(endpoint.id).toArray()).every(
+          (d) => d.status === 'delivered',
+        ),
+      'both delivered',
+    );
+    const again = await client.webhooks.retry(endpoint.id, event.id);
+    assert.deepEqual([again.id, again.status], [event.id, 'pending']);
+    await until(() => hooks.received.length >= 3, 'the delivery sent again');
+    assert.deepEqual(hooks.received[2]?.body, delivery.body, 'the same event, again');
+
+    const rotated = await client.webhooks.rotateSecret(endpoint.id);
+    assert.notEqual(rotated.secret, endpoint.secret);
+
+    await client.webhooks.delete(endpoint.id);
+    await assert.rejects(client.webhooks.get(endpoint.id), NotFoundError);
+    await assert.rejects(client.webhooks.retry(endpoint.id, event.id), NotFoundError);
+    assert.deepEqual(await client.webhooks.list().toArray(), []);
+  });
+});
