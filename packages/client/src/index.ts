@@ -36,4 +36,12 @@ export type { components, operations, paths } from './schema.js';
 export type { Fetch } from './transport.js';
 export type * from './types.js';
 export { VERSION } from './version.js';
-export { DEFAULT_TOLERANCE_SECONDS, verifyWebhookSignature } from './webhooks.js';
+export {
+  type ConstructEventOptions,
+  constructWebhookEvent,
+  DEFAULT_TOLERANCE_SECONDS,
+  type SignatureHeader,
+  verifyWebhookSignature,
+  WebhookSignatureError,
+  type WebhookSignatureFailure,
+} from './webhooks.js';

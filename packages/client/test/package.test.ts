@@ -39,7 +39,7 @@ const bin = (name: string, path: string) => join(root, 'node_modules', name, pat
 
 /** The scratch project's programs: the same calls through `import` and through `require()`. */
 const PROGRAM = (load: string) => `${load}
-const { createClient, AnimalStoreError, NotFoundError, VERSION } = sdk;
+const { createClient, constructWebhookEvent, AnimalStoreError, NotFoundError, VERSION } = sdk;
 const client = createClient({ apiKey: process.env.KEY, baseUrl: process.env.ORIGIN });
 const category = await client.categories.create({ name: 'Packed' });
 let missing;
@@ -48,7 +48,8 @@ try {
 } catch (error) {
   missing = { base: error instanceof AnimalStoreError, kind: error instanceof NotFoundError, code: error.code };
 }
-console.log(JSON.stringify({ category, missing, limit: client.rateLimit?.limit, VERSION }));
+const unsigned = await constructWebhookEvent('{}', undefined, 'whsec_x').catch((e) => e.reason);
+console.log(JSON.stringify({ category, missing, limit: client.rateLimit?.limit, VERSION, unsigned }));
 `;
 
 describe('the packed package', () => {
@@ -160,6 +161,7 @@ describe('the packed package', () => {
           missing: { base: true, kind: true, code: 'not_found' },
           limit: 1e6,
           VERSION: manifest.version,
+          unsigned: 'no_signature',
         });
       });
     }

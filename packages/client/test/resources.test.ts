@@ -3,12 +3,12 @@ import { after, before, describe, it } from 'node:test';
 import { until } from '../../../test/helpers.js';
 import {
   type AnimalStoreClient,
+  constructWebhookEvent,
   createClient,
   type Event,
   NotFoundError,
   type Pet,
   VERSION,
-  verifyWebhookSignature,
 } from '../src/index.js';
 import { type ForwardingServer, type Live, live, proxy, type Receiver, receiver } from './live.js';
 
@@ -89,15 +89,18 @@ describe('events and webhooks as resources, against a live server', () => {
     await until(() => hooks.received.length >= 1, 'the pet.created delivery');
     const [delivery] = hooks.received;
     assert.ok(delivery);
-    const signature = delivery.headers['animal-store-signature'];
-    assert.equal(typeof signature, 'string');
-    assert.ok(
-      await verifyWebhookSignature(endpoint.secret, String(signature), delivery.body),
-      'signed with the secret',
+    // The raw body and the header as Node gives them (string | string[] | undefined).
+    const event = await constructWebhookEvent(
+      delivery.body,
+      delivery.headers['animal-store-signature'],
+      endpoint.secret,
     );
-    const event = JSON.parse(delivery.body.toString('utf8')) as Event;
-    assert.equal(event.type, 'pet.created');
+    assert.ok(event.type === 'pet.created');
     assert.deepEqual(event.data, tom);
+    await assert.rejects(
+      constructWebhookEvent(delivery.body, delivery.headers['animal-store-signature'], 'whsec_x'),
+      { name: 'WebhookSignatureError', reason: 'bad_signature' },
+    );
 
     const changed = await client.webhooks.update(endpoint.id, { events: ['*'] });
     assert.deepEqual(changed.events, ['*']);
@@ -105,7 +108,13 @@ describe('events and webhooks as resources, against a live server', () => {
     const test = await client.webhooks.test(endpoint.id);
     assert.equal(test.eventType, 'webhook.test');
     await until(() => hooks.received.length >= 2, 'the webhook.test delivery');
-    const testEvent = JSON.parse(hooks.received[1]?.body.toString('utf8') ?? '') as Event;
+    const second = hooks.received[1];
+    assert.ok(second);
+    const testEvent = await constructWebhookEvent(
+      second.body,
+      second.headers['animal-store-signature'],
+      endpoint.secret,
+    );
     assert.ok(testEvent.type === 'webhook.test');
     assert.equal(testEvent.data.webhookId, endpoint.id);
 
@@ -129,6 +138,15 @@ describe('events and webhooks as resources, against a live server', () => {
 
     const rotated = await client.webhooks.rotateSecret(endpoint.id);
     assert.notEqual(rotated.secret, endpoint.secret);
+    // For a day deliveries are signed with both: either secret verifies the next one.
+    await client.webhooks.test(endpoint.id);
+    await until(() => hooks.received.length >= 4, 'a delivery after the rotation');
+    const fourth = hooks.received[3];
+    assert.ok(fourth);
+    for (const key of [endpoint.secret, rotated.secret]) {
+      const signed = fourth.headers['animal-store-signature'];
+      assert.equal((await constructWebhookEvent(fourth.body, signed, key)).type, 'webhook.test');
+    }
 
     await client.webhooks.delete(endpoint.id);
     await assert.rejects(client.webhooks.get(endpoint.id), NotFoundError);

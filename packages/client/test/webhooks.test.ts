@@ -1,17 +1,135 @@
 import assert from 'node:assert/strict';
 import { createHmac } from 'node:crypto';
 import { describe, it } from 'node:test';
-import { verifyWebhookSignature } from '../src/index.js';
+import {
+  constructWebhookEvent,
+  type Event,
+  verifyWebhookSignature,
+  WebhookSignatureError,
+  type WebhookSignatureFailure,
+} from '../src/index.js';
 
 const secret = 'whsec_test_0123456789abcdef';
-const body = '{"id":"evt_1","type":"pet.created","createdAt":"2026-11-24T00:00:00Z","data":{}}';
+const pet = { id: 1, name: 'Rex', categoryId: 1, status: 'available' };
+const body = JSON.stringify({
+  id: 'evt_1',
+  type: 'pet.created',
+  createdAt: '2026-11-24T00:00:00Z',
+  data: pet,
+});
 const now = 1_790_000_000;
 const sign = (key: string, t: number, text: string) =>
   createHmac('sha256', key).update(`${t}.${text}`).digest('hex');
+const header = `t=${now},v1=${sign(secret, now, body)}`;
+const at = (seconds: number) => ({ nowMs: seconds * 1000 });
 
-describe('verifyWebhookSignature', () => {
+/** The reason constructWebhookEvent gives (it must refuse). */
+async function refused(call: Promise<Event>): Promise<WebhookSignatureFailure> {
+  try {
+    await call;
+  } catch (error) {
+    assert.ok(error instanceof WebhookSignatureError, String(error));
+    assert.equal(error.name, 'WebhookSignatureError');
+    return error.reason;
+  }
+  assert.fail('the delivery was accepted');
+}
+
+describe('constructWebhookEvent', () => {
+  it('returns the typed event of a delivery signed as the service signs, from a string or a Buffer', async () => {
+    const event = await constructWebhookEvent(body, header, secret, at(now));
+    assert.equal(event.type, 'pet.created');
+    if (event.type === 'pet.created') assert.equal(event.data.name, 'Rex');
+    const fromBuffer = await constructWebhookEvent(Buffer.from(body), header, secret, at(now));
+    assert.deepEqual(fromBuffer, event);
+    const fromBytes = await constructWebhookEvent(
+      new TextEncoder().encode(body),
+      header,
+      secret,
+      at(now),
+    );
+    assert.deepEqual(fromBytes, event);
+  });
+
+  it('takes the header as a framework gives it: one value, or several', async () => {
+    const [t, v1] = header.split(',');
+    assert.ok(t && v1);
+    const event = await constructWebhookEvent(body, [t, v1], secret, at(now));
+    assert.equal(event.id, 'evt_1');
+    const spaced = await constructWebhookEvent(body, `${t}, ${v1}`, secret, at(now));
+    assert.equal(spaced.id, 'evt_1');
+  });
+
+  it('says why it refuses a delivery', async () => {
+    // Each called in its turn: a refusal made early would go unhandled until awaited.
+    const cases: Array<[WebhookSignatureFailure, () => Promise<Event>]> = [
+      ['no_signature', () => constructWebhookEvent(body, undefined, secret, at(now))],
+      ['no_signature', () => constructWebhookEvent(body, '', secret, at(now))],
+      ['no_signature', () => constructWebhookEvent(body, [], secret, at(now))],
+      ['no_signature', () => constructWebhookEvent(body, `t=${now}`, secret, at(now))],
+      [
+        'malformed',
+        () => constructWebhookEvent(body, `v1=${sign(secret, now, body)}`, secret, at(now)),
+      ],
+      [
+        'malformed',
+        () => constructWebhookEvent(body, `t=x,v1=${sign(secret, now, body)}`, secret, at(now)),
+      ],
+      ['bad_signature', () => constructWebhookEvent(`${body} `, header, secret, at(now))],
+      ['bad_signature', () => constructWebhookEvent(body, header, 'whsec_other', at(now))],
+      [
+        'bad_signature',
+        () =>
+          constructWebhookEvent(
+            body,
+            `t=${now + 1},v1=${sign(secret, now, body)}`,
+            secret,
+            at(now),
+          ),
+      ],
+      ['too_old', () => constructWebhookEvent(body, header, secret, at(now + 301))],
+      ['too_new', () => constructWebhookEvent(body, header, secret, at(now - 301))],
+      [
+        'malformed',
+        () =>
+          constructWebhookEvent(
+            'not json',
+            `t=${now},v1=${sign(secret, now, 'not json')}`,
+            secret,
+            at(now),
+          ),
+      ],
+      [
+        'malformed',
+        () =>
+          constructWebhookEvent(
+            '{"id":1}',
+            `t=${now},v1=${sign(secret, now, '{"id":1}')}`,
+            secret,
+            at(now),
+          ),
+      ],
+    ];
+    for (const [reason, call] of cases) assert.equal(await refused(call()), reason);
+  });
+
+  it('takes a tolerance', async () => {
+    const late = { toleranceSeconds: 600, nowMs: (now + 301) * 1000 };
+    assert.equal((await constructWebhookEvent(body, header, secret, late)).id, 'evt_1');
+    const strict = { toleranceSeconds: 10, nowMs: (now + 11) * 1000 };
+    assert.equal(await refused(constructWebhookEvent(body, header, secret, strict)), 'too_old');
+  });
+
+  it('accepts either secret after a rotation (one v1 per secret)', async () => {
+    const previous = 'whsec_previous_secret_value';
+    const both = `t=${now},v1=${sign(secret, now, body)},v1=${sign(previous, now, body)}`;
+    assert.equal((await constructWebhookEvent(body, both, secret, at(now))).id, 'evt_1');
+    assert.equal((await constructWebhookEvent(body, both, previous, at(now))).id, 'evt_1');
+  });
+});
+
+describe('verifyWebhookSignature (the boolean check, kept)', () => {
   it('accepts the signature the service sends, and refuses any change', async () => {
-    const header = `t=${now},v1=${sign(secret, now, body)}`;
     assert.equal(await verifyWebhookSignature(secret, header, body, 300, now * 1000), true);
     const bytes = new TextEncoder().encode(body);
     assert.equal(await verifyWebhookSignature(secret, header, bytes, 300, now * 1000), true);
@@ -25,7 +143,6 @@ describe('verifyWebhookSignature', () => {
   });
 
   it('refuses a delivery signed outside the tolerance, either way', async () => {
-    const header = `t=${now},v1=${sign(secret, now, body)}`;
     assert.equal(
       await verifyWebhookSignature(secret, header, body, 300, (now + 301) * 1000),
       false,
@@ -35,12 +152,5 @@ describe('verifyWebhookSignature', () => {
       false,
     );
     assert.equal(await verifyWebhookSignature(secret, header, body, 600, (now + 301) * 1000), true);
-  });
-
-  it('accepts either secret after a rotation (one v1 per secret)', async () => {
-    const previous = 'whsec_previous_secret_value';
-    const header = `t=${now},v1=${sign(secret, now, body)},v1=${sign(previous, now, body)}`;
-    assert.equal(await verifyWebhookSignature(secret, header, body, 300, now * 1000), true);
-    assert.equal(await verifyWebhookSignature(previous, header, body, 300, now * 1000), true);
   });
 });
