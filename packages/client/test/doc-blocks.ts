@@ -53,6 +53,26 @@ export const OPTIONS: ts.CompilerOptions = {
   skipLibCheck: true,
 };
 
+/** The compiler's complaints about these script files, with the same options as the blocks. */
+export function typeCheckFiles(paths: string[]): string[] {
+  const program = ts.createProgram(paths, OPTIONS);
+  return ts.getPreEmitDiagnostics(program).map(format(() => undefined, ''));
+}
+
+/** `file:line:column TScode message`; a block's line counted in its Markdown file. */
+function format(blockOf: (file: string) => Block | undefined, markdownFile: string) {
+  return (diagnostic: ts.Diagnostic): string => {
+    const text = ts.flattenDiagnosticMessageText(diagnostic.messageText, '\n');
+    if (!diagnostic.file || diagnostic.start === undefined) return `TS${diagnostic.code} ${text}`;
+    const block = blockOf(diagnostic.file.fileName);
+    const { line, character } = diagnostic.file.getLineAndCharacterOfPosition(diagnostic.start);
+    const where = block
+      ? `${markdownFile}:${block.line + line}:${character + 1}`
+      : `${diagnostic.file.fileName}:${line + 1}:${character + 1}`;
+    return `${where} TS${diagnostic.code} ${text}`;
+  };
+}
+
 /**
  * The compiler's complaints about each block of `markdownFile` (or of `blocks`, given), as
  * `README.md:12:5 TS2322 …` lines; none when every block type-checks.
@@ -79,14 +99,5 @@ export function typeCheckBlocks(
       : getSourceFile.call(host, name, language, ...rest);
   };
   const program = ts.createProgram([...files.keys()], OPTIONS, host);
-  return ts.getPreEmitDiagnostics(program).map((diagnostic) => {
-    const text = ts.flattenDiagnosticMessageText(diagnostic.messageText, '\n');
-    const block = diagnostic.file && files.get(diagnostic.file.fileName);
-    if (!diagnostic.file || diagnostic.start === undefined) return `TS${diagnostic.code} ${text}`;
-    const { line, character } = diagnostic.file.getLineAndCharacterOfPosition(diagnostic.start);
-    const where = block
-      ? `${markdownFile}:${block.line + line}:${character + 1}`
-      : `${diagnostic.file.fileName}:${line + 1}:${character + 1}`;
-    return `${where} TS${diagnostic.code} ${text}`;
-  });
+  return ts.getPreEmitDiagnostics(program).map(format((file) => files.get(file), markdownFile));
 }
