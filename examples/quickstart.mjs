@@ -6,19 +6,19 @@
 //   node examples/quickstart.mjs                      # ANIMAL_STORE_URL=http://127.0.0.1:8080
 import { AnimalStoreError, createClient } from '@animal-store/client';
 
-const environment = process.env.ANIMAL_STORE_URL ?? 'http://127.0.0.1:8080';
+const baseUrl = process.env.ANIMAL_STORE_URL ?? 'http://127.0.0.1:8080';
 const email = process.env.ANIMAL_STORE_EMAIL ?? `quickstart-${Date.now()}@example.com`;
 const password = 'correct horse battery';
 
 // 1. An account and an API key (no key needed for these; keys are managed with the password).
-const anonymous = createClient({ environment });
+const anonymous = createClient({ baseUrl });
 await anonymous.accounts.create({ email, password });
 const { key } = await anonymous.keys.create({ email, password }, { name: 'quickstart' });
 console.log('key', key.slice(0, 12));
 
 // 2. Every call from here on uses the key. The client backs off as the service asks (429 and
 //    503 with Retry-After) and sends each POST with an Idempotency-Key, so its retries are safe.
-const client = createClient({ apiKey: key, environment });
+const client = createClient({ apiKey: key, baseUrl });
 const dogs = await client.categories.create({ name: 'Dogs' });
 const rex = await client.pets.create({ name: 'Rex', categoryId: dogs.id });
 const bella = await client.pets.create({ name: 'Bella', categoryId: dogs.id });
