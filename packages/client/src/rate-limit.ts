@@ -3,8 +3,9 @@
  * and a gate every request passes before it is sent. The gate never lets a request out while
  * it knows the key has nothing left (it waits for the window to refill), so a client alone on
  * its key is never refused, and one refused by surprise (another process on the same account)
- * holds every request back for the `Retry-After` the service gave: it cannot earn a ban, which
- * the service gives a key that goes on sending while limited.
+ * holds every request back for the `Retry-After` the service gave. While little is left it
+ * keeps few requests in flight (LOW_REMAINING), so that several processes on one key, each
+ * with its calls in flight when the first 429 comes, stay below what the service's ban counts.
  */
 import { retryAfterSeconds } from './errors.js';
 
@@ -67,6 +68,16 @@ export class LimitedFor {
   ) {}
 }
 
+/**
+ * Requests out at once are at most the key's remaining requests less LOW_REMAINING, and
+ * IN_FLIGHT_WHEN_LOW while fewer are left (or none is known). The service bans a key that sends more than 20 requests while
+ * limited (after a second's grace); other processes on the key count against the same
+ * remaining, unseen, so a client sends as if it were not alone: a few processes each holding
+ * at most 8 in flight stay below what the ban counts.
+ */
+const LOW_REMAINING = 40;
+const IN_FLIGHT_WHEN_LOW = 8;
+
 export class RateLimitGate {
   /** The last state read from an answer. */
   last: RateLimitState | undefined;
@@ -103,6 +114,13 @@ export class RateLimitGate {
         // Unknown (first request, or the window has refilled): one request goes and finds
         // out; the others wait for its answer rather than all going at once.
         if (this.outstanding === 0 || this.unmetered) break;
+        await new Promise<void>((resolve) => this.waiters.push(resolve));
+        continue;
+      }
+      // Few out at once while little is left (LOW_REMAINING): at most what is left above
+      // LOW_REMAINING, and never fewer than IN_FLIGHT_WHEN_LOW.
+      const room = Math.max(IN_FLIGHT_WHEN_LOW, (this.last?.remaining ?? 0) - LOW_REMAINING);
+      if (this.outstanding >= room) {
         await new Promise<void>((resolve) => this.waiters.push(resolve));
         continue;
       }

@@ -1,8 +1,13 @@
 import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
 import { after, before, describe, it } from 'node:test';
 import { planAccount } from '../../../test/helpers.js';
 import { AnimalStoreError, createClient, type Fetch } from '../src/index.js';
 import { type Live, live } from './live.js';
+
+/** The package as built (npm run test:client builds it first). */
+const BUILT = new URL('../dist/esm/index.js', import.meta.url).href;
 
 /**
  * The service runs on a clock of its own that the test moves forward to a few seconds before a
@@ -87,6 +92,51 @@ describe('the SDK and the rate limits of a Free-plan key', () => {
     );
     assert.equal(answers.length, 31);
     await first.store.inventory();
+  });
+
+  it('two clients in two processes on one Free key, 45 calls each at once: all complete, no ban', async () => {
+    const tenant = await server.tenant('free');
+    secondsBeforeMinuteEnds(8);
+    // The other process: the built package, its answers' codes printed as JSON at the end.
+    const script = `
+      import { createClient } from ${JSON.stringify(BUILT)};
+      const [origin, apiKey] = process.argv.slice(1);
+      const codes = [];
+      const fetch = async (request) => {
+        const response = await globalThis.fetch(request);
+        if (response.status >= 400) codes.push((await response.clone().json()).code);
+        return response;
+      };
+      const client = createClient({ apiKey, baseUrl: origin, fetch });
+      // Both processes start their calls together: on the parent's word.
+      process.stderr.write('ready\\n');
+      await new Promise((resolve) => process.stdin.once('data', resolve));
+      const done = await Promise.allSettled(Array.from({ length: 45 }, () => client.store.inventory()));
+      process.stdout.write(JSON.stringify({ ok: done.filter((d) => d.status === 'fulfilled').length, codes }));`;
+    const child = spawn(
+      process.execPath,
+      ['--input-type=module', '-e', script, server.origin, tenant.key],
+      { stdio: ['pipe', 'pipe', 'pipe'] },
+    );
+    let out = '';
+    child.stdout.on('data', (chunk) => {
+      out += chunk;
+    });
+    const exited = once(child, 'exit');
+    await once(child.stderr, 'data');
+    const { fetch, answers } = recorder();
+    const here = createClient({ apiKey: tenant.key, baseUrl: server.origin, fetch });
+    child.stdin.end('go\n');
+    const mine = await Promise.allSettled(Array.from({ length: 45 }, () => here.store.inventory()));
+    await exited;
+    const theirs = JSON.parse(out) as { ok: number; codes: string[] };
+    assert.equal(mine.filter((d) => d.status === 'fulfilled').length, 45);
+    assert.equal(theirs.ok, 45, out);
+    const codes = [...answers.map((a) => a.code).filter(Boolean), ...theirs.codes];
+    assert.ok(!codes.includes('key_banned'), `codes: ${codes.join(', ')}`);
+    // The key was limited on the way (90 calls, 60 a minute), and is not banned after.
+    assert.ok(codes.includes('rate_limited') || answers.length + theirs.ok > 60);
+    await here.store.inventory();
   });
 
   it('fails a call at once, unsent, when the wait would be longer than maxWaitMs', async () => {
