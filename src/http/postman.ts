@@ -3,14 +3,20 @@ import type { FastifyInstance } from 'fastify';
 /**
  * A Postman collection (v2.1) generated from the OpenAPI document by Postman's own converter
  * (openapi-to-postmanv2), served at GET /v1/postman.json. Made once per process, on first ask
- * (the converter takes a second and is loaded only then), and finished here:
+ * (the converter takes a second and is loaded only then), and finished here into a collection
+ * that runs as it is (Postman's Runner, newman), top to bottom:
  *
- * - variables `baseUrl`, `messagesUrl` (the quickstart's own server), `apiKey`, and `email` /
- *   `password` for key management;
+ * - folders in a working order (RUN below): sign up, make a key, then categories before pets,
+ *   pets before orders, and a last folder that cleans up what the run made;
+ * - each id an answer gives is kept in a collection variable (`{{petId}}`, …) that later paths
+ *   and bodies use, so no placeholder (`<long>`) is left;
+ * - every request has tests, written from the document: the status, and the answer's required
+ *   fields and their types; a request that may show an error says so in its name;
+ * - variables `baseUrl`, `messagesUrl` (the quickstart's own server), `apiKey`, `email` /
+ *   `password` (made by the run when empty) and `webhookUrl`;
  * - the collection is authenticated with `Bearer {{apiKey}}`; key management with HTTP Basic
- *   (`{{email}}`, `{{password}}`); sign-up with nothing;
- * - request bodies, path variables and query values are the document's examples (optional query
- *   parameters stay disabled); `Idempotency-Key` is on, a fresh `{{$guid}}` on each send.
+ *   (`{{email}}`, `{{password}}`); sign-up with nothing; `Idempotency-Key` is on, a fresh
+ *   `{{$guid}}` on each send.
  */
 
 type Json = Record<string, unknown>;
@@ -26,48 +32,260 @@ interface PostmanQuery {
   value: string;
   disabled?: boolean;
 }
+interface PostmanUrl {
+  host?: string[];
+  path?: string[];
+  query?: PostmanQuery[];
+  variable?: PostmanVariable[];
+}
 interface PostmanRequest {
+  name?: string;
   method: string;
-  url: {
-    host?: string[];
-    path?: string[];
-    query?: PostmanQuery[];
-    variable?: PostmanVariable[];
-  };
+  url: PostmanUrl;
   header?: Array<{ key: string; value: string; disabled?: boolean }>;
-  body?: { mode?: string; raw?: string };
+  body?: { mode?: string; raw?: string; options?: Json };
   auth?: unknown;
+}
+interface PostmanEvent {
+  listen: 'prerequest' | 'test';
+  script: { type: 'text/javascript'; exec: string[] };
 }
 interface PostmanItem {
   name: string;
+  description?: unknown;
   item?: PostmanItem[];
   request?: PostmanRequest;
+  response?: Array<{ originalRequest?: PostmanRequest }>;
+  event?: PostmanEvent[];
 }
 export interface PostmanCollection {
-  info: Json;
+  info: Json & { description?: { content?: string } | string };
   item: PostmanItem[];
   variable?: PostmanVariable[];
   auth?: unknown;
+}
+
+interface Schema {
+  $ref?: string;
+  type?: string | string[];
+  enum?: unknown[];
+  const?: unknown;
+  anyOf?: Schema[];
+  oneOf?: Schema[];
+  required?: string[];
+  properties?: Record<string, Schema>;
+  items?: Schema;
+  title?: string;
 }
 
 interface Operation {
   security?: Array<Record<string, string[]>>;
   parameters?: Json[];
   requestBody?: { content?: Record<string, { example?: unknown }> };
+  responses?: Record<
+    string,
+    { content?: Record<string, { schema?: Schema }>; headers?: Record<string, unknown> }
+  >;
+  deprecated?: boolean;
 }
 
 interface Document {
   servers?: Array<{ url: string }>;
   paths: Record<string, Json & { servers?: Array<{ url: string }> }>;
-  components?: { parameters?: Record<string, Json> };
+  components?: { parameters?: Record<string, Json>; schemas?: Record<string, Schema> };
+}
+
+/** One request of the run: the operation, and what the run sends and expects of it. */
+interface Step {
+  /** `METHOD /path`, as the document names the operation. */
+  operation: string;
+  /** The request's name, when it may show an error the run accepts (it says which). */
+  name?: string;
+  /** The body, in place of the document's example. `{{…}}` of NUMERIC ids go in unquoted. */
+  body?: unknown;
+  /** Error answers the run accepts besides the success: status → the error's code. */
+  accepts?: Record<number, string>;
+  /** Variables set from a success's body: variable → field. */
+  capture?: Record<string, string>;
+  /** Fields of a success's body, and the value each must have. */
+  expect?: Record<string, unknown>;
+  /** Fields of a success's body that must equal a variable: field → variable. */
+  same?: Record<string, string>;
+  prerequest?: string[];
+  /** More test lines, after those made from the document. */
+  tests?: string[];
 }
 
 const MESSAGES = 'messagesUrl';
+/** Ids that are numbers in bodies: `{"petId": {{petId}}}`, not `"{{petId}}"`. */
+const NUMERIC = ['categoryId', 'petId', 'orderId'];
 
-/** The operation a converted request stands for: `/pets/:petId` is `/pets/{petId}`. */
+const SIGN_UP = [
+  '// Without an email and a password of yours, the run makes them (and keeps them).',
+  "if (!pm.variables.get('email')) {",
+  "  const unique = Date.now().toString(36) + '-' + Math.random().toString(36).slice(2, 10);",
+  "  pm.collectionVariables.set('email', 'postman-' + unique + '@example.com');",
+  '}',
+  "if (!pm.variables.get('password')) {",
+  "  pm.collectionVariables.set('password', pm.variables.replaceIn('{{$guid}}'));",
+  '}',
+];
+const USE_NEW_KEY = [
+  '// Without a key of yours, the run uses the one it made (and forgets it once revoked).',
+  "if (pm.response.code === 201 && !pm.variables.get('apiKey')) {",
+  "  pm.collectionVariables.set('apiKey', pm.response.json().key);",
+  "  pm.collectionVariables.set('apiKeyId', pm.response.json().id);",
+  '}',
+];
+const FORGET_KEY = [
+  "if (pm.response.code === 204 && pm.variables.get('apiKeyId') === pm.variables.get('keyId')) {",
+  "  pm.collectionVariables.set('apiKey', '');",
+  "  pm.collectionVariables.set('apiKeyId', '');",
+  '}',
+];
+
+/**
+ * The run: folders (the converter's, by tag, and a last one that cleans up) and their requests,
+ * in an order that works on a fresh account. Within a folder: create, then read, list, change;
+ * deletes wait for the last folder, in the order the rules allow (a pet once its order is
+ * closed, a category once it has no pets, the key last).
+ */
+const RUN: Array<{ folder: string; description?: string; steps: Step[] }> = [
+  {
+    folder: 'Accounts',
+    steps: [
+      {
+        operation: 'POST /accounts',
+        name: 'Create an account (409 if it exists)',
+        body: { email: '{{email}}', password: '{{password}}' },
+        accepts: { 409: 'email_taken' },
+        prerequest: SIGN_UP,
+      },
+    ],
+  },
+  {
+    folder: 'API keys',
+    steps: [
+      {
+        operation: 'POST /keys',
+        body: { name: 'postman' },
+        capture: { keyId: 'id' },
+        tests: USE_NEW_KEY,
+      },
+      { operation: 'GET /keys' },
+      { operation: 'GET /account', same: { email: 'email' } },
+    ],
+  },
+  {
+    folder: 'Categories',
+    steps: [
+      { operation: 'POST /categories', body: { name: 'Dogs' }, capture: { categoryId: 'id' } },
+      { operation: 'GET /categories' },
+      { operation: 'GET /categories/{categoryId}', same: { id: 'categoryId' } },
+      { operation: 'PATCH /categories/{categoryId}', body: { name: 'Hounds' } },
+    ],
+  },
+  {
+    folder: 'Pets',
+    steps: [
+      {
+        operation: 'POST /pets',
+        body: { name: 'Rex', categoryId: '{{categoryId}}' },
+        capture: { petId: 'id' },
+        expect: { status: 'available' },
+      },
+      { operation: 'GET /pets' },
+      { operation: 'GET /pets/{petId}', same: { id: 'petId' } },
+      { operation: 'PATCH /pets/{petId}', body: { name: 'Rex the Second' } },
+    ],
+  },
+  {
+    folder: 'Store',
+    steps: [
+      {
+        operation: 'POST /store/orders',
+        body: { petId: '{{petId}}' },
+        capture: { orderId: 'id' },
+        expect: { status: 'placed' },
+      },
+      { operation: 'GET /store/orders' },
+      { operation: 'GET /store/orders/{orderId}', same: { id: 'orderId' } },
+      // Cancelled, the pet is available again, and can be removed at the end.
+      {
+        operation: 'PATCH /store/orders/{orderId}',
+        body: { status: 'cancelled' },
+        expect: { status: 'cancelled' },
+      },
+      { operation: 'GET /store/inventory' },
+    ],
+  },
+  { folder: 'Events', steps: [{ operation: 'GET /events' }] },
+  {
+    folder: 'Webhooks',
+    steps: [
+      {
+        operation: 'POST /webhooks',
+        body: { url: '{{webhookUrl}}', events: ['*'] },
+        capture: { webhookId: 'id' },
+      },
+      { operation: 'GET /webhooks' },
+      { operation: 'GET /webhooks/{webhookId}', same: { id: 'webhookId' } },
+      { operation: 'PATCH /webhooks/{webhookId}', body: { enabled: true } },
+      { operation: 'POST /webhooks/{webhookId}/rotate-secret' },
+      { operation: 'POST /webhooks/{webhookId}/test', capture: { deliveryId: 'id' } },
+      { operation: 'GET /webhooks/{webhookId}/deliveries' },
+      {
+        operation: 'POST /webhooks/{webhookId}/deliveries/{deliveryId}/retry',
+        name: 'Send a delivery again (409 while it is being sent)',
+        accepts: { 409: 'delivery_in_progress' },
+      },
+    ],
+  },
+  {
+    folder: 'Messages',
+    steps: [
+      {
+        operation: 'POST /messages',
+        body: { message: 'Hello, store!' },
+        capture: { messageId: 'id' },
+      },
+      { operation: 'GET /messages/{messageId}', same: { id: 'messageId' } },
+    ],
+  },
+  {
+    folder: 'Clean up',
+    description: 'Removes what the run made, the key last.',
+    steps: [
+      { operation: 'DELETE /webhooks/{webhookId}' },
+      { operation: 'DELETE /pets/{petId}' },
+      { operation: 'DELETE /categories/{categoryId}' },
+      { operation: 'DELETE /keys/{keyId}', tests: FORGET_KEY },
+    ],
+  },
+];
+
+/** Variables the run sets, and what each holds. */
+const CAPTURED: Record<string, string> = {
+  apiKeyId: 'Set by the run: the id of `apiKey` when the run made it (revoking it empties both).',
+  keyId: 'Set by the run: the id of the API key it made.',
+  categoryId: 'Set by the run: the category it made.',
+  petId: 'Set by the run: the pet it made.',
+  orderId: 'Set by the run: the order it placed.',
+  webhookId: 'Set by the run: the webhook endpoint it made.',
+  deliveryId: 'Set by the run: the test delivery it sent.',
+  messageId: 'Set by the run: the message it sent.',
+};
+
+/** `/pets/:petId` is `/pets/{petId}`. */
+function pathOf(url: PostmanUrl): string {
+  return `/${(url.path ?? []).map((p) => p.replace(/^:(.+)$/, '{$1}')).join('/')}`;
+}
+
+const operationKey = (request: PostmanRequest) => `${request.method} ${pathOf(request.url)}`;
+
+/** The operation a converted request stands for. */
 function operationOf(doc: Document, request: PostmanRequest): Operation | undefined {
-  const path = `/${(request.url.path ?? []).map((p) => p.replace(/^:(.+)$/, '{$1}')).join('/')}`;
-  return doc.paths[path]?.[request.method.toLowerCase()] as Operation | undefined;
+  return doc.paths[pathOf(request.url)]?.[request.method.toLowerCase()] as Operation | undefined;
 }
 
 function parametersOf(doc: Document, operation: Operation): Json[] {
@@ -77,13 +295,42 @@ function parametersOf(doc: Document, operation: Operation): Json[] {
   });
 }
 
+/** A JavaScript string literal, in single quotes. */
+const quote = (s: string) => `'${s.replaceAll('\\', '\\\\').replaceAll("'", "\\'")}'`;
+
 const text = (value: unknown) => (typeof value === 'string' ? value : JSON.stringify(value));
 
-function finishRequest(doc: Document, request: PostmanRequest): void {
-  const operation = operationOf(doc, request);
-  if (!operation) return;
+/** A body as JSON text, the NUMERIC ids' `{{…}}` unquoted. */
+function rawBody(value: unknown): string {
+  return JSON.stringify(value, null, 2).replace(
+    new RegExp(`"(\\{\\{(?:${NUMERIC.join('|')})\\}\\})"`, 'g'),
+    '$1',
+  );
+}
+
+/** The host, path variables and query values of a request, or of a saved example's request. */
+function finishUrl(doc: Document, operation: Operation, url: PostmanUrl): void {
   // The converter names each per-path server's address a variable of its own.
-  if (request.url.host?.some((h) => h !== '{{baseUrl}}')) request.url.host = [`{{${MESSAGES}}}`];
+  if (url.host?.some((h) => h !== '{{baseUrl}}')) url.host = [`{{${MESSAGES}}}`];
+  // Every path id is one an earlier request of the run answered with.
+  for (const variable of url.variable ?? []) variable.value = `{{${variable.key}}}`;
+  const examples = new Map<string, unknown>();
+  for (const parameter of parametersOf(doc, operation)) {
+    if (parameter.example !== undefined) examples.set(String(parameter.name), parameter.example);
+  }
+  for (const query of url.query ?? []) {
+    query.value = examples.has(query.key) ? text(examples.get(query.key)) : '';
+  }
+}
+
+function finishRequest(doc: Document, item: PostmanItem): void {
+  const request = item.request;
+  const operation = request && operationOf(doc, request);
+  if (!request || !operation) return;
+  finishUrl(doc, operation, request.url);
+  for (const example of item.response ?? []) {
+    if (example.originalRequest) finishUrl(doc, operation, example.originalRequest.url);
+  }
 
   const schemes = (operation.security ?? []).flatMap((s) => Object.keys(s));
   if (schemes.includes('basicAuth')) {
@@ -101,16 +348,6 @@ function finishRequest(doc: Document, request: PostmanRequest): void {
     delete request.auth;
   }
 
-  const examples = new Map<string, unknown>();
-  for (const parameter of parametersOf(doc, operation)) {
-    if (parameter.example !== undefined) examples.set(String(parameter.name), parameter.example);
-  }
-  for (const variable of request.url.variable ?? []) {
-    if (examples.has(variable.key)) variable.value = text(examples.get(variable.key));
-  }
-  for (const query of request.url.query ?? []) {
-    query.value = examples.has(query.key) ? text(examples.get(query.key)) : '';
-  }
   for (const header of request.header ?? []) {
     if (header.key === 'Idempotency-Key') {
       header.value = '{{$guid}}';
@@ -123,12 +360,235 @@ function finishRequest(doc: Document, request: PostmanRequest): void {
   }
 }
 
-function finishItems(doc: Document, items: PostmanItem[]): void {
-  for (const item of items) {
-    if (item.request) finishRequest(doc, item.request);
-    if (item.item) finishItems(doc, item.item);
+function resolve(doc: Document, schema: Schema): Schema {
+  let s = schema;
+  for (let depth = 0; s.$ref && depth < 8; depth++) {
+    s = doc.components?.schemas?.[s.$ref.split('/').pop() ?? ''] ?? {};
   }
+  return s;
 }
+
+const TYPE_TEST: Record<string, string> = {
+  integer: 'Number.isInteger(v)',
+  number: "typeof v === 'number'",
+  string: "typeof v === 'string'",
+  boolean: "typeof v === 'boolean'",
+  array: 'Array.isArray(v)',
+  object: "(typeof v === 'object' && v !== null && !Array.isArray(v))",
+  null: 'v === null',
+};
+
+/** A JavaScript test of `v` against the schema's type, or undefined when any value fits. */
+function predicate(doc: Document, schema: Schema): string | undefined {
+  const s = resolve(doc, schema);
+  if (s.const !== undefined) return `v === ${JSON.stringify(s.const)}`;
+  if (s.enum) return `${JSON.stringify(s.enum)}.includes(v)`;
+  const union = s.anyOf ?? s.oneOf;
+  if (union) {
+    const parts = union.map((part) => predicate(doc, part));
+    return parts.every((p) => p !== undefined) ? parts.join(' || ') : undefined;
+  }
+  const types = Array.isArray(s.type) ? s.type : s.type ? [s.type] : [];
+  const parts = types.map((t) => TYPE_TEST[t]);
+  return parts.length > 0 && parts.every((p) => p !== undefined) ? parts.join(' || ') : undefined;
+}
+
+const CHAI_TYPE: Record<string, string> = {
+  integer: "to.be.a('number').that.satisfies(Number.isInteger)",
+  number: "to.be.a('number')",
+  string: "to.be.a('string')",
+  boolean: "to.be.a('boolean')",
+  array: "to.be.an('array')",
+  object: "to.be.an('object')",
+  null: 'to.equal(null)',
+};
+
+/** The line that checks `target.field`'s type, as readable as chai makes it. */
+function fieldCheck(doc: Document, target: string, field: string, schema: Schema): string[] {
+  const s = resolve(doc, schema);
+  const value = /^[A-Za-z_$][\w$]*$/.test(field)
+    ? `${target}.${field}`
+    : `${target}[${JSON.stringify(field)}]`;
+  const expect = `pm.expect(${value}, ${quote(field)})`;
+  if (s.enum) return [`${expect}.to.be.oneOf(${JSON.stringify(s.enum)});`];
+  if (typeof s.type === 'string' && CHAI_TYPE[s.type]) return [`${expect}.${CHAI_TYPE[s.type]};`];
+  const test = predicate(doc, s);
+  return test ? [`${expect}.to.satisfy((v) => ${test});`] : [];
+}
+
+/** Checks that `target` has the schema's required fields, each of its type. */
+function objectChecks(doc: Document, target: string, schema: Schema): string[] {
+  const s = resolve(doc, schema);
+  const required = s.required ?? [];
+  if (required.length === 0) return fieldCheck(doc, target, 'body', s);
+  return [
+    `pm.expect(${target}).to.be.an('object');`,
+    `pm.expect(${target}).to.include.all.keys(${required.map(quote).join(', ')});`,
+    ...required.flatMap((field) => fieldCheck(doc, target, field, s.properties?.[field] ?? {})),
+  ];
+}
+
+/** A pm.test of the answer's body against the document's schema for it. */
+function shapeTest(doc: Document, schema: Schema | undefined): string[] {
+  if (!schema) {
+    return [
+      `pm.test('no body', function () {`,
+      `  pm.expect(pm.response.text()).to.equal('');`,
+      '});',
+    ];
+  }
+  const s = resolve(doc, schema);
+  const items = s.items && resolve(doc, s.items);
+  const lines = items
+    ? [
+        `pm.expect(body).to.be.an('array');`,
+        'for (const item of body) {',
+        ...objectChecks(doc, 'item', items).map((l) => `  ${l}`),
+        '}',
+      ]
+    : objectChecks(doc, 'body', s);
+  const noun = (items ?? s).title ?? 'body';
+  const title = `${items ? 'a list of' : /^[AEIOU]/.test(noun) ? 'an' : 'a'} ${noun}`;
+  const fields = (items ?? s).required ?? [];
+  const name = fields.length ? `${title} (${fields.join(', ')})` : title;
+  return [
+    `pm.test(${quote(name)}, function () {`,
+    '  const body = pm.response.json();',
+    ...lines.map((l) => `  ${l}`),
+    '});',
+  ];
+}
+
+const indent = (lines: string[]) => lines.map((l) => `  ${l}`);
+
+/** The test script of a step: status, shape, headers and values, then the captures. */
+function testScript(doc: Document, operation: Operation, step: Step): string[] {
+  const responses = operation.responses ?? {};
+  const success = Number(Object.keys(responses).find((s) => s.startsWith('2')) ?? 200);
+  const errors = Object.entries(step.accepts ?? {}).map(([s, code]) => [Number(s), code] as const);
+  const statuses = [success, ...errors.map(([s]) => s)];
+  const answer = responses[success];
+  const lines =
+    errors.length === 0
+      ? [`pm.test('answers ${success}', function () {`, `  pm.response.to.have.status(${success});`]
+      : [
+          `pm.test(${quote(`answers ${success}, or ${errors.map(([s, c]) => `${s} ${c}`).join(', ')}`)}, function () {`,
+          `  pm.expect(pm.response.code).to.be.oneOf(${JSON.stringify(statuses)});`,
+        ];
+  lines.push('});');
+
+  const ok = shapeTest(doc, answer?.content?.['application/json']?.schema);
+  const headers = [
+    ...(answer?.headers && 'Location' in answer.headers ? ['Location'] : []),
+    ...(operation.deprecated ? ['Deprecation', 'Sunset', 'Link'] : []),
+  ];
+  if (headers.length > 0) {
+    ok.push(
+      `pm.test(${quote(`with ${headers.join(', ')}`)}, function () {`,
+      ...headers.map((h) => `  pm.response.to.have.header('${h}');`),
+      '});',
+    );
+  }
+  const values = [
+    ...Object.entries(step.expect ?? {}).map(
+      ([field, value]) => `  pm.expect(body.${field}).to.eql(${JSON.stringify(value)});`,
+    ),
+    ...Object.entries(step.same ?? {}).map(
+      ([field, variable]) =>
+        `  pm.expect(String(body.${field})).to.equal(String(pm.variables.get(${quote(variable)})));`,
+    ),
+  ];
+  if (values.length > 0) {
+    const said = [
+      ...Object.entries(step.expect ?? {}).map(([f, v]) => `${f} ${JSON.stringify(v)}`),
+      ...Object.entries(step.same ?? {}).map(([f, v]) => `${f} is ${v}`),
+    ];
+    ok.push(
+      `pm.test(${quote(said.join(', '))}, function () {`,
+      '  const body = pm.response.json();',
+      ...values,
+      '});',
+    );
+  }
+  for (const [variable, field] of Object.entries(step.capture ?? {})) {
+    ok.push(`pm.collectionVariables.set('${variable}', pm.response.json().${field});`);
+  }
+  lines.push(`if (pm.response.code === ${success}) {`, ...indent(ok), '}');
+
+  const error = resolve(doc, { $ref: '#/components/schemas/Error' });
+  for (const [status, code] of errors) {
+    lines.push(
+      `if (pm.response.code === ${status}) {`,
+      ...indent(shapeTest(doc, error)),
+      `  pm.test('code ${code}', function () {`,
+      `    pm.expect(pm.response.json().code).to.equal('${code}');`,
+      '  });',
+      '}',
+    );
+  }
+  return [...lines, ...(step.tests ?? [])];
+}
+
+function runStep(doc: Document, item: PostmanItem, step: Step): void {
+  const request = item.request;
+  const operation = request && operationOf(doc, request);
+  if (!request || !operation) return;
+  if (step.name) {
+    item.name = step.name;
+    request.name = step.name;
+  }
+  if (step.body !== undefined) {
+    request.body = { mode: 'raw', raw: rawBody(step.body), options: { raw: { language: 'json' } } };
+  }
+  const script = (listen: PostmanEvent['listen'], exec: string[]): PostmanEvent => ({
+    listen,
+    script: { type: 'text/javascript', exec },
+  });
+  item.event = [
+    ...(step.prerequest ? [script('prerequest', step.prerequest)] : []),
+    script('test', testScript(doc, operation, step)),
+  ];
+}
+
+/** The converter's folders (by tag), rearranged into RUN's order; anything RUN does not name
+ * runs, with tests made from the document alone, in a folder before the clean-up. */
+function arrange(doc: Document, collection: PostmanCollection): void {
+  const tagFolders = new Map(collection.item.map((folder) => [folder.name, folder]));
+  const requests = new Map<string, PostmanItem>();
+  const gather = (items: PostmanItem[]) => {
+    for (const item of items) {
+      if (item.request) requests.set(operationKey(item.request), item);
+      if (item.item) gather(item.item);
+    }
+  };
+  gather(collection.item);
+  const folder = (name: string, description: unknown, steps: Step[]): PostmanItem => ({
+    name,
+    ...(description === undefined ? {} : { description }),
+    item: steps.flatMap((step) => {
+      const item = requests.get(step.operation);
+      if (!item) return [];
+      requests.delete(step.operation);
+      runStep(doc, item, step);
+      return [item];
+    }),
+  });
+  const folders = RUN.map((run) =>
+    folder(run.folder, run.description ?? tagFolders.get(run.folder)?.description, run.steps),
+  );
+  const rest = [...requests.keys()].map((operation) => ({ operation }));
+  if (rest.length > 0) folders.splice(-1, 0, folder('More', undefined, rest));
+  collection.item = folders;
+}
+
+const runNote = (requests: number) => `Run this collection as it is (Postman's Runner, or
+\`newman run\`): it signs up (or, given your \`email\` and \`password\`, uses your account),
+makes an API key (kept in \`apiKey\` unless you set one), tries every operation in a working
+order with tests on each answer, and removes what it made. Ids from answers are kept in
+variables (\`{{petId}}\`, …) for the requests that follow. A run is ${requests} requests: on the
+Free plan (60 a minute), wait a minute before the next.
+
+`;
 
 /** The collection of the document `doc` (an OpenAPI 3.1 object, not changed). */
 export async function postmanCollection(document: object): Promise<PostmanCollection> {
@@ -152,7 +612,19 @@ export async function postmanCollection(document: object): Promise<PostmanCollec
       },
     );
   });
-  finishItems(doc, collection.item);
+  const finish = (items: PostmanItem[]) => {
+    for (const item of items) {
+      if (item.request) finishRequest(doc, item);
+      if (item.item) finish(item.item);
+    }
+  };
+  finish(collection.item);
+  arrange(doc, collection);
+  const description = collection.info.description;
+  if (typeof description === 'object' && description.content !== undefined) {
+    const requests = collection.item.reduce((n, folder) => n + (folder.item?.length ?? 0), 0);
+    description.content = runNote(requests) + description.content;
+  }
   const messages = Object.entries(doc.paths).find(([path]) => path.startsWith('/messages'))?.[1]
     .servers?.[0]?.url;
   collection.variable = [
@@ -172,15 +644,37 @@ export async function postmanCollection(document: object): Promise<PostmanCollec
       key: 'apiKey',
       value: '',
       type: 'secret',
-      description: 'Your API key (as_test_… or as_live_…), from the portal or POST /v1/keys.',
+      description:
+        'Your API key (as_test_… or as_live_…), from the portal or POST /v1/keys. Empty, ' +
+        'the run uses the key it makes.',
     },
     {
       key: 'email',
       value: '',
       type: 'string',
-      description: 'Your sign-in email (key management).',
+      description: 'Your sign-in email (key management). Empty, the run signs up a new one.',
     },
-    { key: 'password', value: '', type: 'secret', description: 'Your password (key management).' },
+    {
+      key: 'password',
+      value: '',
+      type: 'secret',
+      description: 'Your password (key management). Empty, the run makes one.',
+    },
+    {
+      key: 'webhookUrl',
+      value: 'http://127.0.0.1:9/animal-store-hook',
+      type: 'string',
+      description:
+        'Where the webhook endpoint the run makes sends events: an https URL of yours in ' +
+        'production. Development also allows loopback http, as this default (which nothing ' +
+        'answers).',
+    },
+    ...Object.entries(CAPTURED).map(([key, description]) => ({
+      key,
+      value: '',
+      type: 'string',
+      description,
+    })),
   ];
   collection.auth = {
     type: 'bearer',
