@@ -440,15 +440,17 @@ const pgMessages = rowOf('postgres+redis', 'POST /messages');
 if (pgMessages) {
   checks.push(['POST /messages ≥ 0.4 × insert baseline', (pgMessages.vsInserts ?? 0) >= 0.4]);
 }
-// Issue 21: an Idempotency-Key on every POST costs at most 10%.
+// Issue 32: a POST with an Idempotency-Key (random, UUIDv4-shaped: the SDK keys every POST)
+// runs at half the rate of one without, at least. (Issue 21 hoped for 0.9; the kept answer is
+// an insert into a randomly ordered index, in the change's transaction.)
 for (const mode of modes) {
   for (const post of ['POST /v1/pets', 'POST /messages']) {
     const plain = rowOf(mode.mode, post);
     const keyed = rowOf(mode.mode, `${post} ${KEYED}`);
     if (plain && keyed) {
       checks.push([
-        `${mode.mode}: ${post} with keys ≥ 0.9 × without`,
-        keyed.ratio >= 0.9 * plain.ratio,
+        `${mode.mode}: ${post} with keys ≥ 0.5 × without`,
+        keyed.ratio >= 0.5 * plain.ratio,
       ]);
     }
   }

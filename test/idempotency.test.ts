@@ -368,7 +368,8 @@ describe('Idempotency-Key', () => {
       });
       socket.on('end', () => resolve(text));
       socket.on('error', reject);
-      socket.end(
+      // Not ended: the service closes the connection once it has answered (Connection: close).
+      socket.write(
         [
           'POST /v1/pets HTTP/1.1',
           'Host: 127.0.0.1',

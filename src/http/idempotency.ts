@@ -191,7 +191,14 @@ export class IdempotentAnswers {
         const outcome = await write({
           // The kept answer is a statement of its own: the write needs its savepoint, or on
           // PostgreSQL outside a batch, a transaction.
-          options: (options) => ({ ...options, oneStatement: false, atomic: true }),
+          // A one-statement write with the kept answer's insert after it still runs beside the
+          // others of its batch on PostgreSQL (pipelined): the insert decides nothing.
+          options: (options) => ({
+            ...options,
+            oneStatement: false,
+            pipelined: options.pipelined ?? options.oneStatement === true,
+            atomic: true,
+          }),
           // `write` hands its alongside the outcome it returns (writeWith): a T.
           run: async (tx, outcome) => {
             const own = toAnswer(outcome as T);

@@ -19,6 +19,14 @@ export interface WriteOptions {
    */
   oneStatement?: boolean;
   /**
+   * PostgreSQL: the work may run beside the others of its batch, their statements pipelined,
+   * and be run again, alone in a savepoint, should anything in the batch fail: it decides
+   * nothing on what it reads (a read then a write on it must run alone, in order). Implied by
+   * `oneStatement`; a one-statement write with more independent statements added after it (a
+   * POST's kept answer, src/http/idempotency.ts) keeps it. SQLite ignores it.
+   */
+  pipelined?: boolean;
+  /**
    * All or nothing on PostgreSQL too, where the work then runs in a transaction of its own
    * (a write there otherwise runs as it is, statement by statement). Group commit ignores it:
    * every write of a batch is all or nothing already, in its savepoint.

@@ -9,7 +9,8 @@ import type { Tables } from './tables.js';
 
 interface Pending {
   work: (tx: Tx) => Promise<unknown>;
-  oneStatement: boolean;
+  /** WriteOptions.pipelined. */
+  pipelined: boolean;
   numbersFor: string | undefined;
   resolve: (value: unknown) => void;
   reject: (error: unknown) => void;
@@ -54,7 +55,7 @@ const settle = <T>(work: Promise<T>): Promise<Outcome<T>> =>
  * pipelined connection (node-postgres' `pipeline`: statements are sent without waiting for the
  * answers of those before them); each caller is answered only after that commit.
  *
- * One-statement writes (`oneStatement`) run side by side, their statements pipelined. Should
+ * Pipelined writes (`pipelined`, one-statement writes among them) run side by side, their statements pipelined. Should
  * any of them fail (PostgreSQL then aborts the whole transaction), or the transaction be
  * aborted by a failure a write swallowed, the batch is rolled back and run again one write at
  * a time, each in a savepoint of its own: the failing write fails alone, with its own error,
@@ -120,7 +121,7 @@ export class PgGroupCommit {
     return new Promise<T>((resolve, reject) => {
       this.queue.push({
         work,
-        oneStatement: options.oneStatement === true,
+        pipelined: options.pipelined ?? options.oneStatement === true,
         numbersFor: options.numbersFor,
         resolve: resolve as (value: unknown) => void,
         reject,
@@ -203,8 +204,8 @@ export class PgGroupCommit {
 
   /** Runs the batch in one transaction and commits it; each write's outcome, in order. */
   private async commit(client: pg.PoolClient, batch: Pending[]): Promise<Outcome[]> {
-    const together = batch.filter((item) => item.oneStatement);
-    const alone = batch.filter((item) => !item.oneStatement);
+    const together = batch.filter((item) => item.pipelined);
+    const alone = batch.filter((item) => !item.pipelined);
     // BEGIN goes out first, and the statements right behind it, unanswered yet (but for the
     // counters' numbers, which the writes take from memory).
     const begun = settle(client.query('begin'));
