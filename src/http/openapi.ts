@@ -18,8 +18,10 @@ Every catalogue operation needs an API key: \`Authorization: Bearer <API_KEY>\`.
 the developer portal at \`/portal\`, or create an account with \`POST /v1/accounts\`, then a
 key with \`POST /v1/keys\` (HTTP Basic with your email and password).
 
-A [Postman collection](/v1/postman.json) of every operation is generated from this document:
-import it, then set its \`apiKey\` variable (and \`baseUrl\`, if not this server).
+A [Postman collection](/v1/postman.json) of every operation is generated from this document.
+Imported and run as it is, it signs up, makes a key and walks every operation in a working
+order, testing each answer; set its \`apiKey\` (and \`baseUrl\`, if not this server) to use
+your own key instead.
 
 Lists are paginated by cursor: the body is a bare JSON array and the next page, if any, is in
 the \`Link: <…>; rel="next"\` header (RFC 8288).
