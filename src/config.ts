@@ -93,7 +93,8 @@ export interface Config {
     retryForMs: number;
     /** How long a dispatcher holds the deliveries it claimed before others may take them. */
     leaseMs: number;
-    /** Deliveries a dispatcher sends at once. */
+    /** Deliveries a dispatcher sends at once (its slots): an account takes at most a quarter of
+     * them, an endpoint 2, the endpoints that do not answer half (src/webhooks/dispatcher.ts). */
     concurrency: number;
     /** How often an idle dispatcher looks for due deliveries. */
     pollMs: number;
@@ -299,7 +300,7 @@ function webhooks(env: Env, appEnv: AppEnv, sessionSecrets: string[]): Config['w
     retryMaxMs,
     retryForMs: integer(env, 'WEBHOOK_RETRY_FOR_SECONDS', 3 * 86_400, 1, 30 * 86_400) * 1000,
     leaseMs: integer(env, 'WEBHOOK_LEASE_SECONDS', 60, 1, 3_600) * 1000,
-    concurrency: integer(env, 'WEBHOOK_CONCURRENCY', 16, 1, 1000),
+    concurrency: integer(env, 'WEBHOOK_CONCURRENCY', 32, 1, 1000),
     pollMs: integer(env, 'WEBHOOK_POLL_MS', 1_000, 10, 60_000),
   };
 }

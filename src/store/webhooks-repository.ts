@@ -141,72 +141,193 @@ export interface DeliveryLease {
   until: string;
 }
 
+/** How many deliveries a dispatcher may take, and how many may be in flight at once. */
+export interface ClaimCaps {
+  /** The dispatcher's free slots. */
+  take: number;
+  /** Deliveries in flight to one endpoint, on every instance. */
+  perEndpoint: number;
+  /** Deliveries in flight for one account, on every instance. */
+  perAccount: number;
+  /** Deliveries in flight to the other endpoints together, on every instance, than those
+   * answering (which took a delivery and failed none since, and have none in flight for more
+   * than `slowAfterMs`): the rest of the slots are kept for those. */
+  slow: number;
+  slowAfterMs: number;
+}
+
+/** A delivery, by its key. */
+export interface DeliveryKey {
+  endpoint_id: string;
+  event_id: string;
+}
+
 /**
- * Claims up to `limit` due deliveries under a lease: pending ones whose time has come, and
- * sending ones whose lease ran out, to enabled endpoints. A delivery waits while an earlier
- * one of the same resource to the same endpoint is still open (pending or sending), so the
- * events of one resource reach an endpoint in order. On PostgreSQL, `FOR UPDATE SKIP LOCKED`
- * lets dispatchers of several instances claim side by side without taking the same rows.
+ * Whether the delivery `alias` is the first open one (pending or sending) of its resource to its
+ * endpoint: the events of one resource reach an endpoint in order.
+ */
+function firstOfResource(alias: 'd' | 'x') {
+  const ref = (column: string) => sql.ref(`${alias}.${column}`);
+  return sql<boolean>`not exists (
+    select 1 from webhook_deliveries p
+    where p.endpoint_id = ${ref('endpoint_id')} and p.resource = ${ref('resource')}
+      and p.event_id < ${ref('event_id')} and p.status in ('pending', 'sending'))`;
+}
+
+/** Whether the delivery `d` may go out: first of its resource, to an enabled endpoint. */
+const mayGo = sql<boolean>`${firstOfResource('d')} and exists (
+  select 1 from webhook_endpoints e where e.id = d.endpoint_id and e.enabled = 1)`;
+
+/**
+ * How an endpoint `w` stands: 0 answering (it has taken a delivery, and failed none since), 1
+ * unproven (it never has), 2 failing.
+ */
+const endpointLevel = sql<number>`case when w.failing_since is not null then 2
+  when w.answered_at is null then 1 else 0 end`;
+
+/**
+ * Each enabled endpoint's first `perEndpoint` due pending deliveries that may go, longest due
+ * first: endpoint by endpoint, a range of the partial index of pending deliveries by
+ * (endpoint_id, available_at) each. (Left to themselves, both planners read every delivery and
+ * ran the subquery for each.)
+ */
+function firstDue(db: ReadDb, p: { now: string; perEndpoint: number }) {
+  const firsts = sql`select x.endpoint_id, x.event_id, x.account_id from webhook_deliveries x
+    where x.endpoint_id = w.id and x.status = 'pending' and x.available_at <= ${p.now}
+      and ${firstOfResource('x')}
+    order by x.available_at
+    limit ${p.perEndpoint}`;
+  const level = sql`${endpointLevel} as level`;
+  if (db.getExecutor().adapter instanceof PostgresAdapter) {
+    return sql`select f.endpoint_id, f.event_id, f.account_id, 1 as due, ${level}
+      from webhook_endpoints w cross join lateral (${firsts}) f
+      where w.enabled = 1`;
+  }
+  // No LATERAL in SQLite: the chosen deliveries looked up by key, endpoint by endpoint (SQLite
+  // keeps a CROSS JOIN's order as written).
+  return sql`select d.endpoint_id, d.event_id, d.account_id, 1 as due, ${level}
+    from webhook_endpoints w cross join webhook_deliveries d
+    where w.enabled = 1 and d.endpoint_id = w.id
+      and d.event_id in (select f.event_id from (${firsts}) f)`;
+}
+
+/**
+ * The due deliveries a dispatcher with `take` free slots claims next, fairly: no endpoint gets
+ * more than `perEndpoint` in flight, nor an account more than `perAccount`, nor the endpoints
+ * that do not answer (failing, slow for now, or never tried) together more than `slow`,
+ * counting what every instance is sending (a live lease); and the accounts take turns (each
+ * account's first, then each one's second…; within a turn, answering endpoints first, failing
+ * ones last, then the oldest event). Due: pending and its time come, or sending and its lease
+ * run out.
+ *
+ * What is ranked is small whatever the backlog: the deliveries being sent (at most every
+ * instance's slots) and each endpoint's first due ones (firstDue). A read: the claim that
+ * follows (claimDeliveries) checks again that each is still due.
+ */
+const claimableQuery = preparedQuery(
+  (
+    db,
+    p: {
+      now: string;
+      slowSince: string;
+      take: number;
+      perEndpoint: number;
+      perAccount: number;
+      slow: number;
+    },
+  ) => ({
+    compile: () =>
+      sql<DeliveryKey>`with open as (
+          select d.endpoint_id, d.event_id, d.account_id,
+            case when d.lease_until >= ${p.now} then 0 else 1 end as due,
+            -- An answering endpoint with a delivery in flight for long is slow (1) for now.
+            case when w.failing_since is not null then 2
+              when w.answered_at is null
+                or (d.lease_until >= ${p.now} and d.updated_at < ${p.slowSince}) then 1
+              else 0 end as level
+          from webhook_deliveries d join webhook_endpoints w on w.id = d.endpoint_id
+          where d.status = 'sending' and (d.lease_until >= ${p.now} or (${mayGo}))
+          union all
+          ${firstDue(db, p)}
+        ),
+        by_endpoint as (
+          select endpoint_id, event_id, account_id, due,
+            max(level) over (partition by endpoint_id) as level,
+            row_number() over (partition by endpoint_id order by due, event_id) as endpoint_rank
+          from open
+        ),
+        by_account as (
+          select endpoint_id, event_id, due, level,
+            row_number() over (partition by account_id order by due, event_id) as account_rank
+          from by_endpoint
+          where endpoint_rank <= ${p.perEndpoint}
+        ),
+        by_pool as (
+          select endpoint_id, event_id, due, level, account_rank,
+            row_number() over (
+              partition by case when level = 0 then 0 else 1 end
+              order by due, account_rank, level, event_id) as pool_rank
+          from by_account
+          -- Ranked after the account's deliveries in flight: perAccount in all, at most.
+          where due = 0 or account_rank <= ${p.perAccount}
+        )
+        select endpoint_id, event_id from by_pool
+        where due = 1 and (level = 0 or pool_rank <= ${p.slow})
+        -- In a turn, answering endpoints first, failing ones last.
+        order by account_rank, level, event_id
+        limit ${p.take}`.compile(db),
+  }),
+);
+
+/** What claimableQuery chooses (window functions: SQLite 3.25 or later). */
+export function claimable(db: ReadDb, now: string, caps: ClaimCaps): Promise<DeliveryKey[]> {
+  const { slowAfterMs, ...rest } = caps;
+  const slowSince = new Date(Date.parse(now) - slowAfterMs).toISOString();
+  return claimableQuery(db, { now, slowSince, ...rest });
+}
+
+/**
+ * Claims the chosen deliveries under a lease, those still due and still first of their
+ * resource: a delivery another dispatcher claimed since the choice is left to it (on
+ * PostgreSQL the update waits for that claim's row lock, then checks its WHERE again on the
+ * row as it now is). The caps are not checked again: racing instances may together pass them
+ * by what one claim takes.
  */
 export function claimDeliveries(
-  database: Pick<Database, 'write' | 'dialect'>,
+  database: Pick<Database, 'write'>,
   lease: DeliveryLease,
-  limit: number,
+  chosen: readonly DeliveryKey[],
 ): Promise<WebhookDeliveryRow[]> {
-  const postgres = database.dialect === 'postgres';
-  return database.write(
-    (tx) =>
-      tx
-        .updateTable('webhook_deliveries')
-        .set((eb) => ({
-          status: 'sending',
-          attempts: eb('attempts', '+', 1),
-          lease_token: lease.token,
-          lease_until: lease.until,
-          updated_at: lease.now,
-        }))
-        .where((eb) =>
-          eb(
-            eb.refTuple('endpoint_id', 'event_id'),
-            'in',
-            eb
-              .selectFrom('webhook_deliveries as d')
-              .select(['d.endpoint_id', 'd.event_id'])
-              .where((w) =>
-                w.or([
-                  w.and([w('d.status', '=', 'pending'), w('d.available_at', '<=', lease.now)]),
-                  w.and([w('d.status', '=', 'sending'), w('d.lease_until', '<', lease.now)]),
-                ]),
-              )
-              .where(({ exists, not, selectFrom }) =>
-                not(
-                  exists(
-                    selectFrom('webhook_deliveries as p')
-                      .select('p.event_id')
-                      .whereRef('p.endpoint_id', '=', 'd.endpoint_id')
-                      .whereRef('p.resource', '=', 'd.resource')
-                      .whereRef('p.event_id', '<', 'd.event_id')
-                      .where('p.status', 'in', ['pending', 'sending']),
-                  ),
-                ),
-              )
-              .where(({ exists, selectFrom }) =>
-                exists(
-                  selectFrom('webhook_endpoints as w')
-                    .select('w.id')
-                    .whereRef('w.id', '=', 'd.endpoint_id')
-                    .where('w.enabled', '=', 1),
-                ),
-              )
-              .orderBy('d.event_id')
-              .limit(limit)
-              .$if(postgres, (q) => q.forUpdate().skipLocked())
-              .$asTuple('endpoint_id', 'event_id'),
+  if (chosen.length === 0) return Promise.resolve([]);
+  return database.write((tx) =>
+    tx
+      .updateTable('webhook_deliveries as d')
+      .set((eb) => ({
+        status: 'sending',
+        attempts: eb('d.attempts', '+', 1),
+        lease_token: lease.token,
+        lease_until: lease.until,
+        updated_at: lease.now,
+      }))
+      .where((eb) =>
+        eb.or(
+          chosen.map((key) =>
+            eb.and([
+              eb('d.endpoint_id', '=', key.endpoint_id),
+              eb('d.event_id', '=', key.event_id),
+            ]),
           ),
-        )
-        .returningAll()
-        .execute(),
-    { atomic: true },
+        ),
+      )
+      .where((eb) =>
+        eb.or([
+          eb.and([eb('d.status', '=', 'pending'), eb('d.available_at', '<=', lease.now)]),
+          eb.and([eb('d.status', '=', 'sending'), eb('d.lease_until', '<', lease.now)]),
+        ]),
+      )
+      .where(mayGo)
+      .returningAll()
+      .execute(),
   );
 }
 
@@ -305,14 +426,14 @@ export async function settleDelivery(
   return row !== undefined;
 }
 
-/** An endpoint answered well: it is failing no more. */
-export async function endpointSucceeded(tx: Tx, endpointId: string): Promise<void> {
-  await tx
-    .updateTable('webhook_endpoints')
-    .set({ failing_since: null })
-    .where('id', '=', endpointId)
-    .where('failing_since', 'is not', null)
-    .execute();
+/**
+ * An endpoint answered well: it is failing no more, and answering since `at` (written only on
+ * its first success and after failures). `answered_at` is not in WebhookEndpointsTable's type
+ * yet: raw SQL.
+ */
+export async function endpointSucceeded(tx: Tx, endpointId: string, at: string): Promise<void> {
+  await sql`update webhook_endpoints set failing_since = null, answered_at = ${at}
+    where id = ${endpointId} and (failing_since is not null or answered_at is null)`.execute(tx);
 }
 
 /**

@@ -10,6 +10,8 @@ import type { Database } from '../store/database.js';
 import { toIso } from '../store/tables.js';
 import {
   anyDue,
+  type ClaimCaps,
+  claimable,
   claimDeliveries,
   endpointFailed,
   endpointSucceeded,
@@ -45,20 +47,47 @@ export function signature(secrets: readonly string[], timestamp: number, body: s
 }
 
 /**
+ * How many deliveries may be in flight, counted over every instance, for a dispatcher of
+ * `concurrency` slots: 2 to an endpoint (its backlog waits on itself), a quarter of the slots
+ * for an account, and half for the endpoints that do not answer, together: failing, never
+ * answered yet, or with a delivery in flight for over 2 s. The other half stays for endpoints
+ * that answer, however many never do.
+ */
+export function slotCaps(concurrency: number): Omit<ClaimCaps, 'take'> {
+  return {
+    perEndpoint: 2,
+    perAccount: Math.max(1, Math.floor(concurrency / 4)),
+    slow: Math.max(1, Math.floor(concurrency / 2)),
+    slowAfterMs: 2_000,
+  };
+}
+
+/**
  * Sends webhook deliveries, at least once, from every instance that runs the worker: claims due
  * deliveries under a lease (as the message queue claims messages), POSTs each event to its
  * endpoint, signed, and settles it under that lease: delivered on a 2xx, else tried again with
  * exponential back-off and jitter until the retry period (3 days) is over, then failed. An
  * endpoint failing for the whole period is disabled. Redirects are not followed, and every
  * connection checks the address it goes to (src/webhooks/address.ts).
+ *
+ * No account can stop or starve the others (docs/decisions/0001-webhook-delivery-slots.md):
+ * deliveries go through a fixed number of slots (WEBHOOK_CONCURRENCY), each freed as soon as its
+ * delivery is settled, when the loop claims again at once; a claim takes the accounts in turn,
+ * within the caps of slotCaps; and every POST ends by its timeout, a timer that destroys it.
  */
 export class WebhookDispatcher {
   private running = false;
   private loop: Promise<void> | undefined;
+  /** Ends the loop's wait: a slot freed, or the dispatcher is closing. */
   private wake: (() => void) | undefined;
-  /** Aborts the POSTs in flight when the dispatcher closes: their leases run out, and they
-   * are sent again (by this instance once restarted, or another). */
-  private readonly stopping = new AbortController();
+  /** A slot freed since the last claim began: the loop claims again before it waits. */
+  private nudged = false;
+  /** The deliveries being sent and settled, one a slot. */
+  private readonly inFlight = new Set<Promise<void>>();
+  /** Cuts each POST in flight short: close() calls them all. */
+  private readonly cuts = new Set<() => void>();
+  private closing = false;
+  private readonly caps;
   private readonly lookup;
 
   constructor(
@@ -72,61 +101,96 @@ export class WebhookDispatcher {
     /** Told every attempt's outcome (the metrics). */
     private readonly observe: (outcome: DeliveryOutcome) => void = () => {},
   ) {
+    this.caps = slotCaps(options.concurrency);
     this.lookup = guardedLookup(policy);
   }
 
   start(): void {
-    if (this.running) return;
+    if (this.running || this.closing) return;
     this.running = true;
     this.loop = this.run();
   }
 
-  /** Stops claiming, and cuts the POSTs in flight short (their deliveries are tried again). */
+  /**
+   * Stops claiming, cuts the POSTs in flight short, and waits for their deliveries to be settled
+   * (to be tried again, the attempt counted).
+   */
   async close(): Promise<void> {
     this.running = false;
-    this.stopping.abort();
+    this.closing = true;
+    for (const cut of this.cuts) cut();
     this.wake?.();
     await this.loop;
+    while (this.inFlight.size > 0) await Promise.all(this.inFlight);
   }
 
-  /** Claims and sends one round of due deliveries; how many it claimed. */
-  async round(): Promise<number> {
+  private async run(): Promise<void> {
+    while (this.running) {
+      const free = this.options.concurrency - this.inFlight.size;
+      let full = false;
+      if (free > 0) {
+        this.nudged = false;
+        try {
+          full = (await this.claim(free)) === free;
+        } catch (err) {
+          if (!this.outages.databaseFailed(err)) {
+            this.log.error({ err }, 'webhook dispatcher: a claim failed; will try again');
+          }
+        }
+      }
+      // Every slot filled: more may be due at once. Else wait for a slot to free (a delivery held
+      // back by a cap may go then) or for the next poll.
+      if (!full && this.running) await this.idle();
+    }
+  }
+
+  /** Waits for the next poll, a freed slot or close(); not at all if a slot freed meanwhile. */
+  private idle(): Promise<void> {
+    if (this.nudged) return Promise.resolve();
+    return new Promise<void>((resolve) => {
+      const timer = setTimeout(() => this.wake?.(), this.options.pollMs);
+      this.wake = () => {
+        clearTimeout(timer);
+        this.wake = undefined;
+        resolve();
+      };
+    });
+  }
+
+  /** Claims up to `free` due deliveries, fairly, and starts sending them; how many. */
+  private async claim(free: number): Promise<number> {
     const now = this.clock.now();
     const lease = {
       token: randomUUID(),
       now: now.toISOString(),
       until: new Date(now.getTime() + this.options.leaseMs).toISOString(),
     };
+    // An idle poll reads one index entry, and writes nothing.
     if (!(await anyDue(this.database.reader, lease.now))) return 0;
-    const claimed = await claimDeliveries(this.database, lease, this.options.concurrency);
+    const chosen = await claimable(this.database.reader, lease.now, {
+      take: free,
+      ...this.caps,
+    });
+    const claimed = await claimDeliveries(this.database, lease, chosen);
     if (claimed.length === 0) return 0;
-    const items = await outgoing(this.database.reader, lease.token);
-    await Promise.all(items.map((item) => this.deliver(item, lease.token)));
+    for (const item of await outgoing(this.database.reader, lease.token)) {
+      this.send(item, lease.token);
+    }
     return claimed.length;
   }
 
-  private async run(): Promise<void> {
-    while (this.running) {
-      let claimed = 0;
-      try {
-        claimed = await this.round();
-      } catch (err) {
-        if (!this.outages.databaseFailed(err)) {
-          this.log.error({ err }, 'webhook dispatcher: a round failed; will try again');
-        }
-      }
-      // A full claim means more may be due at once; otherwise wait for the next poll.
-      if (claimed < this.options.concurrency && this.running) {
-        await new Promise<void>((resolve) => {
-          const timer = setTimeout(resolve, this.options.pollMs);
-          this.wake = () => {
-            clearTimeout(timer);
-            resolve();
-          };
-        });
-        this.wake = undefined;
-      }
-    }
+  /** Sends and settles one delivery in a slot of its own, freed (and the loop woken) after. */
+  private send(item: Outgoing, token: string): void {
+    const delivery = this.deliver(item, token)
+      .catch((err: unknown) => {
+        this.log.error({ err }, 'webhook dispatcher: a delivery failed');
+      })
+      .finally(() => {
+        this.inFlight.delete(delivery);
+        this.nudged = true;
+        this.wake?.();
+      });
+    this.inFlight.add(delivery);
   }
 
   private async deliver(item: Outgoing, token: string): Promise<void> {
@@ -139,56 +203,84 @@ export class WebhookDispatcher {
       secrets.length === 0
         ? { statusCode: null, response: 'The signing secret cannot be read (server key changed).' }
         : await this.post(item, body, signature(secrets, Math.floor(now.getTime() / 1000), body));
-    const ok = attempt.statusCode !== null && attempt.statusCode >= 200 && attempt.statusCode < 300;
     const at = this.clock.now();
     let outcome: DeliveryOutcome;
     try {
-      outcome = await this.database.write(async (tx) => {
-        const base = {
-          last_status_code: attempt.statusCode,
-          last_response: attempt.response,
-          at: at.toISOString(),
-        };
-        if (ok) {
-          const settled = await settleDelivery(tx, item.endpoint_id, item.event_id, token, {
-            ...base,
-            status: 'delivered',
-          });
-          if (settled) await endpointSucceeded(tx, item.endpoint_id);
-          return settled ? 'delivered' : 'lost';
-        }
-        const age = at.getTime() - new Date(toIso(item.created_at)).getTime();
-        const giveUp = age >= this.options.retryForMs;
-        const settled = await settleDelivery(tx, item.endpoint_id, item.event_id, token, {
-          ...base,
-          status: giveUp ? 'failed' : 'pending',
-          ...(!giveUp && { available_at: this.nextAttempt(item, at).toISOString() }),
-        });
-        if (!settled) return 'lost';
-        const disabled = await endpointFailed(
-          tx,
-          item.endpoint_id,
-          // Failing since the event it could not take: a delivery that gives up after the
-          // whole period disables the endpoint unless a delivery succeeded meanwhile.
-          toIso(item.created_at),
-          at.toISOString(),
-          new Date(at.getTime() - this.options.retryForMs).toISOString(),
-          `Every delivery failed for ${Math.round(this.options.retryForMs / 3_600_000)} hours or more; ` +
-            'enable it again once it answers.',
-        );
-        if (disabled) {
-          this.log.warn({ webhookId: item.endpoint_id }, 'webhook endpoint disabled: kept failing');
-        }
-        return giveUp ? 'failed' : 'retry';
-      });
+      outcome = await this.settle(item, token, attempt, at);
     } catch (err) {
-      // Its lease runs out and another round sends it again.
-      if (!this.outages.databaseFailed(err)) {
-        this.log.error({ err }, 'webhook dispatcher: settling a delivery failed');
+      if (this.outages.databaseFailed(err)) {
+        // Its lease runs out, and it is sent again once the store is back.
+        outcome = 'lost';
+      } else {
+        // The store refused what was to be stored (the answer, most likely): settled again
+        // with a note instead, so the delivery does not go out again for its lease to run out
+        // each time.
+        this.log.error(
+          { err, webhookId: item.endpoint_id, eventId: item.event_id },
+          'webhook dispatcher: settling a delivery failed; settling it without the answer',
+        );
+        try {
+          outcome = await this.settle(item, token, { ...attempt, response: UNSTORABLE }, at);
+        } catch (again) {
+          if (!this.outages.databaseFailed(again)) {
+            this.log.error({ err: again }, 'webhook dispatcher: settling a delivery failed');
+          }
+          outcome = 'lost';
+        }
       }
-      outcome = 'lost';
     }
     this.observe(outcome);
+  }
+
+  /**
+   * Ends the attempt under its lease (the attempt was counted by the claim): delivered on a
+   * 2xx; else pending until its next attempt, or failed once the retry period is over.
+   */
+  private settle(
+    item: Outgoing,
+    token: string,
+    attempt: Attempt,
+    at: Date,
+  ): Promise<DeliveryOutcome> {
+    const ok = attempt.statusCode !== null && attempt.statusCode >= 200 && attempt.statusCode < 300;
+    return this.database.write(async (tx) => {
+      const base = {
+        last_status_code: attempt.statusCode,
+        last_response: attempt.response,
+        at: at.toISOString(),
+      };
+      if (ok) {
+        const settled = await settleDelivery(tx, item.endpoint_id, item.event_id, token, {
+          ...base,
+          status: 'delivered',
+        });
+        if (settled) await endpointSucceeded(tx, item.endpoint_id, base.at);
+        return settled ? 'delivered' : 'lost';
+      }
+      const age = at.getTime() - new Date(toIso(item.created_at)).getTime();
+      const giveUp = age >= this.options.retryForMs;
+      const settled = await settleDelivery(tx, item.endpoint_id, item.event_id, token, {
+        ...base,
+        status: giveUp ? 'failed' : 'pending',
+        ...(!giveUp && { available_at: this.nextAttempt(item, at).toISOString() }),
+      });
+      if (!settled) return 'lost';
+      const disabled = await endpointFailed(
+        tx,
+        item.endpoint_id,
+        // Failing since the event it could not take: a delivery that gives up after the
+        // whole period disables the endpoint unless a delivery succeeded meanwhile.
+        toIso(item.created_at),
+        at.toISOString(),
+        new Date(at.getTime() - this.options.retryForMs).toISOString(),
+        `Every delivery failed for ${Math.round(this.options.retryForMs / 3_600_000)} hours or more; ` +
+          'enable it again once it answers.',
+      );
+      if (disabled) {
+        this.log.warn({ webhookId: item.endpoint_id }, 'webhook endpoint disabled: kept failing');
+      }
+      return giveUp ? 'failed' : 'retry';
+    });
   }
 
   /** Exponential back-off with ±20% jitter, capped, and never past the retry period's end. */
@@ -216,7 +308,13 @@ export class WebhookDispatcher {
     return secrets;
   }
 
-  /** One POST: its status and the first 1 KB of its body, or why there was no answer. */
+  /**
+   * One POST: its status and the first 1 KB of its body, or why there was none. Ended by a
+   * timer after WEBHOOK_TIMEOUT_SECONDS, whatever the receiver does: the event loop holds the
+   * timer, and the timer the request. (An `AbortSignal.any` of a timeout signal, held by
+   * nothing else, was collected before it fired, and a receiver that never answered held its
+   * request for good: nodejs/node#57736.)
+   */
   private post(item: Outgoing, body: string, signed: string): Promise<Attempt> {
     // Checked at registration, and again now (the policy may have changed since); a host's
     // addresses are checked at connection (the lookup).
@@ -224,6 +322,7 @@ export class WebhookDispatcher {
     if (target.refused !== undefined) {
       return Promise.resolve({ statusCode: null, response: `Refused: ${target.refused}.` });
     }
+    if (this.closing) return Promise.resolve({ statusCode: null, response: CUT_SHORT });
     const { url } = target;
     const client = url.protocol === 'https:' ? https : http;
     return new Promise<Attempt>((resolve) => {
@@ -231,18 +330,25 @@ export class WebhookDispatcher {
       const done = (attempt: Attempt) => {
         if (settled) return;
         settled = true;
-        resolve(attempt);
+        clearTimeout(timer);
+        this.cuts.delete(cut);
+        resolve({ statusCode: attempt.statusCode, response: storable(attempt.response) });
       };
+      const end = (response: string) => {
+        done({ statusCode: null, response });
+        request.destroy();
+      };
+      const timer = setTimeout(
+        () => end(`No answer within ${this.options.timeoutMs / 1000} s.`),
+        this.options.timeoutMs,
+      );
+      const cut = () => end(CUT_SHORT);
       const request = client.request(
         url,
         {
           method: 'POST',
           agent: false,
           lookup: this.lookup as never,
-          signal: AbortSignal.any([
-            AbortSignal.timeout(this.options.timeoutMs),
-            this.stopping.signal,
-          ]),
           headers: {
             'content-type': 'application/json',
             'content-length': Buffer.byteLength(body),
@@ -255,8 +361,10 @@ export class WebhookDispatcher {
           const chunks: Buffer[] = [];
           let size = 0;
           const finish = () => {
-            const text = Buffer.concat(chunks).subarray(0, RESPONSE_KEPT_BYTES).toString('utf8');
-            done({ statusCode: response.statusCode ?? null, response: text });
+            done({
+              statusCode: response.statusCode ?? null,
+              response: decodeKept(Buffer.concat(chunks)),
+            });
           };
           response.on('data', (chunk: Buffer) => {
             if (size >= RESPONSE_KEPT_BYTES) return;
@@ -273,15 +381,32 @@ export class WebhookDispatcher {
           response.on('close', finish);
         },
       );
-      request.on('error', (error: Error) => {
-        const reason = this.stopping.signal.aborted
-          ? 'Cut short: the sending instance stopped.'
-          : error.name === 'AbortError' || error.name === 'TimeoutError'
-            ? `No answer within ${this.options.timeoutMs / 1000} s.`
-            : `No answer: ${error.message}`;
-        done({ statusCode: null, response: reason.slice(0, RESPONSE_KEPT_BYTES) });
-      });
+      request.on('error', (error: Error) =>
+        done({ statusCode: null, response: `No answer: ${error.message}` }),
+      );
+      this.cuts.add(cut);
       request.end(body);
     });
   }
+}
+
+const CUT_SHORT = 'Cut short: the sending instance stopped.';
+/** What a delivery keeps of an answer the store refused. */
+export const UNSTORABLE = 'The answer could not be stored.';
+
+/**
+ * The first RESPONSE_KEPT_BYTES of an answer's body as text: invalid UTF-8 replaced (U+FFFD),
+ * and a character cut at the end left out.
+ */
+function decodeKept(bytes: Buffer): string {
+  return new TextDecoder('utf-8').decode(bytes.subarray(0, RESPONSE_KEPT_BYTES), { stream: true });
+}
+
+/**
+ * Text every store takes, in at most RESPONSE_KEPT_BYTES of UTF-8: NUL, which PostgreSQL's text
+ * refuses, replaced (U+FFFD), as are lone surrogates (by the encoding); cut at a character.
+ */
+export function storable(text: string): string {
+  const encoded = Buffer.from(text.replaceAll('\0', '\uFFFD'), 'utf8');
+  return encoded.length <= RESPONSE_KEPT_BYTES ? encoded.toString('utf8') : decodeKept(encoded);
 }

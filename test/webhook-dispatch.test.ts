@@ -1,0 +1,265 @@
+import assert from 'node:assert/strict';
+import { describe, it, type TestContext } from 'node:test';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
+import type { FastifyInstance } from 'fastify';
+import { sql } from 'kysely';
+import { storable, UNSTORABLE } from '../src/webhooks/dispatcher.js';
+import { Answerer, BlackHole } from './black-hole.js';
+import {
+  as,
+  createCategory,
+  createPet,
+  newTenant,
+  startApp,
+  type Tenant,
+  type TestApp,
+  until,
+} from './helpers.js';
+
+/** Short back-off and polling, so retries take milliseconds. */
+const FAST = { WEBHOOK_RETRY_BASE_MS: '30', WEBHOOK_RETRY_MAX_MS: '200', WEBHOOK_POLL_MS: '20' };
+
+/** A full garbage collection, in this process (as `--expose-gc` gives `global.gc`). */
+function collectGarbage(): void {
+  setFlagsFromString('--expose-gc');
+  const gc = runInNewContext('gc') as () => void;
+  gc();
+}
+
+async function addEndpoint(app: FastifyInstance, tenant: Tenant, url: string): Promise<string> {
+  const res = await as(app, tenant, {
+    method: 'POST',
+    url: '/v1/webhooks',
+    payload: { url, events: ['pet.created'] },
+  });
+  assert.equal(res.statusCode, 201, res.body);
+  return res.json().id;
+}
+
+interface Delivery {
+  id: string;
+  status: string;
+  attempts: number;
+  lastStatusCode: number | null;
+  lastResponse: string | null;
+}
+
+async function deliveries(app: FastifyInstance, tenant: Tenant, id: string): Promise<Delivery[]> {
+  const res = await as(app, tenant, { method: 'GET', url: `/v1/webhooks/${id}/deliveries` });
+  assert.equal(res.statusCode, 200, res.body);
+  return res.json();
+}
+
+/** A black hole and a healthy receiver for one test, closed after it. */
+async function receivers(t: TestContext): Promise<{ blackHole: BlackHole; healthy: Answerer }> {
+  const blackHole = await new BlackHole().start();
+  const healthy = await new Answerer().start();
+  t.after(async () => {
+    await blackHole.close();
+    await healthy.close();
+  });
+  return { blackHole, healthy };
+}
+
+/** Whether every one of the endpoints has failed since its last success. */
+async function allFailing(t: TestApp, ids: readonly string[]): Promise<boolean> {
+  const rows = await t.database.reader
+    .selectFrom('webhook_endpoints')
+    .select('id')
+    .where('id', 'in', ids)
+    .where('failing_since', 'is not', null)
+    .execute();
+  return rows.length === ids.length;
+}
+
+describe('the dispatcher and silent receivers', { concurrency: true }, () => {
+  it('ends a POST nobody answers at its timeout, after a garbage collection too', async (c) => {
+    const { blackHole } = await receivers(c);
+    const t = await startApp({ env: { ...FAST, WEBHOOK_TIMEOUT_SECONDS: '1' }, ownStore: true });
+    try {
+      const tenant = await newTenant(t.app);
+      const id = await addEndpoint(t.app, tenant, `${blackHole.url}/gc`);
+      await createPet(t.app, tenant, { categoryId: (await createCategory(t.app, tenant)).id });
+      await until(() => blackHole.holding > 0, 'the POST to be held');
+      // What only a weakly held timeout signal had kept is collected now.
+      collectGarbage();
+      collectGarbage();
+      await until(
+        async () => (await deliveries(t.app, tenant, id))[0]?.lastResponse !== null,
+        'the first attempt to end',
+        5_000,
+      );
+      const [delivery] = await deliveries(t.app, tenant, id);
+      assert.equal(delivery?.lastResponse, 'No answer within 1 s.');
+      assert.equal(delivery?.lastStatusCode, null);
+    } finally {
+      await t.close();
+    }
+  });
+
+  it("delays only the silent endpoints' own deliveries, within the caps", async (c) => {
+    const { blackHole, healthy } = await receivers(c);
+    // The default timeout (10 s) and slots (32: 8 an account, 2 an endpoint).
+    const t = await startApp({ env: { WEBHOOK_POLL_MS: '20' }, ownStore: true });
+    try {
+      const silent = await newTenant(t.app);
+      for (let i = 0; i < 8; i++) await addEndpoint(t.app, silent, `${blackHole.url}/silent/${i}`);
+      const category = await createCategory(t.app, silent);
+      for (let i = 0; i < 4; i++) await createPet(t.app, silent, { categoryId: category.id });
+      await until(() => blackHole.holding >= 8, 'the silent account to fill its slots');
+
+      const well = await newTenant(t.app);
+      await addEndpoint(t.app, well, `${healthy.url}/well`);
+      const wellCategory = await createCategory(t.app, well);
+      for (let i = 1; i <= 5; i++) {
+        // One more event of the silent account each time: it keeps wanting every slot.
+        await createPet(t.app, silent, { categoryId: category.id });
+        await createPet(t.app, well, { categoryId: wellCategory.id });
+        await until(() => healthy.of('/well').length === i, `the healthy delivery ${i}`);
+      }
+      // Every healthy delivery arrived while the silent ones were still held: none of them had
+      // reached its timeout, so none waited for one.
+      assert.equal(blackHole.ended, 0, 'no silent POST ended before the healthy ones arrived');
+      for (const [path, most] of blackHole.mostHeld) {
+        assert.ok(most <= 2, `${path}: ${most} at once`);
+      }
+      assert.equal(blackHole.mostHeldInAll, 8, 'a quarter of the 32 slots for the account');
+    } finally {
+      await t.close();
+    }
+  });
+
+  it('keeps half the slots for endpoints that answer, however many accounts never do', async (c) => {
+    const { blackHole, healthy } = await receivers(c);
+    // 8 slots: 2 an account, 4 for the endpoints that do not answer together.
+    const t = await startApp({
+      env: { ...FAST, WEBHOOK_CONCURRENCY: '8', WEBHOOK_TIMEOUT_SECONDS: '1' },
+      ownStore: true,
+    });
+    try {
+      // An endpoint that has answered already.
+      const well = await newTenant(t.app);
+      await addEndpoint(t.app, well, `${healthy.url}/well`);
+      const wellCategory = await createCategory(t.app, well);
+      await createPet(t.app, well, { categoryId: wellCategory.id });
+      await until(() => healthy.of('/well').length === 1, 'the first healthy delivery');
+
+      // Eight accounts of one silent endpoint each: 16 POSTs they could hold by the other caps,
+      // from their first events on (new endpoints, not yet failing).
+      const silent: Array<{ tenant: Tenant; category: number }> = [];
+      const ids: string[] = [];
+      for (let i = 0; i < 8; i++) {
+        const tenant = await newTenant(t.app);
+        ids.push(await addEndpoint(t.app, tenant, `${blackHole.url}/silent/${i}`));
+        silent.push({ tenant, category: (await createCategory(t.app, tenant)).id });
+      }
+      const more = () =>
+        Promise.all(silent.map((s) => createPet(t.app, s.tenant, { categoryId: s.category })));
+      await more();
+      await more();
+      await until(() => blackHole.holding === 4, 'the silent endpoints to fill their half');
+      for (let i = 2; i <= 4; i++) {
+        await more();
+        await createPet(t.app, well, { categoryId: wellCategory.id });
+        await until(() => healthy.of('/well').length === i, `the healthy delivery ${i}`);
+      }
+      // Failing now, and still sent to, within their half.
+      await until(() => allFailing(t, ids), 'every silent endpoint to have failed');
+      const sent = blackHole.receivedInAll;
+      await until(() => blackHole.receivedInAll >= sent + 4, 'the silent endpoints sent to again');
+      assert.ok(blackHole.mostHeldInAll <= 4, `${blackHole.mostHeldInAll} held at once`);
+    } finally {
+      await t.close();
+    }
+  });
+});
+
+describe("a receiver's answer, stored", { concurrency: true }, () => {
+  it('keeps 1 KB of an answer with NUL and invalid UTF-8 as text, and ends failed', async () => {
+    const receiver = await new Answerer().start();
+    const answer = Buffer.concat([
+      Buffer.from('a\0b'),
+      Buffer.from([0xff, 0xc3]),
+      Buffer.from('c'),
+      Buffer.from('é'.repeat(1000)),
+    ]);
+    receiver.answer = (res) => res.writeHead(500, { 'content-type': 'text/plain' }).end(answer);
+    const t = await startApp({
+      env: { ...FAST, WEBHOOK_RETRY_FOR_SECONDS: '1' },
+      ownStore: true,
+    });
+    try {
+      const tenant = await newTenant(t.app);
+      const id = await addEndpoint(t.app, tenant, `${receiver.url}/nul`);
+      await createPet(t.app, tenant, { categoryId: (await createCategory(t.app, tenant)).id });
+      await until(
+        async () => (await deliveries(t.app, tenant, id))[0]?.status === 'failed',
+        'the delivery to fail at the end of the retry period',
+      );
+      const [delivery] = await deliveries(t.app, tenant, id);
+      const text = delivery?.lastResponse ?? '';
+      assert.equal(delivery?.lastStatusCode, 500);
+      assert.ok(text.startsWith('a\uFFFDb\uFFFD\uFFFDcé'), JSON.stringify(text.slice(0, 12)));
+      assert.ok(!text.includes('\0'));
+      assert.ok(Buffer.byteLength(text) <= 1024 && Buffer.byteLength(text) > 1000);
+      assert.match(text.slice(6), /^é+$/, 'cut at a character');
+      // Every attempt was counted, and it is sent no more.
+      const sent = receiver.of('/nul').length;
+      assert.equal(delivery?.attempts, sent);
+      await new Promise((resolve) => setTimeout(resolve, 200)); // ten polls
+      assert.equal(receiver.of('/nul').length, sent, 'not sent again once failed');
+    } finally {
+      await t.close();
+      await receiver.close();
+    }
+  });
+
+  it('settles with a note when the store refuses the answer, so it is not sent again', async () => {
+    const receiver = await new Answerer().start();
+    receiver.answer = (res) => res.writeHead(500).end('refuse me');
+    const t = await startApp({
+      env: { ...FAST, WEBHOOK_RETRY_FOR_SECONDS: '1' },
+      ownStore: true,
+    });
+    try {
+      // The store itself refuses the answer, as PostgreSQL refused a NUL in text.
+      await t.database.write(async (tx) => {
+        if (t.database.dialect === 'postgres') {
+          await sql`create function refuse_answer() returns trigger language plpgsql as $$
+            begin raise exception 'refused by the test'; end $$`.execute(tx);
+          await sql`create trigger refuse_answer before update on webhook_deliveries
+            for each row when (new.last_response like 'refuse%')
+            execute function refuse_answer()`.execute(tx);
+        } else {
+          await sql`create trigger refuse_answer before update on webhook_deliveries
+            when new.last_response like 'refuse%'
+            begin select raise(abort, 'refused by the test'); end`.execute(tx);
+        }
+      });
+      const tenant = await newTenant(t.app);
+      const id = await addEndpoint(t.app, tenant, `${receiver.url}/refused`);
+      await createPet(t.app, tenant, { categoryId: (await createCategory(t.app, tenant)).id });
+      await until(
+        async () => (await deliveries(t.app, tenant, id))[0]?.status === 'failed',
+        'the delivery to fail at the end of the retry period',
+      );
+      const [delivery] = await deliveries(t.app, tenant, id);
+      assert.equal(delivery?.lastResponse, UNSTORABLE);
+      assert.equal(delivery?.lastStatusCode, 500);
+      assert.equal(delivery?.attempts, receiver.of('/refused').length);
+    } finally {
+      await t.close();
+      await receiver.close();
+    }
+  });
+
+  it('makes any text storable: NUL and lone surrogates replaced, 1 KB of UTF-8 at most', () => {
+    assert.equal(storable('ok'), 'ok');
+    assert.equal(storable('a\0b'), 'a\uFFFDb');
+    assert.equal(storable('x\uD800y'), 'x\uFFFDy');
+    const long = storable('€'.repeat(400)); // 3 bytes each
+    assert.equal(long, '€'.repeat(341));
+    assert.equal(storable('a'.repeat(5000)).length, 1024);
+  });
+});
