@@ -31,8 +31,14 @@ describe('webhook addresses: IPv6 forms that carry an IPv4 address', () => {
     }
   });
 
-  it('keeps public IPv6 addresses, and loopback in development', async () => {
-    for (const address of ['2606:4700::1111', '2a00:1450:4001:80e::200e', '64:ff9a::1']) {
+  it('keeps public IPv4 and IPv6 addresses, and loopback in development', async () => {
+    for (const address of [
+      '93.184.216.34',
+      '8.8.8.8',
+      '2606:4700::1111',
+      '2a00:1450:4001:80e::200e',
+      '64:ff9a::1',
+    ]) {
       assert.equal(refusedAddress(address, production), undefined, address);
     }
     assert.equal(refusedAddress('::ffff:127.0.0.1', development), undefined);

@@ -32,6 +32,12 @@ export function addressBlock(ip: string): string {
     .join(':')}::/64`;
 }
 
+/** Whether a valid IPv6 address is IPv4-mapped (`::ffff:a.b.c.d`, in any spelling). */
+export function isIPv4Mapped(ip: string): boolean {
+  const groups = expand(ip);
+  return groups.slice(0, 5).every((group) => group === 0) && groups[5] === 0xffff;
+}
+
 /** The eight 16-bit groups of a valid IPv6 address (a trailing dotted IPv4 part included). */
 function expand(ip: string): number[] {
   let text = ip.toLowerCase();

@@ -1,5 +1,6 @@
 import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
 import { BlockList, isIP } from 'node:net';
+import { isIPv4Mapped } from '../http/client-address.js';
 
 /**
  * Where webhooks may go (SSRF). A URL is refused unless it is `https` (or, in development,
@@ -31,9 +32,6 @@ for (const [network, prefix] of [
 for (const [network, prefix] of [
   // Unspecified, loopback, and IPv4-compatible (deprecated; `::127.0.0.1` is loopback).
   ['::', 96],
-  // IPv4-mapped (`::ffff:a.b.c.d`): no public host is reached so; refused whole, whatever the
-  // IPv4 address, rather than trusting every reader to map it back.
-  ['::ffff:0:0', 96],
   // IPv4-translated (SIIT, RFC 6145 `::ffff:0:a.b.c.d`).
   ['::ffff:0:0:0', 96],
   ['64:ff9b::', 96],
@@ -69,7 +67,10 @@ export function refusedAddress(address: string, policy: AddressPolicy): string |
   if (family === 0) return `${address} is not an IP address`;
   const type = family === 4 ? 'ipv4' : 'ipv6';
   if (policy.allowLoopback && LOOPBACK.check(address, type)) return undefined;
-  if (REFUSED.check(address, type)) {
+  // IPv4-mapped (`::ffff:a.b.c.d`): no public host is reached so; refused whole, whatever the
+  // IPv4 address, rather than trusting every reader to map it back. (Not a BlockList subnet:
+  // BlockList checks IPv4 addresses as mapped ones, so it would refuse every IPv4 address.)
+  if (REFUSED.check(address, type) || (family === 6 && isIPv4Mapped(address))) {
     return `${address} is a loopback, private, link-local or reserved address`;
   }
   return undefined;
