@@ -133,6 +133,8 @@ export interface WebhookEndpointsTable {
   previous_secret: string | null;
   previous_secret_until: Timestamp | null;
   failing_since: Timestamp | null;
+  /** Since when it has answered well (its first success, or the first after failures). */
+  answered_at: Timestamp | null;
   created_at: Timestamp;
   updated_at: Timestamp;
 }

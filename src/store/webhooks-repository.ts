@@ -428,12 +428,15 @@ export async function settleDelivery(
 
 /**
  * An endpoint answered well: it is failing no more, and answering since `at` (written only on
- * its first success and after failures). `answered_at` is not in WebhookEndpointsTable's type
- * yet: raw SQL.
+ * its first success and after failures).
  */
 export async function endpointSucceeded(tx: Tx, endpointId: string, at: string): Promise<void> {
-  await sql`update webhook_endpoints set failing_since = null, answered_at = ${at}
-    where id = ${endpointId} and (failing_since is not null or answered_at is null)`.execute(tx);
+  await tx
+    .updateTable('webhook_endpoints')
+    .set({ failing_since: null, answered_at: at })
+    .where('id', '=', endpointId)
+    .where((w) => w.or([w('failing_since', 'is not', null), w('answered_at', 'is', null)]))
+    .execute();
 }
 
 /**

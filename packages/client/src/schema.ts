@@ -291,7 +291,7 @@ export interface paths {
         };
         /**
          * List webhook endpoints
-         * @description Every endpoint of the account (at most 16), oldest first.
+         * @description Every endpoint of the account (at most 16), ordered by id.
          */
         get: operations["listWebhooks"];
         put?: never;
@@ -678,7 +678,7 @@ export interface components {
             attempts: number;
             /** @description The last attempt's HTTP status, or null (none yet, or no answer). */
             lastStatusCode: number | null;
-            /** @description The first 1 KB of the last answer's body, or why there was no answer. */
+            /** @description The first 1 KB of the last answer's body as text (invalid UTF-8 and NUL shown as U+FFFD), or why there was no answer. */
             lastResponse: string | null;
             lastAttemptAt: string | null;
             nextAttemptAt: string | null;

@@ -162,9 +162,11 @@ export const WebhookDelivery = Type.Object(
       },
     ),
     lastResponse: Type.Union(
-      [Type.String({ maxLength: 4096, pattern: '^[^\\u0000]*$' }), Type.Null()],
+      [Type.String({ maxLength: 1024, pattern: '^[^\\u0000]*$' }), Type.Null()],
       {
-        description: "The first 1 KB of the last answer's body, or why there was no answer.",
+        description:
+          "The first 1 KB of the last answer's body as text (invalid UTF-8 and NUL shown as " +
+          'U+FFFD), or why there was no answer.',
       },
     ),
     lastAttemptAt: Type.Union([Timestamp('When.'), Type.Null()]),
