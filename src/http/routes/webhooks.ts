@@ -83,7 +83,7 @@ export const webhookRoutes: FastifyPluginAsyncTypebox = async (app) => {
       schema: {
         operationId: 'listWebhooks',
         summary: 'List webhook endpoints',
-        description: `Every endpoint of the account (at most 16), oldest first.`,
+        description: `Every endpoint of the account (at most 16), ordered by id.`,
         tags,
         security,
         response: {
