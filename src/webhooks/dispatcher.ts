@@ -46,6 +46,47 @@ export function signature(secrets: readonly string[], timestamp: number, body: s
   return [`t=${timestamp}`, ...v1].join(',');
 }
 
+/** Every signature header of a delivery: ours (Stripe's scheme) and Standard Webhooks'. */
+function signedHeaders(
+  secrets: readonly string[],
+  eventId: string,
+  now: Date,
+  body: string,
+): Record<string, string> {
+  const timestamp = Math.floor(now.getTime() / 1000);
+  return {
+    [SIGNATURE_HEADER]: signature(secrets, timestamp, body),
+    [EVENT_ID_HEADER]: eventId,
+    ...standardWebhookHeaders(secrets, eventId, timestamp, body),
+  };
+}
+
+/**
+ * The Standard Webhooks headers (https://www.standardwebhooks.com, as Svix signs):
+ * `webhook-id`, `webhook-timestamp`, and `webhook-signature: v1,<base64 HMAC-SHA256>` over
+ * `<id>.<timestamp>.<body>`, one per secret, space-separated. The key is the secret's part
+ * after `whsec_`, base64-decoded, as the spec's libraries read a `whsec_` secret (ours are
+ * base62, a subset of base64's alphabet, 32 characters: 24 bytes). So a receiver can verify
+ * with the `standardwebhooks` package or Svix's libraries, in any language.
+ */
+export function standardWebhookHeaders(
+  secrets: readonly string[],
+  id: string,
+  timestamp: number,
+  body: string,
+): Record<string, string> {
+  const signed = `${id}.${timestamp}.${body}`;
+  const v1 = secrets.map((secret) => {
+    const key = Buffer.from(secret.replace(/^whsec_/, ''), 'base64');
+    return `v1,${createHmac('sha256', key).update(signed).digest('base64')}`;
+  });
+  return {
+    'webhook-id': id,
+    'webhook-timestamp': String(timestamp),
+    'webhook-signature': v1.join(' '),
+  };
+}
+
 /**
  * How many deliveries may be in flight, counted over every instance, for a dispatcher of
  * `concurrency` slots: 2 to an endpoint (its backlog waits on itself), a quarter of the slots
@@ -202,7 +243,7 @@ export class WebhookDispatcher {
     const attempt: Attempt =
       secrets.length === 0
         ? { statusCode: null, response: 'The signing secret cannot be read (server key changed).' }
-        : await this.post(item, body, signature(secrets, Math.floor(now.getTime() / 1000), body));
+        : await this.post(item, body, signedHeaders(secrets, item.event_id, now, body));
     const at = this.clock.now();
     let outcome: DeliveryOutcome;
     try {
@@ -315,7 +356,7 @@ export class WebhookDispatcher {
    * nothing else, was collected before it fired, and a receiver that never answered held its
    * request for good: nodejs/node#57736.)
    */
-  private post(item: Outgoing, body: string, signed: string): Promise<Attempt> {
+  private post(item: Outgoing, body: string, signed: Record<string, string>): Promise<Attempt> {
     // Checked at registration, and again now (the policy may have changed since); a host's
     // addresses are checked at connection (the lookup).
     const target = refusedTarget(item.url, this.policy);
@@ -353,8 +394,7 @@ export class WebhookDispatcher {
             'content-type': 'application/json',
             'content-length': Buffer.byteLength(body),
             'user-agent': 'AnimalStore-Webhooks/1.0',
-            [SIGNATURE_HEADER]: signed,
-            [EVENT_ID_HEADER]: item.event_id,
+            ...signed,
           },
         },
         (response) => {
