@@ -18,7 +18,8 @@ export const ERRORS = {
   invalid_idempotency_key: {
     status: 400,
     description:
-      'The `Idempotency-Key` header is empty, longer than 255 characters, or not printable ASCII.',
+      'The `Idempotency-Key` header is empty, longer than 255 characters, not printable ASCII, ' +
+      'or sent more than once.',
   },
   unknown_category: {
     status: 400,

@@ -1,5 +1,5 @@
 import { createHmac } from 'node:crypto';
-import type { Clock } from '../clock.js';
+import { type Clock, waitText } from '../clock.js';
 import { normalizeEmail } from '../domain/accounts.js';
 import type { Limits } from '../domain/plans.js';
 import type { Result } from '../domain/result.js';
@@ -22,13 +22,6 @@ export const FORM_POST_LIMITS: Limits = { perMinute: 20, perDay: 300 };
 export interface Refused {
   ok: false;
   refused: ApiError;
-}
-
-/** "42 seconds", "15 minutes", "9 hours": a wait as a person reads it. */
-export function waitText(seconds: number): string {
-  if (seconds < 120) return `${seconds} second${seconds === 1 ? '' : 's'}`;
-  if (seconds < 2 * 3600) return `${Math.ceil(seconds / 60)} minutes`;
-  return `${Math.ceil(seconds / 3600)} hours`;
 }
 
 function tooMany(retryAfter: number): ApiError {

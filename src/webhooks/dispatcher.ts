@@ -2,7 +2,7 @@ import { createHmac, randomUUID } from 'node:crypto';
 import http from 'node:http';
 import https from 'node:https';
 import type { FastifyBaseLogger } from 'fastify';
-import type { Clock } from '../clock.js';
+import { type Clock, waitText } from '../clock.js';
 import type { Config } from '../config.js';
 import type { SecretBox } from '../domain/secret-box.js';
 import type { Outages } from '../ops/outages.js';
@@ -314,7 +314,7 @@ export class WebhookDispatcher {
         toIso(item.created_at),
         at.toISOString(),
         new Date(at.getTime() - this.options.retryForMs).toISOString(),
-        `Every delivery failed for ${Math.round(this.options.retryForMs / 3_600_000)} hours or more; ` +
+        `Every delivery failed for ${waitText(Math.round(this.options.retryForMs / 1000))} or more; ` +
           'enable it again once it answers.',
       );
       if (disabled) {

@@ -1597,7 +1597,7 @@ export interface operations {
                     "application/json": components["schemas"]["CreatedAccount"];
                 };
             };
-            /** @description `bad_request`: The request could not be understood. `invalid_json`: The body is not valid JSON. `unsupported_content_type`: The body is not sent as `Content-Type: application/json`. `validation_failed`: A parameter or body field is missing, unknown, or holds an invalid value. `invalid_idempotency_key`: The `Idempotency-Key` header is empty, longer than 255 characters, or not printable ASCII. */
+            /** @description `bad_request`: The request could not be understood. `invalid_json`: The body is not valid JSON. `unsupported_content_type`: The body is not sent as `Content-Type: application/json`. `validation_failed`: A parameter or body field is missing, unknown, or holds an invalid value. `invalid_idempotency_key`: The `Idempotency-Key` header is empty, longer than 255 characters, not printable ASCII, or sent more than once. */
             400: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit-IfCounted"];
@@ -1749,7 +1749,7 @@ export interface operations {
                     "application/json": components["schemas"]["NewApiKey"];
                 };
             };
-            /** @description `bad_request`: The request could not be understood. `invalid_json`: The body is not valid JSON. `unsupported_content_type`: The body is not sent as `Content-Type: application/json`. `validation_failed`: A parameter or body field is missing, unknown, or holds an invalid value. `invalid_idempotency_key`: The `Idempotency-Key` header is empty, longer than 255 characters, or not printable ASCII. */
+            /** @description `bad_request`: The request could not be understood. `invalid_json`: The body is not valid JSON. `unsupported_content_type`: The body is not sent as `Content-Type: application/json`. `validation_failed`: A parameter or body field is missing, unknown, or holds an invalid value. `invalid_idempotency_key`: The `Idempotency-Key` header is empty, longer than 255 characters, not printable ASCII, or sent more than once. */
             400: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit-IfCounted"];
@@ -2025,7 +2025,7 @@ export interface operations {
                     "application/json": components["schemas"]["Pet"];
                 };
             };
-            /** @description `bad_request`: The request could not be understood. `invalid_json`: The body is not valid JSON. `unsupported_content_type`: The body is not sent as `Content-Type: application/json`. `validation_failed`: A parameter or body field is missing, unknown, or holds an invalid value. `unknown_category`: The `categoryId` does not name a category of this account. `invalid_idempotency_key`: The `Idempotency-Key` header is empty, longer than 255 characters, or not printable ASCII. */
+            /** @description `bad_request`: The request could not be understood. `invalid_json`: The body is not valid JSON. `unsupported_content_type`: The body is not sent as `Content-Type: application/json`. `validation_failed`: A parameter or body field is missing, unknown, or holds an invalid value. `unknown_category`: The `categoryId` does not name a category of this account. `invalid_idempotency_key`: The `Idempotency-Key` header is empty, longer than 255 characters, not printable ASCII, or sent more than once. */
             400: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit-IfCounted"];
@@ -2394,7 +2394,7 @@ export interface operations {
                     "application/json": components["schemas"]["Category"];
                 };
             };
-            /** @description `bad_request`: The request could not be understood. `invalid_json`: The body is not valid JSON. `unsupported_content_type`: The body is not sent as `Content-Type: application/json`. `validation_failed`: A parameter or body field is missing, unknown, or holds an invalid value. `invalid_idempotency_key`: The `Idempotency-Key` header is empty, longer than 255 characters, or not printable ASCII. */
+            /** @description `bad_request`: The request could not be understood. `invalid_json`: The body is not valid JSON. `unsupported_content_type`: The body is not sent as `Content-Type: application/json`. `validation_failed`: A parameter or body field is missing, unknown, or holds an invalid value. `invalid_idempotency_key`: The `Idempotency-Key` header is empty, longer than 255 characters, not printable ASCII, or sent more than once. */
             400: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit-IfCounted"];
@@ -2748,7 +2748,7 @@ export interface operations {
                     "application/json": components["schemas"]["Order"];
                 };
             };
-            /** @description `bad_request`: The request could not be understood. `invalid_json`: The body is not valid JSON. `unsupported_content_type`: The body is not sent as `Content-Type: application/json`. `validation_failed`: A parameter or body field is missing, unknown, or holds an invalid value. `invalid_idempotency_key`: The `Idempotency-Key` header is empty, longer than 255 characters, or not printable ASCII. */
+            /** @description `bad_request`: The request could not be understood. `invalid_json`: The body is not valid JSON. `unsupported_content_type`: The body is not sent as `Content-Type: application/json`. `validation_failed`: A parameter or body field is missing, unknown, or holds an invalid value. `invalid_idempotency_key`: The `Idempotency-Key` header is empty, longer than 255 characters, not printable ASCII, or sent more than once. */
             400: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit-IfCounted"];
@@ -3186,7 +3186,7 @@ export interface operations {
                     "application/json": components["schemas"]["WebhookEndpointWithSecret"];
                 };
             };
-            /** @description `bad_request`: The request could not be understood. `invalid_json`: The body is not valid JSON. `unsupported_content_type`: The body is not sent as `Content-Type: application/json`. `validation_failed`: A parameter or body field is missing, unknown, or holds an invalid value. `webhook_url_refused`: The webhook URL is not allowed: not `https` (outside development), or its host does not resolve, or resolves to a loopback, private, link-local or metadata address. `invalid_idempotency_key`: The `Idempotency-Key` header is empty, longer than 255 characters, or not printable ASCII. */
+            /** @description `bad_request`: The request could not be understood. `invalid_json`: The body is not valid JSON. `unsupported_content_type`: The body is not sent as `Content-Type: application/json`. `validation_failed`: A parameter or body field is missing, unknown, or holds an invalid value. `webhook_url_refused`: The webhook URL is not allowed: not `https` (outside development), or its host does not resolve, or resolves to a loopback, private, link-local or metadata address. `invalid_idempotency_key`: The `Idempotency-Key` header is empty, longer than 255 characters, not printable ASCII, or sent more than once. */
             400: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit-IfCounted"];
@@ -3474,7 +3474,7 @@ export interface operations {
                     "application/json": components["schemas"]["WebhookEndpointWithSecret"];
                 };
             };
-            /** @description `bad_request`: The request could not be understood. `validation_failed`: A parameter or body field is missing, unknown, or holds an invalid value. `invalid_idempotency_key`: The `Idempotency-Key` header is empty, longer than 255 characters, or not printable ASCII. */
+            /** @description `bad_request`: The request could not be understood. `validation_failed`: A parameter or body field is missing, unknown, or holds an invalid value. `invalid_idempotency_key`: The `Idempotency-Key` header is empty, longer than 255 characters, not printable ASCII, or sent more than once. */
             400: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit-IfCounted"];
@@ -3557,7 +3557,7 @@ export interface operations {
                     "application/json": components["schemas"]["WebhookDelivery"];
                 };
             };
-            /** @description `bad_request`: The request could not be understood. `validation_failed`: A parameter or body field is missing, unknown, or holds an invalid value. `invalid_idempotency_key`: The `Idempotency-Key` header is empty, longer than 255 characters, or not printable ASCII. */
+            /** @description `bad_request`: The request could not be understood. `validation_failed`: A parameter or body field is missing, unknown, or holds an invalid value. `invalid_idempotency_key`: The `Idempotency-Key` header is empty, longer than 255 characters, not printable ASCII, or sent more than once. */
             400: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit-IfCounted"];
@@ -3710,7 +3710,7 @@ export interface operations {
                     "application/json": components["schemas"]["WebhookDelivery"];
                 };
             };
-            /** @description `bad_request`: The request could not be understood. `validation_failed`: A parameter or body field is missing, unknown, or holds an invalid value. `invalid_idempotency_key`: The `Idempotency-Key` header is empty, longer than 255 characters, or not printable ASCII. */
+            /** @description `bad_request`: The request could not be understood. `validation_failed`: A parameter or body field is missing, unknown, or holds an invalid value. `invalid_idempotency_key`: The `Idempotency-Key` header is empty, longer than 255 characters, not printable ASCII, or sent more than once. */
             400: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit-IfCounted"];
@@ -3796,7 +3796,7 @@ export interface operations {
                     "application/json": components["schemas"]["Message"];
                 };
             };
-            /** @description `bad_request`: The request could not be understood. `invalid_json`: The body is not valid JSON. `unsupported_content_type`: The body is not sent as `Content-Type: application/json`. `validation_failed`: A parameter or body field is missing, unknown, or holds an invalid value. `invalid_idempotency_key`: The `Idempotency-Key` header is empty, longer than 255 characters, or not printable ASCII. */
+            /** @description `bad_request`: The request could not be understood. `invalid_json`: The body is not valid JSON. `unsupported_content_type`: The body is not sent as `Content-Type: application/json`. `validation_failed`: A parameter or body field is missing, unknown, or holds an invalid value. `invalid_idempotency_key`: The `Idempotency-Key` header is empty, longer than 255 characters, not printable ASCII, or sent more than once. */
             400: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit-IfCounted"];
