@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { InjectOptions, LightMyRequestResponse } from 'fastify';
-import { BAN_GRACE_MS } from '../src/limits/rate-limiter.js';
 import { ADDRESS_FAILURE_LIMITS, EMAIL_FAILURE_LIMITS } from '../src/http/sign-in-throttle.js';
+import { BAN_GRACE_MS } from '../src/limits/rate-limiter.js';
 import {
   as,
   basic,
