@@ -30,6 +30,13 @@ export async function until(
   }
 }
 
+/** Webhook retries and polling in milliseconds, so deliveries and retries take no time. */
+export const FAST = {
+  WEBHOOK_RETRY_BASE_MS: '30',
+  WEBHOOK_RETRY_MAX_MS: '200',
+  WEBHOOK_POLL_MS: '20',
+};
+
 /** PostgreSQL when CI sets TEST_DATABASE_URL; otherwise a fresh SQLite file per app. */
 export function testDatabaseUrl(): { url: string; cleanup: () => void } {
   const pg = process.env.TEST_DATABASE_URL;

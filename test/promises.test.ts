@@ -25,6 +25,7 @@ import {
   createCategory,
   createPet,
   errorCode,
+  FAST,
   freshIp,
   newTenant,
   nextLinkUrl,
@@ -37,8 +38,6 @@ import {
 } from './helpers.js';
 import { Visitor } from './portal-visitor.js';
 
-/** Short back-off and polling, so deliveries take milliseconds. */
-const FAST = { WEBHOOK_RETRY_BASE_MS: '30', WEBHOOK_RETRY_MAX_MS: '200', WEBHOOK_POLL_MS: '20' };
 const MINUTE = 60_000;
 const DAY = 24 * 60 * MINUTE;
 

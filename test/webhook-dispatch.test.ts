@@ -10,15 +10,13 @@ import {
   as,
   createCategory,
   createPet,
+  FAST,
   newTenant,
   startApp,
   type Tenant,
   type TestApp,
   until,
 } from './helpers.js';
-
-/** Short back-off and polling, so retries take milliseconds. */
-const FAST = { WEBHOOK_RETRY_BASE_MS: '30', WEBHOOK_RETRY_MAX_MS: '200', WEBHOOK_POLL_MS: '20' };
 
 /** A full garbage collection, in this process (as `--expose-gc` gives `global.gc`). */
 function collectGarbage(): void {

@@ -14,6 +14,7 @@ import {
   createCategory,
   createPet,
   errorCode,
+  FAST,
   newTenant,
   nextLinkUrl,
   pathOf,
@@ -23,9 +24,6 @@ import {
   type TestApp,
   until,
 } from './helpers.js';
-
-/** Short back-off and polling, so retries take milliseconds. */
-const FAST = { WEBHOOK_RETRY_BASE_MS: '30', WEBHOOK_RETRY_MAX_MS: '200', WEBHOOK_POLL_MS: '20' };
 
 interface Received {
   path: string;
