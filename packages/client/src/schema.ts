@@ -623,7 +623,7 @@ export interface components {
         NewWebhook: {
             /**
              * Format: uri
-             * @description Where events are POSTed. `https` only outside development; a host that resolves to a loopback, private, link-local or metadata address is refused.
+             * @description Where events are POSTed. `https` only outside development; a host that resolves to a loopback, private, link-local or metadata address is refused (in development, `http` and loopback addresses are allowed).
              * @example https://example.com/hooks/animal-store
              */
             url: string;
@@ -639,7 +639,7 @@ export interface components {
         WebhookPatch: {
             /**
              * Format: uri
-             * @description Where events are POSTed. `https` only outside development; a host that resolves to a loopback, private, link-local or metadata address is refused.
+             * @description Where events are POSTed. `https` only outside development; a host that resolves to a loopback, private, link-local or metadata address is refused (in development, `http` and loopback addresses are allowed).
              * @example https://example.com/hooks/animal-store
              */
             url?: string;

@@ -16,7 +16,8 @@ const Url = Type.String({
   format: 'uri',
   description:
     'Where events are POSTed. `https` only outside development; a host that resolves to a ' +
-    'loopback, private, link-local or metadata address is refused.',
+    'loopback, private, link-local or metadata address is refused (in development, `http` ' +
+    'and loopback addresses are allowed).',
 });
 
 const Events = Type.Array(Type.Enum([...EVENT_TYPES, '*']), {
