@@ -2,12 +2,10 @@
 # Animal Store API: the production image. `docker compose up` runs the layout in
 # docker-compose.yml; test/cluster/ runs the same layout without Docker.
 
-# Build: compile TypeScript and the better-sqlite3 addon, then keep production dependencies only.
-FROM node:20-bookworm-slim AS build
+# Build: compile TypeScript, then keep production dependencies only. No compiler: better-sqlite3
+# ships its addon prebuilt (Node-API, one binary for every Node line) in its npm package.
+FROM node:24-bookworm-slim AS build
 WORKDIR /app
-RUN apt-get update \
-  && apt-get install -y --no-install-recommends python3 make g++ \
-  && rm -rf /var/lib/apt/lists/*
 COPY package.json package-lock.json ./
 # The lockfile names the SDK's workspace; its manifest is enough for the install.
 COPY packages/client/package.json ./packages/client/
@@ -17,7 +15,7 @@ COPY src ./src
 RUN npm run build && npm prune --omit=dev
 
 # Run: the compiled service as an unprivileged user.
-FROM node:20-bookworm-slim
+FROM node:24-bookworm-slim
 ENV NODE_ENV=production \
     APP_ENV=production \
     HOST=0.0.0.0 \

@@ -92,7 +92,9 @@ export class PgGroupCommit {
     };
     this.tx = lendTx(
       new Kysely<Tables>({
-        dialect: new PostgresDialect({ pool: { connect: async () => lent, end: async () => {} } }),
+        dialect: new PostgresDialect({
+          pool: { connect: async () => lent, end: async () => {}, options: {} },
+        }),
       }),
     );
     batches.set(this.tx, this);
