@@ -7,7 +7,7 @@ import {
   renameCategory,
 } from '../store/categories-repository.js';
 import type { ReadDb, Tx } from '../store/database.js';
-import { isForeignKeyViolation } from '../store/errors.js';
+import { isForeignKeyViolation } from '../store/store-errors.js';
 import type { CategoryRow } from '../store/tables.js';
 import { decodeCursor, type Page, type PageRequest, pageSize, toPage } from './pagination.js';
 import { fail, ok, type Result } from './result.js';

@@ -1,6 +1,5 @@
 import type { Clock } from '../clock.js';
 import type { ReadDb, Tx } from '../store/database.js';
-import { isForeignKeyViolation } from '../store/errors.js';
 import { hasOpenOrder } from '../store/orders-repository.js';
 import {
   countPetsByStatus,
@@ -10,6 +9,7 @@ import {
   listPets,
   updatePetIfStatus,
 } from '../store/pets-repository.js';
+import { isForeignKeyViolation } from '../store/store-errors.js';
 import type { PetRow } from '../store/tables.js';
 import { type NewEvent, recordEvents } from './events.js';
 import { decodeCursor, type Page, type PageRequest, pageSize, toPage } from './pagination.js';

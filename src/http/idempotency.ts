@@ -2,7 +2,7 @@ import { createHash, createHmac } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Clock } from '../clock.js';
 import { openWith, sealWith } from '../domain/secret-box.js';
-import { ApiError } from '../errors.js';
+import { ApiError, RETRY_SOON } from '../errors.js';
 import { type Alongside, writeWith } from '../store/alongside.js';
 import type { Database } from '../store/database.js';
 import type { WriteOptions } from '../store/group-commit.js';
@@ -36,7 +36,6 @@ const INVALID_KEY =
 const RUNNING = 'A request with this Idempotency-Key is still running; retry in a moment.';
 /** Taken and then expired in the instant between: the key is free again. */
 const RELEASED = 'This Idempotency-Key was being released; retry.';
-const RETRY_SOON = { 'retry-after': '1' };
 
 /** The hidden field of the portal's forms that carries their idempotency key. */
 export const FORM_KEY_FIELD = 'idempotency_key';

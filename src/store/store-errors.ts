@@ -75,3 +75,10 @@ export function valueRefused(err: unknown): boolean {
   const { code } = err as { code?: unknown };
   return err instanceof Error && typeof code === 'string' && /^22[0-9A-Z]{3}$/.test(code);
 }
+
+/** A foreign key the database refused, on either store: services turn it into an outcome
+ * (`unknown_category`, `category_in_use`). */
+export function isForeignKeyViolation(err: unknown): boolean {
+  const code = typeof err === 'object' && err !== null && 'code' in err ? String(err.code) : '';
+  return code === '23503' || code === 'SQLITE_CONSTRAINT_FOREIGNKEY';
+}

@@ -176,7 +176,6 @@ export type AccountRow = Selectable<AccountsTable>;
 export type ApiKeyRow = Selectable<ApiKeysTable>;
 export type CategoryRow = Selectable<CategoriesTable>;
 export type PetRow = Selectable<PetsTable>;
-export type NewPetRow = Insertable<PetsTable>;
 export type MessageRow = Selectable<MessagesTable>;
 /** A message as inserted: every column, the empty ones as null. */
 export type NewMessageRow = Required<Insertable<MessagesTable>>;
