@@ -280,6 +280,22 @@ export async function createCategory(
   return res.json();
 }
 
+/** A webhook endpoint of the tenant's (201 asserted): its id and its signing secret. */
+export async function addEndpoint(
+  app: FastifyInstance,
+  tenant: Tenant,
+  url: string,
+  events: string[] = ['*'],
+): Promise<{ id: string; secret: string }> {
+  const res = await as(app, tenant, {
+    method: 'POST',
+    url: '/v1/webhooks',
+    payload: { url, events },
+  });
+  if (res.statusCode !== 201) throw new Error(`endpoint not added: ${res.statusCode} ${res.body}`);
+  return res.json();
+}
+
 export async function createPet(
   app: FastifyInstance,
   tenant: Tenant,

@@ -19,6 +19,7 @@ import { SecretBox } from '../src/domain/secret-box.js';
 import type { MessageSink } from '../src/queue/sink.js';
 import { openDatabase } from '../src/store/database.js';
 import {
+  addEndpoint,
   as,
   basic,
   captureLog,
@@ -86,21 +87,6 @@ class Receiver {
       this.server?.close(() => resolve());
     });
   }
-}
-
-async function addEndpoint(
-  app: FastifyInstance,
-  tenant: Tenant,
-  url: string,
-  events: string[] = ['*'],
-): Promise<{ id: string; secret: string }> {
-  const res = await as(app, tenant, {
-    method: 'POST',
-    url: '/v1/webhooks',
-    payload: { url, events },
-  });
-  assert.equal(res.statusCode, 201, res.body);
-  return res.json();
 }
 
 interface Delivery {

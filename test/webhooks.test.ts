@@ -9,6 +9,7 @@ import { loadConfig } from '../src/config.js';
 import { migrate, openDatabase } from '../src/store/database.js';
 import { guardedLookup, refusedAddress, refusedUrl } from '../src/webhooks/address.js';
 import {
+  addEndpoint,
   as,
   captureLog,
   createCategory,
@@ -84,21 +85,6 @@ function verifySignature(secret: string, header: string, body: string, tolerance
       v.length === expected.length * 2 &&
       timingSafeEqual(Buffer.from(v, 'hex'), expected),
   );
-}
-
-async function addEndpoint(
-  app: FastifyInstance,
-  tenant: Tenant,
-  url: string,
-  events: string[],
-): Promise<{ id: string; secret: string }> {
-  const res = await as(app, tenant, {
-    method: 'POST',
-    url: '/v1/webhooks',
-    payload: { url, events },
-  });
-  assert.equal(res.statusCode, 201, res.body);
-  return res.json();
 }
 
 describe('events and webhooks', () => {
