@@ -87,7 +87,7 @@ async function tenant(database: Database, pets: number, env: 'production') {
       }
       return first;
     },
-    { atomic: true, numbersFor },
+    { numbersFor },
   );
   const last = first + pets - 1;
   return { accountId: account.value.id, key: secret, categoryId: category.id, first, last };

@@ -7,6 +7,7 @@ import { Outages } from '../src/ops/outages.js';
 import { BullMqQueue } from '../src/queue/bullmq-queue.js';
 import { MessageProcessor } from '../src/queue/processor.js';
 import type { MessageSink } from '../src/queue/sink.js';
+import { commit } from '../src/store/change.js';
 import type { Database } from '../src/store/database.js';
 import { databaseOfItsOwn, storeWithAccount } from './helpers.js';
 
@@ -102,7 +103,8 @@ describe('BullMQ queue', { skip: !redisUrl && 'needs TEST_REDIS_URL' }, () => {
     });
     queue.startWorker();
     const ids: string[] = [];
-    for (let i = 0; i < 20; i++) ids.push((await queue.accept(accountId, `held ${i}`)).id);
+    for (let i = 0; i < 20; i++)
+      ids.push((await commit(database, queue.accept(accountId, `held ${i}`))).id);
     for (const id of ids) {
       const row = await rowOf(id);
       assert.equal(row.status, 'queued', 'stored as the client is told');
@@ -122,7 +124,7 @@ describe('BullMQ queue', { skip: !redisUrl && 'needs TEST_REDIS_URL' }, () => {
 
   it('hands a message to BullMQ when its own worker does not run', async () => {
     const { queue, jobs } = queueWith(new RecordingSink());
-    const message = await queue.accept(accountId, 'for any worker');
+    const message = await commit(database, queue.accept(accountId, 'for any worker'));
     const row = await rowOf(message.id);
     assert.equal(row.lease_token, null);
     assert.equal(await jobs.getJobCountByTypes('waiting'), 1);
@@ -132,13 +134,8 @@ describe('BullMQ queue', { skip: !redisUrl && 'needs TEST_REDIS_URL' }, () => {
   it('sweeps a held message of an instance that died to BullMQ once its lease runs out', async () => {
     // Accepted under a lease by an instance that died before delivering it.
     const dead = queueWith(new RecordingSink());
-    const { row } = await acceptMessage(
-      database,
-      clock,
-      accountId,
-      'orphan',
-      dead.processor.newLease(),
-    );
+    const { row, change } = acceptMessage(clock, accountId, 'orphan', dead.processor.newLease());
+    await commit(database, change);
     now += options.leaseMs + 11_000; // the lease, and the sweep's grace, run out
     const sink = new RecordingSink();
     const { queue } = queueWith(sink);

@@ -15,7 +15,7 @@ import { sqliteDatabaseUrl, storeWithAccount, testDatabaseUrl, until } from './h
 
 // Database.write on the real stores: group commit, where writes started together share one
 // transaction: SQLite's GroupCommit, and PostgreSQL's PgGroupCommit (when TEST_DATABASE_URL is
-// set), whose one-statement writes are pipelined and, should one fail, run again one by one.
+// set), whose blind writes are pipelined and, should one fail, run again one by one.
 const targets = [{ name: 'sqlite', url: sqliteDatabaseUrl }];
 if (process.env.TEST_DATABASE_URL) targets.push({ name: 'postgres', url: testDatabaseUrl });
 
@@ -49,16 +49,14 @@ for (const target of targets) {
     const pet = (tx: Tx, name: string, category = categoryId) =>
       createPet(tx, systemClock, accountId, { name, categoryId: category });
     // accountId is known once the suite's `before` ran.
-    const oneStatement = () => ({ oneStatement: true, numbersFor: accountId });
+    const blind = () => ({ blind: true, numbersFor: accountId });
     /** How each of the writes, started together, ended. */
     const settled = async (writes: Array<Promise<unknown>>) =>
       (await Promise.allSettled(writes)).map((o) => o.status);
 
     it('gives each created pet the id the database stored it under', async () => {
       const created = await Promise.all(
-        ['Id 1', 'Id 2', 'Id 3'].map((name) =>
-          database.write((tx) => pet(tx, name), oneStatement()),
-        ),
+        ['Id 1', 'Id 2', 'Id 3'].map((name) => database.write((tx) => pet(tx, name), blind())),
       );
       const stored = await listPets(database.reader, accountId, { afterId: 0, take: 1000 });
       for (const result of created) {
@@ -68,12 +66,12 @@ for (const target of targets) {
       }
     });
 
-    it('refuses a one-statement write whose statement fails, and only it', async () => {
+    it('refuses a blind write whose statement fails, and only it', async () => {
       const before = await names();
       const results = await Promise.all([
-        database.write((tx) => pet(tx, 'Kept 1'), oneStatement()),
-        database.write((tx) => pet(tx, 'Refused', 424242), oneStatement()),
-        database.write((tx) => pet(tx, 'Kept 2'), oneStatement()),
+        database.write((tx) => pet(tx, 'Kept 1'), blind()),
+        database.write((tx) => pet(tx, 'Refused', 424242), blind()),
+        database.write((tx) => pet(tx, 'Kept 2'), blind()),
       ]);
       assert.deepEqual(
         results.map((r) => r.ok),
@@ -82,19 +80,19 @@ for (const target of targets) {
       assert.deepEqual(await names(), [...before, 'Kept 1', 'Kept 2'].sort());
     });
 
-    it('refuses a one-statement write whose statement throws, and only it', async () => {
+    it('refuses a blind write whose statement throws, and only it', async () => {
       const before = await names();
       const at = new Date().toISOString();
       const row = { account_id: accountId, category_id: categoryId, status: 'available' };
       assert.deepEqual(
         await settled([
-          database.write((tx) => pet(tx, 'Beside 1'), oneStatement()),
+          database.write((tx) => pet(tx, 'Beside 1'), blind()),
           // NOT NULL: the error reaches the batch (createPet answers only unknown categories).
           database.write(
             (tx) => insertPet(tx, { ...row, name: null as never, created_at: at, updated_at: at }),
-            oneStatement(),
+            blind(),
           ),
-          database.write((tx) => pet(tx, 'Beside 2'), oneStatement()),
+          database.write((tx) => pet(tx, 'Beside 2'), blind()),
         ]),
         ['fulfilled', 'rejected', 'fulfilled'],
       );
@@ -105,32 +103,28 @@ for (const target of targets) {
     const batched = { skip: target.name !== 'sqlite' && 'PostgreSQL: see its own tests below' };
     const postgres = { skip: target.name !== 'postgres' && 'SQLite: see its own tests above' };
 
-    it(
-      'rolls back a write that fails after changing rows, even when it said one statement',
-      batched,
-      async () => {
-        const before = await names();
-        // The one-statement write had no savepoint to return to: its whole batch fails.
-        assert.deepEqual(
-          await settled([
-            database.write((tx) => pet(tx, 'Plain'), oneStatement()),
-            database.write(async (tx) => {
-              await pet(tx, 'Half done');
+    it('rolls back a write that fails after changing rows, alone, even when it said blind', async () => {
+      const before = await names();
+      // Every write has a savepoint of its own: the others of its batch commit.
+      assert.deepEqual(
+        await settled([
+          database.write((tx) => pet(tx, 'Plain'), blind()),
+          database.write(async (tx) => {
+            await pet(tx, 'Half done');
+            throw new Error('failed after its insert');
+          }, blind()),
+          database.write(
+            async (tx) => {
+              await pet(tx, 'Also half done');
               throw new Error('failed after its insert');
-            }, oneStatement()),
-            database.write(
-              async (tx) => {
-                await pet(tx, 'Also half done');
-                throw new Error('failed after its insert');
-              },
-              { numbersFor: accountId },
-            ),
-          ]),
-          ['rejected', 'rejected', 'rejected'],
-        );
-        assert.deepEqual(await names(), before);
-      },
-    );
+            },
+            { numbersFor: accountId },
+          ),
+        ]),
+        ['fulfilled', 'rejected', 'rejected'],
+      );
+      assert.deepEqual(await names(), [...before, 'Plain'].sort());
+    });
 
     it(
       "takes the writes started in one turn into one batch, and the next turn's into another",
@@ -141,7 +135,7 @@ for (const target of targets) {
         const committed = (name: string) =>
           reader.prepare('select count(*) from pets where name = ?').pluck().get(name);
         try {
-          const first = database.write((tx) => pet(tx, 'First of the turn'), oneStatement());
+          const first = database.write((tx) => pet(tx, 'First of the turn'), blind());
           let seenBySameTurn: unknown;
           let seenByNextTurn: unknown;
           // Later in the same turn (a request handled after the first in one check phase).
@@ -149,7 +143,7 @@ for (const target of targets) {
             database.write(async (tx) => {
               seenBySameTurn = committed('First of the turn');
               return pet(tx, 'Same turn');
-            }, oneStatement()),
+            }, blind()),
           );
           const nextTurn = new Promise((resolve, reject) =>
             setImmediate(() =>
@@ -157,7 +151,7 @@ for (const target of targets) {
                 .write(async (tx) => {
                   seenByNextTurn = committed('First of the turn');
                   return pet(tx, 'Next turn');
-                }, oneStatement())
+                }, blind())
                 .then(resolve, reject),
             ),
           );
@@ -182,13 +176,13 @@ for (const target of targets) {
         const before = await names();
         assert.deepEqual(
           await settled([
-            database.write((tx) => pet(tx, 'Before the end'), oneStatement()),
+            database.write((tx) => pet(tx, 'Before the end'), blind()),
             database.write(async (tx) => {
               // As SQLite does by itself on some errors (disk full): the transaction is gone.
               await sql`rollback`.execute(tx);
               throw new Error('the transaction was rolled back');
-            }, oneStatement()),
-            database.write((tx) => pet(tx, 'After the end'), oneStatement()),
+            }, blind()),
+            database.write((tx) => pet(tx, 'After the end'), blind()),
           ]),
           ['rejected', 'rejected', 'rejected'],
         );
@@ -196,17 +190,17 @@ for (const target of targets) {
         // A write that swallows the error and answers: the batch fails all the same.
         assert.deepEqual(
           await settled([
-            database.write((tx) => pet(tx, 'Before the end'), oneStatement()),
+            database.write((tx) => pet(tx, 'Before the end'), blind()),
             database.write(async (tx) => {
               await sql`rollback`.execute(tx);
-            }, oneStatement()),
-            database.write((tx) => pet(tx, 'After the end'), oneStatement()),
+            }, blind()),
+            database.write((tx) => pet(tx, 'After the end'), blind()),
           ]),
           ['rejected', 'rejected', 'rejected'],
         );
         assert.deepEqual(await names(), before);
         // And the next batch commits as usual.
-        assert.ok((await database.write((tx) => pet(tx, 'Next batch'), oneStatement())).ok);
+        assert.ok((await database.write((tx) => pet(tx, 'Next batch'), blind())).ok);
         assert.deepEqual(await names(), [...before, 'Next batch'].sort());
       },
     );
@@ -218,11 +212,11 @@ for (const target of targets) {
         const before = await names();
         assert.deepEqual(
           await settled([
-            database.write((db) => pet(db, 'Plain'), oneStatement()),
+            database.write((db) => pet(db, 'Plain'), blind()),
             database.write(async (db) => {
               await pet(db, 'Half done');
               throw new Error('failed after its insert');
-            }, oneStatement()),
+            }, blind()),
             database.write(async (db) => {
               await pet(db, 'Also half done');
               throw new Error('failed after its insert');
@@ -247,10 +241,10 @@ for (const target of targets) {
       async () => {
         const before = await names();
         const results = await Promise.all([
-          database.write((db) => pet(db, 'Beside a refusal 1'), oneStatement()),
+          database.write((db) => pet(db, 'Beside a refusal 1'), blind()),
           // createPet answers unknown_category from the failed insert: PostgreSQL has aborted
           // the transaction all the same.
-          database.write((db) => pet(db, 'Refused', 424242), oneStatement()),
+          database.write((db) => pet(db, 'Refused', 424242), blind()),
           database.write(async (db) => {
             await pet(db, 'Beside a refusal 2');
             return pet(db, 'Beside a refusal 3');
@@ -286,7 +280,7 @@ for (const target of targets) {
           let seenBeforeCommit: number | undefined;
           const answered: string[] = [];
           const writes = [
-            database.write((db) => pet(db, 'Together 1'), oneStatement()),
+            database.write((db) => pet(db, 'Together 1'), blind()),
             database.write(async (db) => {
               const made = await pet(db, 'Together 2');
               seenBeforeCommit = await committed('Together 2');
@@ -312,16 +306,16 @@ for (const target of targets) {
       const before = await names();
       assert.deepEqual(
         await settled([
-          database.write((db) => pet(db, 'Before the end'), oneStatement()),
+          database.write((db) => pet(db, 'Before the end'), blind()),
           database.write(async (db) => {
             await sql`commit`.execute(db);
-          }, oneStatement()),
+          }, blind()),
           database.write(async (db) => {
             // A Tx has no transaction() (it does not compile); at run time it is refused too.
             // @ts-expect-error
             await db.transaction().execute((trx) => pet(trx, 'In a transaction of its own'));
           }),
-          database.write((db) => pet(db, 'After the end'), oneStatement()),
+          database.write((db) => pet(db, 'After the end'), blind()),
         ]),
         ['fulfilled', 'rejected', 'rejected', 'fulfilled'],
       );
@@ -334,7 +328,7 @@ for (const target of targets) {
       async () => {
         const before = await names();
         const outcomes = await settled([
-          database.write((db) => pet(db, 'Lost 1'), oneStatement()),
+          database.write((db) => pet(db, 'Lost 1'), blind()),
           database.write(async (db) => {
             await pet(db, 'Lost 2');
             // The server ends the batch's connection, as a restart or a failover would.
@@ -343,7 +337,7 @@ for (const target of targets) {
         ]);
         assert.deepEqual(outcomes, ['rejected', 'rejected']);
         assert.deepEqual(await names(), before);
-        assert.ok((await database.write((db) => pet(db, 'Next batch'), oneStatement())).ok);
+        assert.ok((await database.write((db) => pet(db, 'Next batch'), blind())).ok);
         assert.deepEqual(await names(), [...before, 'Next batch'].sort());
       },
     );

@@ -266,13 +266,13 @@ describe('per-account ids: two instances numbering one account at once (PostgreS
                   name: `r${round}`,
                   categoryId: categories.get(account) as number,
                 }),
-              { oneStatement: true, numbersFor: account },
+              { blind: true, numbersFor: account },
             ),
           );
           if (round === 0) {
             writes.push(
               database.write((tx) => sql`select pg_sleep(0.05)`.execute(tx), {
-                oneStatement: true,
+                blind: true,
               }),
             );
           }

@@ -5,6 +5,7 @@ import { Outages } from '../src/ops/outages.js';
 import { MessageProcessor } from '../src/queue/processor.js';
 import type { MessageSink } from '../src/queue/sink.js';
 import { TableQueue } from '../src/queue/table-queue.js';
+import { commit } from '../src/store/change.js';
 import type { Database } from '../src/store/database.js';
 import { databaseOfItsOwn, storeWithAccount } from './helpers.js';
 
@@ -65,7 +66,7 @@ describe('table queue: messages claimed at birth', () => {
     );
     return {
       processor,
-      queue: new TableQueue(database, processor, clock, 8, silent, new Outages(silent, {})),
+      queue: new TableQueue(processor, clock, 8, silent, new Outages(silent, {})),
     };
   }
 
@@ -79,7 +80,7 @@ describe('table queue: messages claimed at birth', () => {
 
   it('leases nothing while its worker is stopped: the message waits in the table', async () => {
     const { queue } = queueWith(new RecordingSink());
-    const message = await queue.accept(accountId, 'waits');
+    const message = await commit(database, queue.accept(accountId, 'waits'));
     const row = await rowOf(message.id);
     assert.equal(row.status, 'queued');
     assert.equal(row.lease_token, null);
@@ -100,10 +101,10 @@ describe('table queue: messages claimed at birth', () => {
     });
     queue.startWorker();
     try {
-      const early = await queue.accept(accountId, 'early');
+      const early = await commit(database, queue.accept(accountId, 'early'));
       assert.equal(early.status, 'queued', 'the client is told queued');
       now += 1_500; // the next message gets a new lease
-      const late = await queue.accept(accountId, 'late');
+      const late = await commit(database, queue.accept(accountId, 'late'));
       const [earlyRow, lateRow] = [await rowOf(early.id), await rowOf(late.id)];
       // Claimed at birth and held by the worker, which is delivering: the rows say queued.
       assert.equal(earlyRow.status, 'queued');
@@ -135,7 +136,8 @@ describe('table queue: messages claimed at birth', () => {
     const { queue } = queueWith(sink);
     queue.startWorker();
     const ids = [];
-    for (let i = 0; i < 20; i++) ids.push((await queue.accept(accountId, `held ${i}`)).id);
+    for (let i = 0; i < 20; i++)
+      ids.push((await commit(database, queue.accept(accountId, `held ${i}`))).id);
     await queue.close();
     assert.equal(sink.delivered.length, 20);
     for (const id of ids) assert.equal((await statusOf(database, id)).status, 'sent');
@@ -144,13 +146,8 @@ describe('table queue: messages claimed at birth', () => {
   it('is not claimable by another worker until its lease runs out, then is claimed again', async () => {
     // Accepted under a worker's lease by a process that dies before delivering it.
     const dead = queueWith(new RecordingSink());
-    const { row } = await acceptMessage(
-      database,
-      clock,
-      accountId,
-      'orphan',
-      dead.processor.newLease(),
-    );
+    const { row, change } = acceptMessage(clock, accountId, 'orphan', dead.processor.newLease());
+    await commit(database, change);
     assert.equal(row.status, 'queued');
 
     const sink = new RecordingSink();

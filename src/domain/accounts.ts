@@ -7,7 +7,7 @@ import {
   updateAccountPlan,
   updatePasswordHash,
 } from '../store/accounts-repository.js';
-import { type Alongside, writeWith } from '../store/alongside.js';
+import { type Change, commit, decided } from '../store/change.js';
 import type { ReadDb, Writer } from '../store/database.js';
 import { type AccountRow, toIso } from '../store/tables.js';
 import { dummyHash, hashPassword, verifyPassword } from './passwords.js';
@@ -59,15 +59,18 @@ export function normalizeEmail(email: string): string {
   return email.trim().toLowerCase();
 }
 
-/** The password is hashed before the write, which would otherwise hold a batch of others. */
-export async function createAccount(
-  store: Writer,
+export type SignUpOutcome = Result<Account, 'email_taken' | 'validation_failed'>;
+
+/**
+ * A new account on the Free plan, as a change. The password is hashed first, before the write,
+ * which would otherwise hold a batch of others.
+ */
+export async function signUp(
   clock: Clock,
   input: { email: string; password: string },
-  alongside?: Alongside<Result<Account, 'email_taken' | 'validation_failed'>>,
-): Promise<Result<Account, 'email_taken' | 'validation_failed'>> {
+): Promise<Change<SignUpOutcome>> {
   const problem = passwordProblem(input.password);
-  if (problem) return fail('validation_failed', problem);
+  if (problem) return decided(fail('validation_failed', problem));
   const email = normalizeEmail(input.email);
   const row = {
     id: `acct_${randomBase62(16)}`,
@@ -78,15 +81,23 @@ export async function createAccount(
     per_day: null,
     created_at: clock.now().toISOString(),
   };
-  return writeWith(
-    store,
-    async (tx) =>
+  return {
+    // One insert, ON CONFLICT DO NOTHING: its answer decides.
+    options: { blind: true },
+    work: async (tx): Promise<SignUpOutcome> =>
       (await insertAccount(tx, row))
         ? ok(toAccount(row))
         : fail('email_taken', `An account with the email ${email} already exists.`),
-    { oneStatement: true }, // ON CONFLICT DO NOTHING
-    alongside,
-  );
+  };
+}
+
+/** Signs up and commits it: for the CLI, the demo and fixtures. */
+export async function createAccount(
+  store: Writer,
+  clock: Clock,
+  input: { email: string; password: string },
+): Promise<SignUpOutcome> {
+  return commit(store, await signUp(clock, input));
 }
 
 /**

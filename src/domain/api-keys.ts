@@ -12,6 +12,7 @@ import {
   revokeApiKey,
   touchApiKey,
 } from '../store/api-keys-repository.js';
+import type { Write } from '../store/change.js';
 import type { Database, ReadDb, Tx, Writer } from '../store/database.js';
 import { type ApiKeyRow, toIso } from '../store/tables.js';
 import { type Account, type AnnounceKeysChanged, toAccount } from './accounts.js';
@@ -98,6 +99,19 @@ export async function createApiKey(
   return { key: toApiKey(row), secret };
 }
 
+/** A new key within the limit (`createApiKeyWithinLimit`), as a change: a count, then the insert. */
+export function addApiKey(
+  clock: Clock,
+  env: AppEnv,
+  accountId: string,
+  name: string | null,
+): Write<Result<{ key: ApiKey; secret: string }, 'key_limit_reached'>> {
+  return {
+    options: {},
+    work: (tx) => createApiKeyWithinLimit(tx, clock, env, accountId, name),
+  };
+}
+
 /**
  * A new key, unless the account holds MAX_LIVE_KEYS already: how keys are made for people (the
  * API, the portal, the CLI). Counted in the transaction of the insert; two requests racing at
@@ -133,7 +147,7 @@ export async function revokeKey(
 ): Promise<Result<void, 'not_found'>> {
   const at = clock.now().toISOString();
   const revoked = await store.write((tx) => revokeApiKey(tx, accountId, keyId, at), {
-    oneStatement: true,
+    blind: true,
   });
   if (!revoked) return fail('not_found', `No API key ${keyId} in this account.`);
   await announce(accountId);
@@ -257,7 +271,7 @@ export class KeyAuthenticator {
     // Best effort: a missed last-used stamp must never fail the request it rides on.
     const at = now.toISOString();
     this.store
-      .write((tx) => touchApiKey(tx, keyId, at), { oneStatement: true })
+      .write((tx) => touchApiKey(tx, keyId, at), { blind: true })
       .catch(() => this.touched.delete(keyId));
   }
 }

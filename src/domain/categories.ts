@@ -6,6 +6,7 @@ import {
   listCategories,
   renameCategory,
 } from '../store/categories-repository.js';
+import type { Write } from '../store/change.js';
 import type { ReadDb, Tx } from '../store/database.js';
 import { isForeignKeyViolation } from '../store/store-errors.js';
 import type { CategoryRow } from '../store/tables.js';
@@ -23,6 +24,15 @@ function toCategory(row: CategoryRow): Category {
 
 const notFound = (id: number) => fail('not_found', `No category ${id} in this account.`);
 
+/** Adds a category, as a change: one blind insert, numbered in the account. */
+export function addCategory(clock: Clock, accountId: string, name: string): Write<Category> {
+  return {
+    options: { blind: true, numbersFor: accountId },
+    work: (tx) => createCategory(tx, clock, accountId, name),
+  };
+}
+
+/** Adds a category in a write of the caller's, which says `numbersFor` the account. */
 export async function createCategory(
   tx: Tx,
   clock: Clock,

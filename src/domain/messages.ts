@@ -1,6 +1,6 @@
 import type { Clock } from '../clock.js';
-import { type Alongside, writeWith } from '../store/alongside.js';
-import type { ReadDb, Writer } from '../store/database.js';
+import type { Write } from '../store/change.js';
+import type { ReadDb } from '../store/database.js';
 import { findMessage, insertMessage, type Lease } from '../store/messages-repository.js';
 import { type MessageRow, toIso } from '../store/tables.js';
 import { deliveryStatusCounts } from '../store/webhooks-repository.js';
@@ -38,23 +38,23 @@ export interface AcceptedMessage {
   message: Message;
   /** The row as stored, for the queue. */
   row: MessageRow;
+  /** The change that stores it: one insert. */
+  change: Write<Message>;
 }
 
 /**
- * Stores the message durably, as `queued`, committed before this resolves. Given a lease of
+ * A new message, stored durably as `queued` by its change. Given a lease of
  * this process's worker, it is claimed at birth: stored under that lease and not available to
  * any other worker until the lease runs out (`available_at`), so the worker takes it from
  * memory with no claim statement. It stays `queued` until delivered, as the client is told.
  * Called by the message queues (MessageQueue.accept), which decide on the lease.
  */
-export async function acceptMessage(
-  database: Writer,
+export function acceptMessage(
   clock: Clock,
   accountId: string,
   text: string,
   lease?: Lease,
-  alongside?: Alongside<Message>,
-): Promise<AcceptedMessage> {
+): AcceptedMessage {
   const at = clock.now();
   const now = at.toISOString();
   const row = {
@@ -73,16 +73,14 @@ export async function acceptMessage(
     updated_at: now,
   } satisfies MessageRow;
   const message = toMessage(row);
-  await writeWith(
-    database,
-    async (tx) => {
+  const change: Write<Message> = {
+    options: { blind: true },
+    work: async (tx) => {
       await insertMessage(tx, row);
       return message;
     },
-    { oneStatement: true }, // one insert
-    alongside,
-  );
-  return { message, row };
+  };
+  return { message, row, change };
 }
 
 /** The resource a message's events (`message.sent`, `message.failed`) are about. */

@@ -1,6 +1,6 @@
 import type { Clock } from '../clock.js';
-import { type Alongside, writeWith } from '../store/alongside.js';
-import type { ReadDb, Writer } from '../store/database.js';
+import type { Change } from '../store/change.js';
+import type { ReadDb, Tx } from '../store/database.js';
 import {
   findOrder,
   insertOrder,
@@ -49,11 +49,6 @@ function toOrder(row: OrderRow): Order {
   };
 }
 
-/** An order and its pet change together or not at all, on PostgreSQL too. */
-const atomic = { atomic: true };
-/** As `atomic`, for a write that numbers an order of the account. */
-const numbering = (accountId: string) => ({ atomic: true, numbersFor: accountId });
-
 const notFound = (id: number) => fail('not_found', `No order ${id} in this account.`);
 
 /** The event of an order's move: `order.placed`, `order.approved`… */
@@ -62,20 +57,19 @@ function orderEvent(order: Order): NewEvent {
 }
 
 /**
- * Places an order for an available pet of the account, making it pending, in one atomic write.
- * The pet's compare-and-set (available → pending) lets exactly one of many concurrent orders
- * for one pet through, on SQLite and PostgreSQL alike.
+ * Places an order for an available pet of the account, making it pending, in one write (the
+ * order and its pet change together or not at all). The pet's compare-and-set (available →
+ * pending) lets exactly one of many concurrent orders for one pet through, on SQLite and
+ * PostgreSQL alike.
  */
 export function placeOrder(
-  store: Writer,
   clock: Clock,
   accountId: string,
   petId: number,
-  alongside?: Alongside<Result<Order, 'not_found' | 'pet_not_available'>>,
-): Promise<Result<Order, 'not_found' | 'pet_not_available'>> {
-  return writeWith(
-    store,
-    async (tx) => {
+): Change<Result<Order, 'not_found' | 'pet_not_available'>> {
+  return {
+    options: { numbersFor: accountId },
+    work: async (tx) => {
       const now = clock.now();
       const at = now.toISOString();
       const pet = await updatePetIfStatus(tx, accountId, petId, 'available', {
@@ -95,9 +89,7 @@ export function placeOrder(
       ]);
       return ok(order);
     },
-    numbering(accountId),
-    alongside,
-  );
+  };
 }
 
 export async function getOrder(
@@ -125,42 +117,58 @@ export async function listOrderPage(
   return ok({ items: items.map(toOrder), nextCursor });
 }
 
-/** Moves an order and, when it ends, its pet, together or not at all. */
-export async function updateOrder(
-  store: Writer,
+/**
+ * Moves an order and, when it ends, its pet, together or not at all. Judged again when another
+ * write moved the order between its read and its compare-and-set (PostgreSQL).
+ */
+export function updateOrder(
   clock: Clock,
   accountId: string,
   id: number,
   to: OrderStatus,
-): Promise<Result<Order, 'not_found' | 'invalid_transition'>> {
-  for (let attempt = 0; attempt < 5; attempt++) {
-    const result = await store.write(async (tx) => {
-      const current = await findOrder(tx, accountId, id);
-      if (!current) return notFound(id);
-      const from = current.status as OrderStatus;
-      if (from === to) return ok(toOrder(current));
-      if (!NEXT[from].includes(to)) {
-        const allowed = NEXT[from].length ? `; it can become ${NEXT[from].join(' or ')}` : '';
-        return fail('invalid_transition', `A ${from} order cannot become ${to}${allowed}.`);
+): Change<Result<Order, 'not_found' | 'invalid_transition'>> {
+  return {
+    options: {},
+    work: async (tx) => {
+      for (let attempt = 0; attempt < 5; attempt++) {
+        const result = await moveOrder(tx, clock, accountId, id, to);
+        if (result) return result;
       }
-      const now = clock.now();
-      const at = now.toISOString();
-      const row = await updateOrderIfStatus(tx, accountId, id, from, to, at);
-      if (!row) return undefined; // moved by another request meanwhile: judge again
-      const order = toOrder(row);
-      const events = [orderEvent(order)];
-      const petStatus = PET_AFTER[to];
-      if (petStatus) {
-        const pet = await updatePetIfStatus(tx, accountId, row.pet_id, 'pending', {
-          status: petStatus,
-          updated_at: at,
-        });
-        if (pet) events.push(petEvent('pet.updated', toPet(pet)));
-      }
-      await recordEvents(tx, accountId, now, events);
-      return ok(order);
-    }, atomic);
-    if (result) return result;
+      throw new Error(`order ${id} kept changing under concurrent updates`);
+    },
+  };
+}
+
+/** One try of `updateOrder`; undefined when the order moved meanwhile. */
+async function moveOrder(
+  tx: Tx,
+  clock: Clock,
+  accountId: string,
+  id: number,
+  to: OrderStatus,
+): Promise<Result<Order, 'not_found' | 'invalid_transition'> | undefined> {
+  const current = await findOrder(tx, accountId, id);
+  if (!current) return notFound(id);
+  const from = current.status as OrderStatus;
+  if (from === to) return ok(toOrder(current));
+  if (!NEXT[from].includes(to)) {
+    const allowed = NEXT[from].length ? `; it can become ${NEXT[from].join(' or ')}` : '';
+    return fail('invalid_transition', `A ${from} order cannot become ${to}${allowed}.`);
   }
-  throw new Error(`order ${id} kept changing under concurrent updates`);
+  const now = clock.now();
+  const at = now.toISOString();
+  const row = await updateOrderIfStatus(tx, accountId, id, from, to, at);
+  if (!row) return undefined; // moved by another request meanwhile: judge again
+  const order = toOrder(row);
+  const events = [orderEvent(order)];
+  const petStatus = PET_AFTER[to];
+  if (petStatus) {
+    const pet = await updatePetIfStatus(tx, accountId, row.pet_id, 'pending', {
+      status: petStatus,
+      updated_at: at,
+    });
+    if (pet) events.push(petEvent('pet.updated', toPet(pet)));
+  }
+  await recordEvents(tx, accountId, now, events);
+  return ok(order);
 }

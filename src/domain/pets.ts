@@ -1,12 +1,14 @@
 import type { Clock } from '../clock.js';
+import type { Write } from '../store/change.js';
 import type { ReadDb, Tx } from '../store/database.js';
+import { insertedWith } from '../store/numbered.js';
 import { hasOpenOrder } from '../store/orders-repository.js';
 import {
   countPetsByStatus,
   deletePetWithoutOpenOrder,
   findPet,
-  insertPet,
   listPets,
+  sendPetInsert,
   updatePetIfStatus,
 } from '../store/pets-repository.js';
 import { isForeignKeyViolation } from '../store/store-errors.js';
@@ -68,9 +70,21 @@ export function petEvent(type: 'pet.created' | 'pet.updated' | 'pet.deleted', pe
 }
 
 /**
- * Changes data with one statement that may fail (its route's write is `oneStatement`: keep it
- * so), then writes its event, which fails only with the store.
+ * Adds a pet and its event. A blind write (WriteOptions.blind): nothing it reads decides what
+ * it writes; the insert fails only on its category's foreign key, answered as a Result.
  */
+export function addPet(
+  clock: Clock,
+  accountId: string,
+  input: NewPet,
+): Write<Result<Pet, 'unknown_category'>> {
+  return {
+    options: { blind: true, numbersFor: accountId },
+    work: (tx) => createPet(tx, clock, accountId, input),
+  };
+}
+
+/** Adds a pet in a write of the caller's, which says `numbersFor` the account. */
 export async function createPet(
   tx: Tx,
   clock: Clock,
@@ -80,20 +94,20 @@ export async function createPet(
   const now = clock.now();
   const at = now.toISOString();
   try {
-    const row = await insertPet(
-      tx,
-      {
-        account_id: accountId,
-        name: input.name,
-        category_id: input.categoryId,
-        status: input.status ?? 'available',
-        created_at: at,
-        updated_at: at,
-      },
-      // The event, sent right behind the insert on PostgreSQL.
-      (pet) => recordEvents(tx, accountId, now, [petEvent('pet.created', toPet(pet))]),
+    const { pet, stored } = await sendPetInsert(tx, {
+      account_id: accountId,
+      name: input.name,
+      category_id: input.categoryId,
+      status: input.status ?? 'available',
+      created_at: at,
+      updated_at: at,
+    });
+    // The event, sent right behind the insert on PostgreSQL.
+    await insertedWith(
+      stored,
+      recordEvents(tx, accountId, now, [petEvent('pet.created', toPet(pet))]),
     );
-    return ok(toPet(row));
+    return ok(toPet(pet));
   } catch (err) {
     // The composite foreign key (account_id, category_id) rejects other accounts' categories too.
     if (isForeignKeyViolation(err)) return unknownCategory(input.categoryId);

@@ -1,5 +1,5 @@
 import type { Clock } from '../clock.js';
-import { type Alongside, writeWith } from '../store/alongside.js';
+import { type Change, decided, type Write } from '../store/change.js';
 import type { Database } from '../store/database.js';
 import { insertTestEvent } from '../store/events-repository.js';
 import type { ReadDb } from '../store/handles.js';
@@ -132,20 +132,22 @@ async function checkUrl(
   return refused ? fail('webhook_url_refused', `The webhook URL is refused: ${refused}.`) : ok(url);
 }
 
-/** Checks the URL (scheme and every address it resolves to), then saves the endpoint. */
+/**
+ * A new endpoint, as a change: the URL is checked first (scheme and every address it
+ * resolves to), then the write saves it.
+ */
 export async function createEndpoint(
   rules: WebhookRules,
   accountId: string,
   input: NewEndpoint,
-  alongside?: Alongside<unknown>,
-): Promise<Result<WebhookEndpointWithSecret, 'webhook_url_refused' | 'too_many_webhooks'>> {
+): Promise<Change<Result<WebhookEndpointWithSecret, 'webhook_url_refused' | 'too_many_webhooks'>>> {
   const url = await checkUrl(rules, input.url);
-  if (!url.ok) return url;
+  if (!url.ok) return decided(url);
   const secret = newSecret();
   const sealed = rules.box.seal(secret);
-  return writeWith(
-    rules.database,
-    async (tx) => {
+  return {
+    options: {},
+    work: async (tx) => {
       if ((await countEndpoints(tx, accountId)) >= MAX_ENDPOINTS) {
         return fail(
           'too_many_webhooks',
@@ -169,9 +171,7 @@ export async function createEndpoint(
       });
       return ok({ ...toEndpoint(row), secret });
     },
-    {},
-    alongside,
-  );
+  };
 }
 
 export async function listWebhookEndpoints(
@@ -236,13 +236,12 @@ export function rotateSecret(
   rules: WebhookRules,
   accountId: string,
   id: string,
-  alongside?: Alongside<unknown>,
-): Promise<Result<WebhookEndpointWithSecret, 'not_found'>> {
+): Write<Result<WebhookEndpointWithSecret, 'not_found'>> {
   const secret = newSecret();
   const sealed = rules.box.seal(secret);
-  return writeWith(
-    rules.database,
-    async (tx) => {
+  return {
+    options: {},
+    work: async (tx) => {
       const current = await findEndpoint(tx, accountId, id);
       if (!current) return notFound(id);
       const now = rules.clock.now();
@@ -254,9 +253,7 @@ export function rotateSecret(
       });
       return row ? ok({ ...toEndpoint(row), secret }) : notFound(id);
     },
-    {},
-    alongside,
-  );
+  };
 }
 
 /** Sends a `webhook.test` event to this endpoint alone (whatever types it wants). */
@@ -264,11 +261,10 @@ export function sendTestEvent(
   rules: WebhookRules,
   accountId: string,
   id: string,
-  alongside?: Alongside<unknown>,
-): Promise<Result<WebhookDelivery, 'not_found'>> {
-  return writeWith(
-    rules.database,
-    async (tx) => {
+): Write<Result<WebhookDelivery, 'not_found'>> {
+  return {
+    options: {},
+    work: async (tx) => {
       const endpoint = await findEndpoint(tx, accountId, id);
       if (!endpoint) return notFound(id);
       const now = rules.clock.now();
@@ -287,9 +283,7 @@ export function sendTestEvent(
       );
       return ok(toDelivery({ ...row, event_type: TEST_EVENT_TYPE }));
     },
-    {},
-    alongside,
-  );
+  };
 }
 
 /** Deliveries' cursors: the last event id of the page (newest first). */
@@ -320,11 +314,10 @@ export function retryDelivery(
   accountId: string,
   id: string,
   deliveryId: string,
-  alongside?: Alongside<unknown>,
-): Promise<Result<WebhookDelivery, 'not_found' | 'delivery_in_progress'>> {
-  return writeWith(
-    rules.database,
-    async (tx) => {
+): Write<Result<WebhookDelivery, 'not_found' | 'delivery_in_progress'>> {
+  return {
+    options: {},
+    work: async (tx) => {
       const at = rules.clock.now().toISOString();
       const row = await requeueDelivery(tx, accountId, id, deliveryId, at);
       const current = await findDelivery(tx, accountId, id, deliveryId);
@@ -337,9 +330,7 @@ export function retryDelivery(
       }
       return ok(toDelivery(current));
     },
-    {},
-    alongside,
-  );
+  };
 }
 
 /** Whether an enabled endpoint of the account wants events of `type` (as the outbox fans out). */

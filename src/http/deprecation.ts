@@ -32,7 +32,7 @@ export function deprecated(ctx: AppContext, deprecation: Deprecation) {
     ctx.metrics.deprecatedCall(deprecation.operationId);
     const accountId = callerOf(request).account.id;
     await ctx.database.write((tx) => recordDeprecatedCall(tx, accountId, deprecation, now), {
-      oneStatement: true, // one upsert
+      blind: true,
     });
   };
 }

@@ -3,9 +3,8 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Clock } from '../clock.js';
 import { openWith, sealWith } from '../domain/secret-box.js';
 import { ApiError, RETRY_SOON } from '../errors.js';
-import { type Alongside, writeWith } from '../store/alongside.js';
+import { type Change, commit } from '../store/change.js';
 import type { Database } from '../store/database.js';
-import type { WriteOptions } from '../store/group-commit.js';
 import type { Tx } from '../store/handles.js';
 import { findAnswer, keepAnswer } from '../store/idempotency-repository.js';
 import { addressBlock } from './client-address.js';
@@ -90,36 +89,19 @@ export class IdempotentAnswers {
     }));
   }
 
-  /** `answer` of one write's work: `work` runs in a write with `options`, the kept answer
-   * alongside it. */
-  write<T>(
-    request: FastifyRequest,
-    reply: FastifyReply,
-    work: (tx: Tx) => Promise<T>,
-    options: WriteOptions,
-    toAnswer: (outcome: T) => Answer,
-  ): Promise<FastifyReply> {
-    return this.answer(
-      request,
-      reply,
-      (alongside) => writeWith(this.database, work, options, alongside),
-      toAnswer,
-    );
-  }
-
   /**
-   * Runs a POST's write and sends the answer of its outcome (`toAnswer`). With an
-   * `Idempotency-Key`, the answer is kept in the write's transaction (the `Alongside` given to
-   * `write`); the same key again is answered with the kept answer and `Idempotent-Replayed:
+   * Runs a POST's change and sends the answer of its outcome (`toAnswer`). With an
+   * `Idempotency-Key`, the answer is kept in the change's own write, so both commit or
+   * neither; the same key again is answered with the kept answer and `Idempotent-Replayed:
    * true`, or refused when it came with another request (422) or while the first still runs
    * (409). Only successes are kept: a refusal (4xx) or a failure (5xx) changed nothing, so the
    * request may be sent again. Resolves to the reply, sent: a handler returns it, so Fastify
    * knows the answer is out (an async handler that sent without returning the reply races it).
    */
-  async answer<T>(
+  async commit<T>(
     request: FastifyRequest,
     reply: FastifyReply,
-    write: (alongside: Alongside<unknown> | undefined) => Promise<T>,
+    change: Change<T> | Promise<Change<T>>,
     toAnswer: (outcome: T) => Answer,
   ): Promise<FastifyReply> {
     const key = idempotencyKeyOf(request);
@@ -130,7 +112,7 @@ export class IdempotentAnswers {
       key === undefined
         ? undefined
         : this.claimOf(scope, key, request.method, request.url, request.body, sealed);
-    const { answer, replayed } = await this.once(claim, write, toAnswer);
+    const { answer, replayed } = await this.once(claim, change, toAnswer);
     if (replayed) reply.header(REPLAYED_HEADER, 'true');
     return send(reply, answer);
   }
@@ -144,7 +126,7 @@ export class IdempotentAnswers {
   form<T>(
     request: FastifyRequest,
     scope: string,
-    write: (alongside: Alongside<unknown> | undefined) => Promise<T>,
+    change: Change<T> | Promise<Change<T>>,
     toAnswer: (outcome: T) => Answer,
   ): Promise<Once> {
     const {
@@ -157,16 +139,17 @@ export class IdempotentAnswers {
       ? this.claimOf(`portal:${scope}`, key, request.method, request.url, fields, false)
       : undefined;
     // A browser shows the answer to the last of its sends: that one waits for the first.
-    return this.once(claim, write, toAnswer, 'wait');
+    return this.once(claim, change, toAnswer, 'wait');
   }
 
   private async once<T>(
     claim: Claim | undefined,
-    write: (alongside: Alongside<unknown> | undefined) => Promise<T>,
+    planned: Change<T> | Promise<Change<T>>,
     toAnswer: (outcome: T) => Answer,
     whileRunning: 'refuse' | 'wait' = 'refuse',
   ): Promise<Once> {
-    if (!claim) return { answer: toAnswer(await write(undefined)), replayed: false };
+    if (!claim)
+      return { answer: toAnswer(await commit(this.database, await planned)), replayed: false };
     for (
       let running = this.inFlight.get(claim.id);
       running;
@@ -187,27 +170,7 @@ export class IdempotentAnswers {
     try {
       let answer: Answer | undefined;
       try {
-        const outcome = await write({
-          // The kept answer is a statement of its own: the write needs its savepoint, or on
-          // PostgreSQL outside a batch, a transaction.
-          // A one-statement write with the kept answer's insert after it still runs beside the
-          // others of its batch on PostgreSQL (pipelined): the insert decides nothing.
-          options: (options) => ({
-            ...options,
-            oneStatement: false,
-            pipelined: options.pipelined ?? options.oneStatement === true,
-            atomic: true,
-          }),
-          // `write` hands its alongside the outcome it returns (writeWith): a T.
-          run: async (tx, outcome) => {
-            const own = toAnswer(outcome as T);
-            // A refusal changed nothing (on PostgreSQL its failed statement may even have
-            // ended the transaction): not kept, so the request may be sent again as it is.
-            if (own.status < 400) await this.keep(tx, claim, own);
-            answer = own;
-          },
-        });
-        answer ??= toAnswer(outcome);
+        answer = await this.commitKept(claim, await planned, toAnswer);
       } catch (error) {
         if (!(error instanceof KeyTaken)) throw error;
       }
@@ -225,21 +188,54 @@ export class IdempotentAnswers {
     }
   }
 
-  private async keep(tx: Tx, claim: Claim, answer: Answer): Promise<void> {
+  /**
+   * Runs the change with the claim's kept answer in its write: the answer is made of the
+   * outcome once the change's work returns, and a success's is inserted as bytes in the same
+   * transaction. A refusal changed nothing (on PostgreSQL its failed statement may even have
+   * ended the transaction): not kept, so the request may be sent again as it is. Throws
+   * KeyTaken, the write rolled back, when the key is kept already.
+   */
+  private async commitKept<T>(
+    claim: Claim,
+    change: Change<T>,
+    toAnswer: (outcome: T) => Answer,
+  ): Promise<Answer> {
+    if ('decided' in change) return toAnswer(change.decided);
+    let answer: Answer | undefined;
+    const outcome = await this.database.write(
+      async (tx) => {
+        const outcome = await change.work(tx);
+        answer = toAnswer(outcome);
+        if (answer.status < 400) await this.keep(tx, claim, this.bytesOf(claim, answer));
+        return outcome;
+      },
+      // The kept answer's insert decides nothing: a blind write stays blind with it.
+      change.options,
+    );
+    await change.committed?.(outcome);
+    return answer ?? toAnswer(outcome);
+  }
+
+  /** An answer as kept: sealed when it carries a secret, else its JSON. */
+  private bytesOf(claim: Claim, answer: Answer): string {
+    return claim.sealed ? seal(answer, claim.secret()) : JSON.stringify(answer);
+  }
+
+  private async keep(tx: Tx, claim: Claim, kept: string): Promise<void> {
     const now = this.clock.now();
     // While the server's key is being rotated, a key kept under the older one is taken too.
     for (const older of claim.older) {
       if (await findAnswer(tx, claim.scope, older.keyHash, now.toISOString())) throw new KeyTaken();
     }
-    const kept = await keepAnswer(tx, {
+    const stored = await keepAnswer(tx, {
       scope: claim.scope,
       key_hash: claim.keyHash,
       fingerprint: claim.fingerprint,
-      answer: claim.sealed ? seal(answer, claim.secret()) : JSON.stringify(answer),
+      answer: kept,
       created_at: now.toISOString(),
       expires_at: new Date(now.getTime() + KEPT_MS).toISOString(),
     });
-    if (!kept) throw new KeyTaken();
+    if (!stored) throw new KeyTaken();
   }
 
   /** The answer kept for the claim's key, if any; a 422 when it came with another request. */

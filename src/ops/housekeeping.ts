@@ -64,7 +64,7 @@ export class Housekeeping {
         for (;;) {
           const now = this.clock.now().toISOString();
           const count = await this.database.write((tx) => chore(tx, now, BATCH), {
-            oneStatement: true, // one delete
+            blind: true,
           });
           deleted[name] += count;
           if (count < BATCH) break;

@@ -59,7 +59,7 @@ export class PortalSessions {
 
   async end(request: FastifyRequest, reply: FastifyReply): Promise<void> {
     const token = this.token(request);
-    if (token) await this.database.write((tx) => closeSession(tx, token), { oneStatement: true });
+    if (token) await this.database.write((tx) => closeSession(tx, token), { blind: true });
     reply.clearCookie(SESSION_COOKIE, portalCookie(this.config));
   }
 

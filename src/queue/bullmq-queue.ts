@@ -5,9 +5,10 @@ import { Redis } from 'ioredis';
 import type { Clock } from '../clock.js';
 import { acceptMessage, type Message } from '../domain/messages.js';
 import type { Outages } from '../ops/outages.js';
-import type { Alongside } from '../store/alongside.js';
+import type { Write } from '../store/change.js';
 import type { Database } from '../store/database.js';
 import { findStranded } from '../store/messages-repository.js';
+import type { MessageRow } from '../store/tables.js';
 import { HeldMessages } from './held-messages.js';
 import type { MessageProcessor, Outcome } from './processor.js';
 import type { MessageQueue } from './queue.js';
@@ -94,17 +95,15 @@ export class BullMqQueue implements MessageQueue {
 
   /** Messages are delivered by this instance's worker from memory when it runs and can take
    * them soon; else they go through Redis, to whichever instance's worker takes them first. */
-  async accept(accountId: string, text: string, alongside?: Alongside<Message>): Promise<Message> {
+  accept(accountId: string, text: string): Write<Message> {
     const lease = this.worker && !this.closing ? this.held.leaseForNew() : undefined;
-    const { message, row } = await acceptMessage(
-      this.database,
-      this.clock,
-      accountId,
-      text,
-      lease,
-      alongside,
-    );
-    if (lease) {
+    const { row, change } = acceptMessage(this.clock, accountId, text, lease);
+    return { ...change, committed: () => this.handOver(row, lease !== undefined) };
+  }
+
+  /** A committed message to its worker: this instance's, from memory, or any, through Redis. */
+  private async handOver(row: MessageRow, held: boolean): Promise<void> {
+    if (held) {
       this.held.hold(row);
       this.delivering ??= this.deliverHeld().finally(() => {
         this.delivering = undefined;
@@ -112,7 +111,6 @@ export class BullMqQueue implements MessageQueue {
     } else {
       await this.add(row.id, 0, 0);
     }
-    return message;
   }
 
   /** Delivers the held messages in batches until none is left. */

@@ -62,7 +62,7 @@ export class MessageProcessor {
 
   claim(id: string): Promise<MessageRow | undefined> {
     const lease = this.newLease();
-    return this.database.write((tx) => claimOne(tx, id, lease), { oneStatement: true });
+    return this.database.write((tx) => claimOne(tx, id, lease), { blind: true });
   }
 
   async process(row: MessageRow): Promise<Outcome> {
@@ -91,11 +91,10 @@ export class MessageProcessor {
     const settled = new Set<string>();
     for (const [token, sent] of sentByLease) {
       try {
-        // The settle and its events, one statement on PostgreSQL; on SQLite the events
-        // after it fail only with the store: `oneStatement` holds either way.
+        // The settle and its events: one statement on PostgreSQL, decided on nothing read.
         const done = await this.database.write(
           (tx) => settleSent(tx, sent, token, now.toISOString()),
-          { oneStatement: true },
+          { blind: true },
         );
         for (const id of done) settled.add(id);
       } catch (err) {
@@ -155,7 +154,7 @@ export class MessageProcessor {
           }
           return done;
         },
-        { oneStatement: true },
+        { blind: true },
       );
       return settled ? { status: 'failed' } : this.lost(row);
     }
@@ -171,7 +170,7 @@ export class MessageProcessor {
 
   /** Settles go through group commit: on SQLite a worker's messages share one transaction. */
   private settle(id: string, token: string, changes: Parameters<typeof settle>[3]) {
-    return this.database.write((tx) => settle(tx, id, token, changes), { oneStatement: true });
+    return this.database.write((tx) => settle(tx, id, token, changes), { blind: true });
   }
 
   private lost(row: MessageRow): Outcome {

@@ -1,5 +1,5 @@
 import type { Message } from '../domain/messages.js';
-import type { Alongside } from '../store/alongside.js';
+import type { Write } from '../store/change.js';
 
 /**
  * Carries accepted messages to a worker. Backends: the database table itself (embedded) and
@@ -9,12 +9,12 @@ import type { Alongside } from '../store/alongside.js';
 export interface MessageQueue {
   readonly kind: 'table' | 'bullmq';
   /**
-   * Accepts a message: stores it durably as `queued` (committed before this resolves) and
-   * gets it to a worker. Once this resolves the message is never lost; getting it to a worker
-   * never fails the call (a message Redis did not take is swept to it later). `alongside`
-   * commits with the message (a POST's kept answer).
+   * Accepts a message, as a change: its write stores it durably as `queued`, and once that is
+   * committed its `committed` step gets it to a worker. Once the write is committed the message
+   * is never lost; getting it to a worker never fails (a message Redis did not take is swept
+   * to it later).
    */
-  accept(accountId: string, text: string, alongside?: Alongside<Message>): Promise<Message>;
+  accept(accountId: string, text: string): Write<Message>;
   /** Start taking messages in this process (WORKER=on, or `animal-store worker`). */
   startWorker(): void;
   /** Stop taking messages, finish the ones in hand, release connections. Idempotent. */

@@ -3,8 +3,7 @@ import type { FastifyBaseLogger } from 'fastify';
 import type { Clock } from '../clock.js';
 import { acceptMessage, type Message } from '../domain/messages.js';
 import type { Outages } from '../ops/outages.js';
-import type { Alongside } from '../store/alongside.js';
-import type { Database } from '../store/database.js';
+import type { Write } from '../store/change.js';
 import { HeldMessages } from './held-messages.js';
 import type { MessageProcessor } from './processor.js';
 import type { MessageQueue } from './queue.js';
@@ -30,7 +29,6 @@ export class TableQueue implements MessageQueue {
   private readonly held: HeldMessages;
 
   constructor(
-    private readonly database: Pick<Database, 'write'>,
     private readonly processor: MessageProcessor,
     private readonly clock: Clock,
     private readonly concurrency: number,
@@ -40,20 +38,17 @@ export class TableQueue implements MessageQueue {
     this.held = new HeldMessages(processor, clock, concurrency);
   }
 
-  async accept(accountId: string, text: string, alongside?: Alongside<Message>): Promise<Message> {
+  accept(accountId: string, text: string): Write<Message> {
     const lease = this.running ? this.held.leaseForNew() : undefined;
-    const { message, row } = await acceptMessage(
-      this.database,
-      this.clock,
-      accountId,
-      text,
-      lease,
-      alongside,
-    );
-    // Accepted under one of our leases: ours to deliver, from memory.
-    if (lease) this.held.hold(row);
-    this.wake?.();
-    return message;
+    const { row, change } = acceptMessage(this.clock, accountId, text, lease);
+    return {
+      ...change,
+      committed: async () => {
+        // Accepted under one of our leases: ours to deliver, from memory.
+        if (lease) this.held.hold(row);
+        this.wake?.();
+      },
+    };
   }
 
   startWorker(): void {

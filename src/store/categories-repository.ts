@@ -12,7 +12,9 @@ export async function insertCategory(
   at: string,
 ): Promise<CategoryRow> {
   const row = { account_id: accountId, name, created_at: at };
-  return { ...row, id: await insertCategoryQuery(tx, row) };
+  const { id, stored } = await insertCategoryQuery(tx, row);
+  await stored;
+  return { ...row, id };
 }
 
 export function findCategory(

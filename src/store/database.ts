@@ -8,7 +8,7 @@ import pg from 'pg';
 import type { CacheStats } from '../bounded-cache.js';
 import { withTimeout } from '../clock.js';
 import { GroupCommit, type WriteOptions } from './group-commit.js';
-import { type Db, lendReader, lendTx, type ReadDb, type Tx } from './handles.js';
+import { type Db, lendReader, type ReadDb, type Tx } from './handles.js';
 import * as initial from './migrations/0001_initial.js';
 import * as messages from './migrations/0002_messages.js';
 import * as deprecatedCalls from './migrations/0003_deprecated_calls.js';
@@ -49,7 +49,8 @@ export interface Database {
   /**
    * Runs a write that will be acknowledged to a client: the one way to change data. Concurrent
    * ones share one transaction and one commit (group commit: SQLite's GroupCommit, PostgreSQL's
-   * PgGroupCommit), each in a savepoint of its own or, when it is one statement, on its own.
+   * PgGroupCommit), each in a savepoint of its own: all or nothing (a Change runs as one write:
+   * src/store/change.ts).
    * Resolves after the write is committed. Rejects with a WriteRefusedError when it was refused
    * before anything was done (closing, or a sync failed earlier), and with an
    * OutcomeUnknownError when it was committed, or may have been, without it being known to
@@ -155,7 +156,7 @@ export function openDatabase(url: string, options: DatabaseOptions = {}): Databa
   let pool: pg.Pool | undefined;
   let changesElsewhere = (): number | undefined => undefined;
   const caches: CacheStats[] = [];
-  let group: Pick<GroupCommit, 'run'> | undefined;
+  let group: Pick<GroupCommit, 'run'>;
   /** Drains the group commit: what is queued is committed and answered, syncs included. */
   let closeGroup = async () => {};
   /** Closes what the connections needed until they closed (the WAL file's handle). */
@@ -213,14 +214,10 @@ export function openDatabase(url: string, options: DatabaseOptions = {}): Databa
     closeGroup = () => writer.close();
   }
   let closing: Promise<void> | undefined;
-  const tx = lendTx(db);
   const database: Database = {
     reader: lendReader(reader),
     dialect,
-    write: (work, options) => {
-      if (group) return group.run(work, options);
-      return options?.atomic ? db.transaction().execute((trx) => work(lendTx(trx))) : work(tx);
-    },
+    write: (work, options) => group.run(work, options),
     changesElsewhere,
     caches,
     poolStats: () =>

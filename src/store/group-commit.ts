@@ -6,32 +6,23 @@ import type { SqliteStatements } from './sqlite-statements.js';
 
 interface Pending {
   work: (tx: Tx) => Promise<unknown>;
-  oneStatement: boolean;
   resolve: (value: unknown) => void;
   reject: (error: unknown) => void;
 }
 
+/** How a write may run (Database.write). Every write is all or nothing, in a savepoint of its
+ * own within its batch's transaction. */
 export interface WriteOptions {
   /**
-   * The work changes data with one statement, its last: SQLite undoes a statement that fails
-   * by itself, so the write needs no savepoint of its own (~2-4 µs saved). Should the work
-   * fail after its statement changed rows, the whole batch is rolled back and fails.
+   * A blind write: its work decides nothing on what it reads (each statement stands on its own,
+   * whatever the others answer) and does nothing but its statements. So it may run beside the
+   * other writes of its batch and run again: on PostgreSQL its statements are pipelined with
+   * theirs and, should any write of the batch fail, the batch is rolled back and this work runs
+   * again, alone in its savepoint; only the last run's changes and answer count. A write that
+   * reads and then writes on what it read is not blind. SQLite runs writes one after another
+   * and ignores it.
    */
-  oneStatement?: boolean;
-  /**
-   * PostgreSQL: the work may run beside the others of its batch, their statements pipelined,
-   * and be run again, alone in a savepoint, should anything in the batch fail: it decides
-   * nothing on what it reads (a read then a write on it must run alone, in order). Implied by
-   * `oneStatement`; a one-statement write with more independent statements added after it (a
-   * POST's kept answer, src/http/idempotency.ts) keeps it. SQLite ignores it.
-   */
-  pipelined?: boolean;
-  /**
-   * All or nothing on PostgreSQL too, where the work then runs in a transaction of its own
-   * (a write there otherwise runs as it is, statement by statement). Group commit ignores it:
-   * every write of a batch is all or nothing already, in its savepoint.
-   */
-  atomic?: boolean;
+  blind?: boolean;
   /**
    * The account whose rows the write numbers (src/store/numbered.ts). On PostgreSQL a batch
    * locks the id counters of the accounts its writes number for before anything else, in one
@@ -89,9 +80,8 @@ const MAX_BATCH = 256;
  * off the event loop, which serves reads meanwhile (see docs/decisions.md). A commit is
  * visible to readers from the moment it is made, up to its sync before its writers hear.
  *
- * Every write runs in a savepoint of its own, or, when it is one statement, in SQLite's own
- * statement rollback: one that fails is rolled back alone and its caller gets its error, while
- * the others commit.
+ * Every write runs in a savepoint of its own: one that fails is rolled back alone and its
+ * caller gets its error, while the others commit.
  *
  * A sync that fails comes after COMMIT: the batch's writes are stored and seen, so their
  * callers get an OutcomeUnknownError, never "nothing was changed". From then on every write is
@@ -117,7 +107,6 @@ export class GroupCommit {
   /** Hot queries run directly on the batch's connection (see runDirectly), through the
    * prepared statements. */
   private readonly direct: DirectRunner;
-  private readonly totalChanges: SqliteDatabase.Statement;
   /** Prepared once: `exec` would compile them again for every write. */
   private readonly savepoint: SqliteDatabase.Statement;
   private readonly release: SqliteDatabase.Statement;
@@ -129,12 +118,11 @@ export class GroupCommit {
    */
   constructor(
     private readonly db: Db,
-    private readonly sqlite: SqliteDatabase.Database,
+    sqlite: SqliteDatabase.Database,
     statements: SqliteStatements,
     /** Makes what was committed durable (the WAL's fdatasync), off the event loop. */
     private readonly sync: () => Promise<void> = async () => {},
   ) {
-    this.totalChanges = sqlite.prepare('select total_changes()').pluck();
     this.savepoint = sqlite.prepare('savepoint write');
     this.release = sqlite.prepare('release write');
     this.direct = {
@@ -152,22 +140,18 @@ export class GroupCommit {
    * `work` gets the batch's connection as its `Tx`; it has no other handle to write through
    * (see `Tx`), and must not call `Database.write` itself.
    */
-  run<T>(work: (tx: Tx) => Promise<T>, options: WriteOptions = {}): Promise<T> {
+  run<T>(work: (tx: Tx) => Promise<T>, _options?: WriteOptions): Promise<T> {
     if (this.closed) return Promise.reject(new WriteRefusedError('closing'));
     if (this.failure) return Promise.reject(this.refusal());
     return new Promise<T>((resolve, reject) => {
       this.queue.push({
         work,
-        oneStatement: options.oneStatement === true,
         resolve: resolve as (value: unknown) => void,
         reject,
       });
       if (!this.flushing) {
         this.flushing = true;
-        // The next check phase: the writes of the requests handled in this one join. (While
-        // the commit synced on the event loop, waiting a second turn made larger batches and
-        // POST /v1/pets 12-15% faster; with the sync on the thread pool it no longer does,
-        // and in the 90/10 mix every write waited a turn of reads longer.)
+        // The next check phase: the writes of the requests handled in this one join.
         setImmediate(() => void this.flush());
       }
     });
@@ -186,22 +170,6 @@ export class GroupCommit {
 
   /** One write in its savepoint; a failure that took the whole transaction fails the batch. */
   private async attempt(connection: Db, tx: Tx, item: Pending): Promise<Outcome> {
-    if (item.oneStatement) {
-      const before = this.changes();
-      let value: unknown;
-      try {
-        value = await item.work(tx);
-      } catch (error) {
-        // Its statement failed and SQLite undid it alone: the caller gets the error, the
-        // others go on. Anything else (rows changed, the transaction gone) fails the batch.
-        if (this.changes() === before && this.sqlite.inTransaction) return { ok: false, error };
-        throw error;
-      }
-      // A write that swallowed an error which ended the transaction: the writes after it
-      // would each commit on their own (the savepoint path notices at its release).
-      if (!this.sqlite.inTransaction) throw new Error('the transaction ended during a write');
-      return { ok: true, value };
-    }
     this.savepoint.run();
     try {
       const value = await item.work(tx);
@@ -320,10 +288,5 @@ export class GroupCommit {
 
   private refusal(): WriteRefusedError {
     return new WriteRefusedError('failing', { cause: this.failure?.error });
-  }
-
-  /** Rows changed on the connection so far (SQLite's total_changes()). */
-  private changes(): number {
-    return this.totalChanges.get() as number;
   }
 }

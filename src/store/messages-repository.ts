@@ -78,8 +78,8 @@ function underLease(lease: Lease) {
  * would read every due row to sort them, and a backlog would slow every claim. On PostgreSQL,
  * `FOR UPDATE SKIP LOCKED` lets several workers claim side by side without waiting or taking
  * the same rows; SQLite runs one writer at a time, so each statement is atomic there as it is.
- * Both run in one atomic write, so a failure cannot leave rows leased to nobody: on SQLite a
- * group commit's savepoint, on PostgreSQL a transaction of its own.
+ * Both run in one write, all or nothing (its savepoint), so a failure cannot leave rows leased
+ * to nobody.
  */
 export function claimDue(
   database: Pick<Database, 'write' | 'dialect'>,
@@ -87,36 +87,33 @@ export function claimDue(
   limit: number,
 ): Promise<MessageRow[]> {
   const postgres = database.dialect === 'postgres';
-  return database.write(
-    async (tx) => {
-      const ids = tx.selectFrom('messages').select('id');
-      const claim = (pick: SelectQueryBuilder<Tables, 'messages', { id: string }>, take: number) =>
-        tx
-          .updateTable('messages')
-          .set(underLease(lease))
-          .where(
-            'id',
-            'in',
-            pick.limit(take).$if(postgres, (q) => q.forUpdate().skipLocked()),
-          )
-          .returningAll()
-          .execute();
-      const expired = await claim(
-        ids.where('status', '=', 'processing').where('lease_until', '<', lease.now),
-        limit,
-      );
-      if (expired.length >= limit) return expired;
-      const due = await claim(
-        ids
-          .where('status', '=', 'queued')
-          .where('available_at', '<=', lease.now)
-          .orderBy('available_at'),
-        limit - expired.length,
-      );
-      return [...expired, ...due];
-    },
-    { atomic: true },
-  );
+  return database.write(async (tx) => {
+    const ids = tx.selectFrom('messages').select('id');
+    const claim = (pick: SelectQueryBuilder<Tables, 'messages', { id: string }>, take: number) =>
+      tx
+        .updateTable('messages')
+        .set(underLease(lease))
+        .where(
+          'id',
+          'in',
+          pick.limit(take).$if(postgres, (q) => q.forUpdate().skipLocked()),
+        )
+        .returningAll()
+        .execute();
+    const expired = await claim(
+      ids.where('status', '=', 'processing').where('lease_until', '<', lease.now),
+      limit,
+    );
+    if (expired.length >= limit) return expired;
+    const due = await claim(
+      ids
+        .where('status', '=', 'queued')
+        .where('available_at', '<=', lease.now)
+        .orderBy('available_at'),
+      limit - expired.length,
+    );
+    return [...expired, ...due];
+  });
 }
 
 /** Claims one message by id, if it is claimable (the BullMQ path). */

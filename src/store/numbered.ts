@@ -27,8 +27,8 @@ export type Unnumbered<T extends NumberedTable> = Omit<Insertable<Tables[T]>, 'i
 };
 
 /**
- * An insert of one row of `table`, numbered next in its account; answers the number. `columns`
- * are the row's columns but `account_id` and `id`, in the order they are written.
+ * An insert of one row of `table`, numbered next in its account; answers its `Numbered`.
+ * `columns` are the row's columns but `account_id` and `id`, in the order they are written.
  */
 export function numberedInsert<T extends NumberedTable>(
   table: T,
@@ -67,34 +67,40 @@ export function numberedInsert<T extends NumberedTable>(
         returning ${counter} as id`.compile(tx),
   }));
 
-  /**
-   * `beside` writes what goes with the row (its event), given its number: on PostgreSQL sent
-   * right behind the insert, unanswered yet (no round trip of its own); on SQLite after it.
-   * Should the insert fail, its error is the one thrown.
-   */
-  return async (
-    tx: Tx,
-    row: Unnumbered<T>,
-    beside?: (id: number) => Promise<unknown>,
-  ): Promise<number> => {
+  return async (tx: Tx, row: Unnumbered<T>): Promise<Numbered> => {
     if (tx.getExecutor().adapter instanceof PostgresAdapter) {
       const id = takeNumbers(tx, row.account_id, table);
-      const inserted = numbered(tx, { ...(row as Row), id });
-      if (!beside) {
-        await inserted;
-        return id;
-      }
-      const [insert, besides] = await Promise.allSettled([inserted, beside(id)]);
-      if (insert.status === 'rejected') throw insert.reason;
-      if (besides.status === 'rejected') throw besides.reason;
-      return id;
+      const stored = numbered(tx, { ...(row as Row), id }).then(() => {});
+      // Awaited by the caller; marked heard here, so a caller's throw before it cannot leave
+      // its failure unheard (which would end the process).
+      stored.catch(() => {});
+      return { id, stored };
     }
     await insert(tx, row as Row);
     const [moved] = await moveOn(tx, { account_id: row.account_id });
     if (!moved) throw new Error('the id counter returned no row');
-    await beside?.(moved.id);
-    return moved.id;
+    return { id: moved.id, stored: Promise.resolve() };
   };
+}
+
+/**
+ * A numbered row's number and its insert. On PostgreSQL the number is known at once and the
+ * insert is on its way, unanswered: what goes with the row (its event) is sent right behind it,
+ * then both awaited (`insertedWith`). On SQLite the insert is done when the number is known.
+ */
+export interface Numbered {
+  id: number;
+  stored: Promise<void>;
+}
+
+/**
+ * Waits for a numbered insert and what was sent behind it; should the insert fail, its error
+ * is the one thrown (what followed it fails too, for the transaction is aborted).
+ */
+export async function insertedWith(stored: Promise<void>, behind: Promise<unknown>): Promise<void> {
+  const [insert, besides] = await Promise.allSettled([stored, behind]);
+  if (insert.status === 'rejected') throw insert.reason;
+  if (besides.status === 'rejected') throw besides.reason;
 }
 
 /**

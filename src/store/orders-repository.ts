@@ -18,7 +18,9 @@ export async function insertOrder(
     created_at: at,
     updated_at: at,
   };
-  return { ...row, id: await insertOrderQuery(tx, row) };
+  const { id, stored } = await insertOrderQuery(tx, row);
+  await stored;
+  return { ...row, id };
 }
 
 export function findOrder(

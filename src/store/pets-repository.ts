@@ -1,6 +1,6 @@
 import type { Updateable } from 'kysely';
 import type { ReadDb, Tx } from './handles.js';
-import { numberedInsert, type Unnumbered } from './numbered.js';
+import { type Numbered, numberedInsert, type Unnumbered } from './numbered.js';
 import { preparedQuery } from './prepared.js';
 import type { PetRow, PetsTable } from './tables.js';
 
@@ -13,16 +13,26 @@ const insertPetQuery = numberedInsert('pets', [
 ]);
 
 /**
- * A new pet, numbered next in its account, returned as stored (the create path is hot, so
- * prepared statements). Its write says `numbersFor` the account.
+ * A new pet, numbered next in its account, as stored (the create path is hot, so prepared
+ * statements). Its write says `numbersFor` the account.
  */
-export async function insertPet(
+export async function insertPet(tx: Tx, row: Unnumbered<'pets'>): Promise<PetRow> {
+  const { pet, stored } = await sendPetInsert(tx, row);
+  await stored;
+  return pet;
+}
+
+/**
+ * As `insertPet`, but answers once the pet's number is known, its insert maybe still on its
+ * way (PostgreSQL): what goes with the pet is sent behind it, then both awaited with
+ * `insertedWith`. `stored` must be awaited.
+ */
+export async function sendPetInsert(
   tx: Tx,
   row: Unnumbered<'pets'>,
-  beside?: (pet: PetRow) => Promise<unknown>,
-): Promise<PetRow> {
-  const id = await insertPetQuery(tx, row, beside && ((id) => beside({ ...row, id } as PetRow)));
-  return { ...row, id } as PetRow;
+): Promise<{ pet: PetRow; stored: Numbered['stored'] }> {
+  const { id, stored } = await insertPetQuery(tx, row);
+  return { pet: { ...row, id } as PetRow, stored };
 }
 
 export function findPet(db: ReadDb, accountId: string, id: number): Promise<PetRow | undefined> {

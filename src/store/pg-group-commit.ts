@@ -9,7 +9,7 @@ import type { Tables } from './tables.js';
 
 interface Pending {
   work: (tx: Tx) => Promise<unknown>;
-  /** WriteOptions.pipelined. */
+  /** WriteOptions.blind: runs beside the others, pipelined. */
   pipelined: boolean;
   numbersFor: string | undefined;
   resolve: (value: unknown) => void;
@@ -55,12 +55,12 @@ const settle = <T>(work: Promise<T>): Promise<Outcome<T>> =>
  * pipelined connection (node-postgres' `pipeline`: statements are sent without waiting for the
  * answers of those before them); each caller is answered only after that commit.
  *
- * Pipelined writes (`pipelined`, one-statement writes among them) run side by side, their statements pipelined. Should
- * any of them fail (PostgreSQL then aborts the whole transaction), or the transaction be
- * aborted by a failure a write swallowed, the batch is rolled back and run again one write at
- * a time, each in a savepoint of its own: the failing write fails alone, with its own error,
- * and the others commit. A one-statement write may therefore run twice; only the last run's
- * changes and answer count. Other writes always run one at a time in their savepoints.
+ * Blind writes (WriteOptions.blind) run side by side, their statements pipelined. Should any
+ * of them fail (PostgreSQL then aborts the whole transaction), or the transaction be aborted
+ * by a failure a write swallowed, the batch is rolled back and run again one write at a time,
+ * each in a savepoint of its own: the failing write fails alone, with its own error, and the
+ * others commit. A blind write may therefore run twice; only the last run's changes and answer
+ * count. Other writes always run one at a time in their savepoints.
  *
  * A COMMIT whose answer is lost with its connection may have been carried out: its writes'
  * callers get an OutcomeUnknownError, never "nothing was changed"
@@ -123,7 +123,7 @@ export class PgGroupCommit {
     return new Promise<T>((resolve, reject) => {
       this.queue.push({
         work,
-        pipelined: options.pipelined ?? options.oneStatement === true,
+        pipelined: options.blind === true,
         numbersFor: options.numbersFor,
         resolve: resolve as (value: unknown) => void,
         reject,

@@ -179,7 +179,9 @@ describe('a worker that dies holding a message', () => {
       const healthy = worker();
 
       const { acceptMessage } = await import('../../src/domain/messages.js');
-      const { message } = await acceptMessage(database, clock, account.value.id, 'held');
+      const { commit } = await import('../../src/store/change.js');
+      const { message, change } = acceptMessage(clock, account.value.id, 'held');
+      await commit(database, change);
       const [held] = await dying.claimDue(10);
       assert.equal(held?.id, message.id);
       assert.deepEqual(await healthy.claimDue(10), [], 'a leased message is not claimable');

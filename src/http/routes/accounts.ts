@@ -1,5 +1,5 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { createAccount } from '../../domain/accounts.js';
+import { signUp } from '../../domain/accounts.js';
 import { deprecatedCallCount } from '../../domain/deprecations.js';
 import { callerOf } from '../auth.js';
 import { answerOf, created } from '../reply.js';
@@ -10,7 +10,7 @@ const tags = ['Accounts'];
 
 /** Sign-up: no credentials needed. */
 export const signUpRoutes: FastifyPluginAsyncTypebox = async (app) => {
-  const { database, clock, idempotency } = app.ctx;
+  const { clock, idempotency } = app.ctx;
 
   app.post(
     '/accounts',
@@ -31,14 +31,10 @@ export const signUpRoutes: FastifyPluginAsyncTypebox = async (app) => {
       },
     },
     async (request, reply) => {
-      return idempotency.answer(
-        request,
-        reply,
-        (alongside) => createAccount(database, clock, request.body, alongside),
-        (result) =>
-          answerOf(result, ({ id, email, plan, createdAt }) =>
-            created({ id, email, plan, createdAt }),
-          ),
+      return idempotency.commit(request, reply, signUp(clock, request.body), (result) =>
+        answerOf(result, ({ id, email, plan, createdAt }) =>
+          created({ id, email, plan, createdAt }),
+        ),
       );
     },
   );

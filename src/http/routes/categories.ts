@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import {
-  createCategory,
+  addCategory,
   getCategory,
   listCategoryPage,
   removeCategory,
@@ -85,11 +85,10 @@ export const categoryRoutes: FastifyPluginAsyncTypebox = async (app) => {
     },
     async (request, reply) => {
       const { account } = callerOf(request);
-      return idempotency.write(
+      return idempotency.commit(
         request,
         reply,
-        (tx) => createCategory(tx, clock, account.id, request.body.name),
-        { oneStatement: true, numbersFor: account.id }, // one insert
+        addCategory(clock, account.id, request.body.name),
         (category) => created(category, v1Url(config, request, `/categories/${category.id}`)),
       );
     },

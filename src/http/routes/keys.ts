@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import { createApiKeyWithinLimit, listApiKeys, revokeKey } from '../../domain/api-keys.js';
+import { addApiKey, listApiKeys, revokeKey } from '../../domain/api-keys.js';
 import type { ErrorCode } from '../../errors.js';
 import { callerOf } from '../auth.js';
 import { answerOf, created, unwrap } from '../reply.js';
@@ -45,11 +45,10 @@ export const keyRoutes: FastifyPluginAsyncTypebox = async (app) => {
       const name = request.body?.name ?? null;
       // The secret is in the answer: kept, for a retry with its key, only sealed under a key
       // derived from the server's (src/http/idempotency.ts).
-      return idempotency.write(
+      return idempotency.commit(
         request,
         reply,
-        (tx) => createApiKeyWithinLimit(tx, clock, config.env, account.id, name),
-        {}, // a count, then the insert
+        addApiKey(clock, config.env, account.id, name),
         (result) =>
           answerOf(result, ({ key, secret }) =>
             created({

@@ -45,10 +45,10 @@ export const messageRoutes: FastifyPluginAsyncTypebox = async (app) => {
     },
     async (request, reply) => {
       const { account } = callerOf(request);
-      return idempotency.answer(
+      return idempotency.commit(
         request,
         reply,
-        (alongside) => queue.accept(account.id, request.body.message, alongside),
+        queue.accept(account.id, request.body.message),
         ({ id, message, status, createdAt }) => ({
           status: 202,
           body: { id, message, status, createdAt },

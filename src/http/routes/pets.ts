@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { GET_PET } from '../../domain/deprecations.js';
-import { createPet, getPet, listPetPage, removePet, updatePet } from '../../domain/pets.js';
+import { addPet, getPet, listPetPage, removePet, updatePet } from '../../domain/pets.js';
 import { callerOf } from '../auth.js';
 import { deprecated } from '../deprecation.js';
 import { sendPage, v1Url } from '../links.js';
@@ -76,13 +76,8 @@ export const petRoutes: FastifyPluginAsyncTypebox = async (app) => {
     },
     async (request, reply) => {
       const { account } = callerOf(request);
-      return idempotency.write(
-        request,
-        reply,
-        (tx) => createPet(tx, clock, account.id, request.body),
-        { oneStatement: true, numbersFor: account.id }, // one insert
-        (result) =>
-          answerOf(result, (pet) => created(pet, v1Url(config, request, `/pets/${pet.id}`))),
+      return idempotency.commit(request, reply, addPet(clock, account.id, request.body), (result) =>
+        answerOf(result, (pet) => created(pet, v1Url(config, request, `/pets/${pet.id}`))),
       );
     },
   );

@@ -1,6 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { getOrder, listOrderPage, placeOrder, updateOrder } from '../../domain/orders.js';
 import { inventory } from '../../domain/pets.js';
+import { commit } from '../../store/change.js';
 import { callerOf } from '../auth.js';
 import { sendPage, v1Url } from '../links.js';
 import { answerOf, created, unwrap } from '../reply.js';
@@ -54,10 +55,10 @@ export const storeRoutes: FastifyPluginAsyncTypebox = async (app) => {
     },
     async (request, reply) => {
       const { account } = callerOf(request);
-      return idempotency.answer(
+      return idempotency.commit(
         request,
         reply,
-        (alongside) => placeOrder(database, clock, account.id, request.body.petId, alongside),
+        placeOrder(clock, account.id, request.body.petId),
         (result) =>
           answerOf(result, (order) =>
             created(order, v1Url(config, request, `/store/orders/${order.id}`)),
@@ -138,7 +139,10 @@ export const storeRoutes: FastifyPluginAsyncTypebox = async (app) => {
     async (request) => {
       const { account } = callerOf(request);
       return unwrap(
-        await updateOrder(database, clock, account.id, request.params.orderId, request.body.status),
+        await commit(
+          database,
+          updateOrder(clock, account.id, request.params.orderId, request.body.status),
+        ),
       );
     },
   );

@@ -65,10 +65,10 @@ export const webhookRoutes: FastifyPluginAsyncTypebox = async (app) => {
     },
     async (request, reply) => {
       const { account } = callerOf(request);
-      return idempotency.answer(
+      return idempotency.commit(
         request,
         reply,
-        (alongside) => createEndpoint(webhooks, account.id, request.body, alongside),
+        createEndpoint(webhooks, account.id, request.body),
         (result) =>
           answerOf(result, (endpoint) =>
             created(endpoint, v1Url(config, request, `/webhooks/${endpoint.id}`)),
@@ -190,10 +190,10 @@ export const webhookRoutes: FastifyPluginAsyncTypebox = async (app) => {
     },
     async (request, reply) => {
       const { account } = callerOf(request);
-      return idempotency.answer(
+      return idempotency.commit(
         request,
         reply,
-        (alongside) => rotateSecret(webhooks, account.id, request.params.webhookId, alongside),
+        rotateSecret(webhooks, account.id, request.params.webhookId),
         (result) => answerOf(result, (endpoint) => ({ status: 200, body: endpoint })),
       );
     },
@@ -219,10 +219,10 @@ export const webhookRoutes: FastifyPluginAsyncTypebox = async (app) => {
     },
     async (request, reply) => {
       const { account } = callerOf(request);
-      return idempotency.answer(
+      return idempotency.commit(
         request,
         reply,
-        (alongside) => sendTestEvent(webhooks, account.id, request.params.webhookId, alongside),
+        sendTestEvent(webhooks, account.id, request.params.webhookId),
         (result) => answerOf(result, (delivery) => ({ status: 202, body: delivery })),
       );
     },
@@ -286,10 +286,10 @@ export const webhookRoutes: FastifyPluginAsyncTypebox = async (app) => {
     async (request, reply) => {
       const { account } = callerOf(request);
       const { webhookId, deliveryId } = request.params;
-      return idempotency.answer(
+      return idempotency.commit(
         request,
         reply,
-        (alongside) => retryDelivery(webhooks, account.id, webhookId, deliveryId, alongside),
+        retryDelivery(webhooks, account.id, webhookId, deliveryId),
         (result) => answerOf(result, (delivery) => ({ status: 202, body: delivery })),
       );
     },

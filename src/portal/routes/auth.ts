@@ -1,5 +1,5 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { authenticatePassword, createAccount } from '../../domain/accounts.js';
+import { authenticatePassword, signUp } from '../../domain/accounts.js';
 import type { ApiError } from '../../errors.js';
 import { addressBlock } from '../../http/client-address.js';
 import { answerOf, created } from '../../http/reply.js';
@@ -80,7 +80,7 @@ export async function authPages(app: FastifyInstance): Promise<void> {
     const { answer } = await idempotency.form(
       request,
       `ip:${addressBlock(request.ip)}`,
-      (alongside) => createAccount(database, clock, { email, password }, alongside),
+      signUp(clock, { email, password }),
       (result) => answerOf(result, ({ id }) => created({ id })),
     );
     if (answer.status >= 400) {

@@ -1,15 +1,9 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import {
-  createApiKeyWithinLimit,
-  keyPrefixFor,
-  listApiKeys,
-  revokeKey,
-} from '../../domain/api-keys.js';
+import { addApiKey, keyPrefixFor, listApiKeys, revokeKey } from '../../domain/api-keys.js';
 import { ApiError } from '../../errors.js';
 import { v1Url } from '../../http/links.js';
 import { NewApiKey } from '../../http/schemas/accounts.js';
 import { checkBody } from '../../http/validation.js';
-import { writeWith } from '../../store/alongside.js';
 import { formText, requireAccount, signedInAccount } from '../forms.js';
 import { pageContext, seeOther, sendHtml } from '../render.js';
 import { type KeysView, keyKind, keysPage, revokePage } from '../views/keys.js';
@@ -82,13 +76,7 @@ export async function keyPages(app: FastifyInstance): Promise<void> {
     const { answer, replayed } = await idempotency.form(
       request,
       accountId,
-      (alongside) =>
-        writeWith(
-          database,
-          (tx) => createApiKeyWithinLimit(tx, clock, config.env, accountId, name || null),
-          {}, // a count, then the insert
-          alongside,
-        ),
+      addApiKey(clock, config.env, accountId, name || null),
       (made) => {
         if (!made.ok) return { status: 409, body: { message: made.message } };
         secret = made.value.secret;

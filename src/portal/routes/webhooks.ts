@@ -8,6 +8,7 @@ import {
   sendTestEvent,
 } from '../../domain/webhooks.js';
 import { ApiError } from '../../errors.js';
+import { commit } from '../../store/change.js';
 import { formText, requireAccount, signedInAccount } from '../forms.js';
 import { pageContext, seeOther, sendHtml } from '../render.js';
 import { type WebhooksView, webhookPage, webhooksPage } from '../views/webhooks.js';
@@ -58,7 +59,7 @@ export async function webhookPages(app: FastifyInstance): Promise<void> {
     const { answer, replayed } = await idempotency.form(
       request,
       accountId,
-      (alongside) => createEndpoint(webhooks, accountId, { url, events: ['*'] }, alongside),
+      createEndpoint(webhooks, accountId, { url, events: ['*'] }),
       (created) => {
         if (!created.ok) return { status: 400, body: { message: created.message } };
         secret = created.value.secret;
@@ -100,7 +101,10 @@ export async function webhookPages(app: FastifyInstance): Promise<void> {
     form,
     async (request, reply) => {
       const endpoint = await endpointOf(request);
-      await sendTestEvent(webhooks, signedInAccount(request).id, endpoint.id);
+      await commit(
+        webhooks.database,
+        sendTestEvent(webhooks, signedInAccount(request).id, endpoint.id),
+      );
       return seeOther(reply, `/portal/webhooks/${endpoint.id}?sent=1`);
     },
   );
@@ -112,11 +116,9 @@ export async function webhookPages(app: FastifyInstance): Promise<void> {
       const endpoint = await endpointOf(request);
       const { deliveryId } = request.params;
       if (!ID.test(deliveryId)) throw new ApiError('not_found', 'No such delivery.');
-      const retried = await retryDelivery(
-        webhooks,
-        signedInAccount(request).id,
-        endpoint.id,
-        deliveryId,
+      const retried = await commit(
+        webhooks.database,
+        retryDelivery(webhooks, signedInAccount(request).id, endpoint.id, deliveryId),
       );
       if (!retried.ok) {
         // Not "Sent": a delivery being sent now is not sent again (delivery_in_progress).
