@@ -37,7 +37,8 @@ export function setRateLimitHeaders(reply: FastifyReply, decision: Decision): vo
 /**
  * A whole number's decimal digits, without V8's number-to-string cache: String(n) keeps each
  * result in that long-lived cache, so a count that changes on every request left one string per
- * request to outlive the young generation (~1 MB/s of old-space garbage at 30k requests/s).
+ * request to outlive the young generation, old-space garbage at every request
+ * (docs/decisions/0024-rate-limiting.md).
  */
 function digits(n: number): string {
   return n.toFixed(0);

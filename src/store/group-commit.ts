@@ -73,11 +73,13 @@ const OUTCOME_UNKNOWN = 'committed, but its WAL sync failed: the write may or ma
 const MAX_BATCH = 256;
 
 /**
- * Group commit for SQLite. Each durable commit costs an fsync (0.2 ms to several ms here).
+ * Group commit for SQLite (docs/decisions/0026-sqlite-group-commit.md). Each durable commit
+ * costs an fsync.
  * Writes that arrive while the event loop turns are gathered and committed together, one fsync
  * for them all; each caller is answered only after that fsync, so nothing is acknowledged
  * before it is on disk. The commit itself does not sync (synchronous=NORMAL): `sync` does,
- * off the event loop, which serves reads meanwhile (see docs/decisions.md). A commit is
+ * off the event loop, which serves reads meanwhile
+ * (docs/decisions/0029-wal-sync-off-the-event-loop.md). A commit is
  * visible to readers from the moment it is made, up to its sync before its writers hear.
  *
  * Every write runs in a savepoint of its own: one that fails is rolled back alone and its

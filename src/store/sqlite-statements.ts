@@ -31,7 +31,8 @@ export function sqliteStatements(
   const dataVersion = sqlite.prepare('pragma data_version').pluck();
   let seenVersion = dataVersion.get();
   let elsewhere = 0;
-  // Asking SQLite for data_version takes a read lock (~15 µs): at most once in EXTERNAL_MS.
+  // Asking SQLite for data_version takes a read lock: at most once in EXTERNAL_MS
+  // (docs/decisions/0033-kept-pages-and-keys.md).
   let checkedAt = 0;
 
   return {

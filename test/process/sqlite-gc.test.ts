@@ -13,7 +13,7 @@ import { after, describe, it } from 'node:test';
  * service out of 6. This is the loop the issue describes: thousands of distinct statements, a
  * young generation of 1 MB, collections between batches. (Run by hand against better-sqlite3
  * 12.11.1 built for Node 24.21.0, it did not abort: the exact trigger is not reproduced yet, see
- * docs/decisions.md.) A crash kills the process, so it runs in a child of its own.
+ * docs/decisions/0017-node-lines.md.) A crash kills the process, so it runs in a child of its own.
  */
 
 const dir = mkdtempSync(join(tmpdir(), 'animal-store-sqlite-gc-'));
