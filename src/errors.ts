@@ -44,6 +44,12 @@ export const ERRORS = {
     description: 'The API key is unknown, revoked, or belongs to another environment.',
   },
   invalid_credentials: { status: 401, description: 'The email or password is wrong.' },
+  insufficient_scope: {
+    status: 403,
+    description:
+      "The API key does not hold the operation's scope (`WWW-Authenticate` names it); nothing " +
+      'was changed. Use a key with that scope, or with full access.',
+  },
   csrf_failed: {
     status: 403,
     description: 'A portal form was sent without its valid CSRF token; reload the page and retry.',

@@ -62,7 +62,14 @@ describe('accounts and API keys', () => {
     });
     assert.equal(created.statusCode, 201);
     const key = created.json();
-    assert.deepEqual(Object.keys(key).sort(), ['createdAt', 'id', 'key', 'name', 'prefix']);
+    assert.deepEqual(Object.keys(key).sort(), [
+      'createdAt',
+      'id',
+      'key',
+      'name',
+      'prefix',
+      'scopes',
+    ]);
     assert.match(key.key, /^as_test_[0-9A-Za-z]{40}$/);
     assert.equal(key.prefix, key.key.slice(0, 12));
     assert.equal(key.name, 'laptop');
@@ -87,6 +94,7 @@ describe('accounts and API keys', () => {
         'lastUsedAt',
         'name',
         'prefix',
+        'scopes',
       ]);
     }
   });

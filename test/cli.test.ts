@@ -171,6 +171,33 @@ describe('animal-store CLI', () => {
     });
   });
 
+  it('creates a restricted key with --scopes, lists its scopes, refuses an unknown one', async () => {
+    const made = JSON.parse(
+      (
+        await run(
+          ['keys', 'create', '--email', email, '--scopes', 'orders:write,pets:read', '--json'],
+          env,
+        )
+      ).out,
+    ) as { id: string; secret: string; scopes: string[] };
+    assert.deepEqual(made.scopes, ['pets:read', 'orders:write']);
+    const keys = await run(['keys', 'list', '--email', email], env);
+    assert.match(keys.out, /\bSCOPES\b/);
+    assert.match(keys.out, new RegExp(`^${made.id}\\s.*pets:read,orders:write\\s`, 'm'));
+    assert.match(keys.out, /full access/, 'keys made without --scopes have full access');
+    const t = await startApp({ env: { DATABASE_URL: url, ...redis } });
+    try {
+      const headers = { authorization: `Bearer ${made.secret}` };
+      assert.equal((await t.app.inject({ url: '/v1/pets', headers })).statusCode, 200);
+      assert.equal((await t.app.inject({ url: '/v1/account', headers })).statusCode, 403);
+    } finally {
+      await t.close();
+    }
+    const wrong = await run(['keys', 'create', '--email', email, '--scopes', 'pets:all'], env);
+    assert.equal(wrong.code, 2);
+    assert.match(wrong.out, /pets:read, pets:write/);
+  });
+
   it('resets a password: the new one works, the old one not; sessions signed out are counted', async () => {
     const t = await startApp({ env: { DATABASE_URL: url, ...redis } });
     try {

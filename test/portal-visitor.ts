@@ -23,10 +23,15 @@ export class Visitor {
   /** Posts a form the way a browser does, with the page's CSRF token unless told otherwise. */
   async post(
     url: string,
-    fields: Record<string, string> = {},
+    fields: Record<string, string | string[]> = {},
     options: { csrf?: boolean; formKey?: string } = {},
   ): Promise<LightMyRequestResponse> {
-    const form = new URLSearchParams(fields);
+    // A field given as a list is sent once per value, as ticked checkboxes are.
+    const form = new URLSearchParams(
+      Object.entries(fields).flatMap(([name, value]) =>
+        (Array.isArray(value) ? value : [value]).map((one): [string, string] => [name, one]),
+      ),
+    );
     if (options.csrf !== false) form.set('_csrf', this.csrf);
     const formKey = options.formKey ?? this.formKey;
     if (formKey) form.set('idempotency_key', formKey);

@@ -381,6 +381,59 @@ describe('developer portal', () => {
   });
 
   describe('keys', () => {
+    it('makes full-access, read-only and ticked-scope keys, lists their access, and refuses none ticked', async () => {
+      const visitor = new Visitor(t.app);
+      await visitor.signUp(newEmail());
+      const form = await visitor.get('/portal/keys');
+      assert.match(form.body, /<input type="radio" name="access" value="full" checked>/);
+      assert.match(form.body, /name="scope" value="pets:write"/);
+
+      createdSecret(await visitor.post('/portal/keys', { name: 'everything' }));
+      await visitor.get('/portal/keys');
+      const readOnly = createdSecret(
+        await visitor.post('/portal/keys', { name: 'dashboard', access: 'read' }),
+      );
+      await visitor.get('/portal/keys');
+      const ticked = createdSecret(
+        await visitor.post('/portal/keys', {
+          name: 'orders',
+          access: 'custom',
+          scope: ['orders:write', 'pets:read'],
+        }),
+      );
+      const list = await visitor.get('/portal/keys');
+      assert.match(
+        list.body,
+        /<td data-label="Access"><code>pets:read<\/code>, <code>orders:write<\/code><\/td>/,
+      );
+      assert.match(
+        list.body,
+        /<td data-label="Access">Full access<\/td>/,
+        'a key made as the form is',
+      );
+
+      const read = { authorization: `Bearer ${readOnly}` };
+      assert.equal((await t.app.inject({ url: '/v1/pets', headers: read })).statusCode, 200);
+      const refused = await t.app.inject({
+        method: 'POST',
+        url: '/v1/categories',
+        headers: read,
+        payload: { name: 'No' },
+      });
+      assert.equal(refused.statusCode, 403);
+      const orders = { authorization: `Bearer ${ticked}` };
+      assert.equal(
+        (await t.app.inject({ url: '/v1/store/orders', headers: orders })).statusCode,
+        200,
+      );
+      assert.equal((await t.app.inject({ url: '/v1/events', headers: orders })).statusCode, 403);
+
+      const none = await visitor.post('/portal/keys', { name: 'nothing', access: 'custom' });
+      assert.equal(none.statusCode, 400);
+      assert.match(none.body, /Tick at least one scope/);
+      assert.match(none.body, /<input type="radio" name="access" value="custom" checked>/);
+    });
+
     it('acts once when a form is sent twice: one account, one key, its secret shown once', async () => {
       const visitor = new Visitor(t.app);
       const email = newEmail();

@@ -12,15 +12,17 @@ import {
   setPassword,
   setPlan,
 } from '../domain/accounts.js';
-import { createApiKeyWithinLimit, listApiKeys, revokeKeyById } from '../domain/api-keys.js';
+import { addApiKey, listApiKeys, revokeKeyById } from '../domain/api-keys.js';
 import { createDemoAccount, DEMO_EMAIL, hasDemoData, seedDemoData } from '../domain/demo.js';
 import { isPlan } from '../domain/plans.js';
 import type { Result } from '../domain/result.js';
+import { isScope, SCOPES, type Scope } from '../domain/scopes.js';
 import { UNANNOUNCED } from '../http/freshness.js';
 import { createRateLimiter } from '../limits/create.js';
 import { createLog } from '../log.js';
 import { createBackground } from '../ops/background.js';
 import { Outages } from '../ops/outages.js';
+import { commit } from '../store/change.js';
 import {
   assertSchemaCurrent,
   type Database,
@@ -41,7 +43,10 @@ Commands:
       [--per-minute N] [--per-day N]        Custom limits (enterprise only).
   keys list --email E                       The account's live keys (id, name, prefix, last
                                             used); secrets are never shown again.
-  keys create --email E [--name NAME]       Create an API key; prints the secret once.
+  keys create --email E [--name NAME] [--scopes S,S…]
+                                            Create an API key; prints the secret once. With
+                                            --scopes (e.g. pets:read,orders:write) it may do
+                                            only that; without, it has full access.
   keys revoke --key-id ID                   Revoke a key; refused from the next request on.
   seed [--email E]                          Demo categories and pets in an account (default:
                                             the demo account, created if missing); does
@@ -58,6 +63,20 @@ Lost the demo key or password? keys create / accounts reset-password with
 
 The database is DATABASE_URL (default sqlite:./data/animal-store.db), as for the server.`;
 
+/** `--scopes pets:read,orders:write`: null (full access) when not given. */
+function scopesOption(value: string | undefined): Scope[] | null {
+  if (value === undefined) return null;
+  const given = value.split(',').map((scope) => scope.trim());
+  const unknown = given.filter((scope) => !isScope(scope));
+  if (unknown.length > 0 || given.length === 0) {
+    throw new UsageError(
+      `--scopes takes a comma-separated list of ${SCOPES.join(', ')}; ` +
+        `not ${unknown.join(', ') || 'nothing'}`,
+    );
+  }
+  return given.filter(isScope);
+}
+
 /** A wrong invocation: exit code 2 and the usage text. */
 class UsageError extends Error {}
 /** A command that ran and was refused (unknown email, duplicate…): exit code 1. */
@@ -70,6 +89,7 @@ const OPTIONS = {
   'per-minute': { type: 'string' },
   'per-day': { type: 'string' },
   name: { type: 'string' },
+  scopes: { type: 'string' },
   'key-id': { type: 'string' },
   json: { type: 'boolean' },
   help: { type: 'boolean', short: 'h' },
@@ -216,21 +236,24 @@ const COMMANDS: Record<string, Command> = {
       k.id,
       k.name ?? '',
       `${k.prefix}…`,
+      k.scopes === null ? 'full access' : k.scopes.join(','),
       k.createdAt,
       k.lastUsedAt ?? 'never',
     ]);
     return {
       text: keys.length
-        ? table([['ID', 'NAME', 'PREFIX', 'CREATED', 'LAST USED'], ...rows])
+        ? table([['ID', 'NAME', 'PREFIX', 'SCOPES', 'CREATED', 'LAST USED'], ...rows])
         : `No live keys for ${email}: create one with keys create --email ${email}.`,
       json: keys,
     };
   },
   'keys create': async (database, options, config) => {
+    const scopes = scopesOption(options.scopes);
     const accountId = await accountIdFor(database, required(options, 'email'));
     const { key, secret } = check(
-      await database.write((tx) =>
-        createApiKeyWithinLimit(tx, systemClock, config.env, accountId, options.name ?? null),
+      await commit(
+        database,
+        addApiKey(systemClock, config.env, accountId, options.name ?? null, scopes),
       ),
     );
     return {

@@ -18,11 +18,14 @@ import { type ApiKeyRow, toIso } from '../store/tables.js';
 import { type Account, type AnnounceKeysChanged, toAccount } from './accounts.js';
 import { randomBase62 } from './random.js';
 import { fail, ok, type Result, type Success } from './result.js';
+import { type Grant, isScope, normalizeScopes, type Scope } from './scopes.js';
 
 export interface ApiKey {
   id: string;
   name: string | null;
   prefix: string;
+  /** Its scopes, or null: full access. */
+  scopes: Scope[] | null;
   createdAt: string;
   lastUsedAt: string | null;
 }
@@ -45,6 +48,8 @@ export type KeyFreshness = {
 export interface Principal {
   readonly account: Account;
   readonly keyId: string;
+  /** What the key may do (src/domain/scopes.ts). */
+  readonly scopes: Grant;
   /** Under what this verification is kept. */
   readonly kept: KeptUnder;
 }
@@ -67,11 +72,20 @@ export function hashApiKey(secret: string): string {
   return sha256(secret);
 }
 
+/** A key's scopes as stored: a JSON array, or null for full access. */
+function scopesOf(stored: string | null): Scope[] | null {
+  if (stored === null) return null;
+  const parsed: unknown = JSON.parse(stored);
+  // A scope this version does not know (written by a newer one) grants nothing here.
+  return Array.isArray(parsed) ? parsed.filter(isScope) : [];
+}
+
 function toApiKey(row: ApiKeyRow): ApiKey {
   return {
     id: row.id,
     name: row.name,
     prefix: row.prefix,
+    scopes: scopesOf(row.scopes),
     createdAt: toIso(row.created_at),
     lastUsedAt: row.last_used_at === null ? null : toIso(row.last_used_at),
   };
@@ -83,6 +97,7 @@ export async function createApiKey(
   env: AppEnv,
   accountId: string,
   name: string | null,
+  scopes: readonly Scope[] | null = null,
 ): Promise<{ key: ApiKey; secret: string }> {
   const secret = keyPrefixFor(env) + randomBase62(SECRET_LENGTH);
   const row = {
@@ -91,6 +106,7 @@ export async function createApiKey(
     name,
     prefix: secret.slice(0, DISPLAY_LENGTH),
     hash: hashApiKey(secret),
+    scopes: scopes === null ? null : JSON.stringify(normalizeScopes(scopes)),
     created_at: clock.now().toISOString(),
     last_used_at: null,
     revoked_at: null,
@@ -105,10 +121,11 @@ export function addApiKey(
   env: AppEnv,
   accountId: string,
   name: string | null,
+  scopes: readonly Scope[] | null = null,
 ): Write<Result<{ key: ApiKey; secret: string }, 'key_limit_reached'>> {
   return {
     options: {},
-    work: (tx) => createApiKeyWithinLimit(tx, clock, env, accountId, name),
+    work: (tx) => createApiKeyWithinLimit(tx, clock, env, accountId, name, scopes),
   };
 }
 
@@ -123,6 +140,7 @@ export async function createApiKeyWithinLimit(
   env: AppEnv,
   accountId: string,
   name: string | null,
+  scopes: readonly Scope[] | null = null,
 ): Promise<Result<{ key: ApiKey; secret: string }, 'key_limit_reached'>> {
   if ((await countLiveKeys(tx, accountId)) >= MAX_LIVE_KEYS) {
     return fail(
@@ -130,7 +148,7 @@ export async function createApiKeyWithinLimit(
       `This account has ${MAX_LIVE_KEYS} live keys, the most it may hold; revoke one first.`,
     );
   }
-  return ok(await createApiKey(tx, clock, env, accountId, name));
+  return ok(await createApiKey(tx, clock, env, accountId, name, scopes));
 }
 
 export async function listApiKeys(db: ReadDb, accountId: string): Promise<ApiKey[]> {
@@ -253,7 +271,14 @@ export class KeyAuthenticator {
     const account = toAccount(found.account);
     Object.freeze(account.limits);
     const verified = Object.freeze(
-      ok(Object.freeze({ account: Object.freeze(account), keyId: found.keyId, kept })),
+      ok(
+        Object.freeze({
+          account: Object.freeze(account),
+          keyId: found.keyId,
+          scopes: Object.freeze(scopesOf(found.scopes)),
+          kept,
+        }),
+      ),
     );
     if (kept.version !== undefined) this.verified.set(keyHash, verified);
     this.used(found.keyId);

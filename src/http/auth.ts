@@ -5,6 +5,7 @@ import { authenticatePassword } from '../domain/accounts.js';
 import type { KeyAuthenticator, Principal } from '../domain/api-keys.js';
 import { limitsFor } from '../domain/plans.js';
 import type { Failure, Result, Success } from '../domain/result.js';
+import type { Grant } from '../domain/scopes.js';
 import { ApiError, RETRY_SOON } from '../errors.js';
 import type { Versions } from '../limits/store.js';
 import { andThen, type MaybePromise } from '../maybe.js';
@@ -12,12 +13,15 @@ import type { ReadDb } from '../store/database.js';
 import { addressBlock } from './client-address.js';
 import type { Freshness } from './freshness.js';
 import type { RateLimitGuard } from './rate-limit.js';
+import { requireScope } from './scopes.js';
 import type { Refused, SignInThrottle } from './sign-in-throttle.js';
 
 export interface Caller {
   account: Account;
   /** The API key used, or null when the caller signed in with email and password. */
   keyId: string | null;
+  /** What the key may do; null: everything (a full-access key, or email and password). */
+  scopes: Grant;
 }
 
 declare module 'fastify' {
@@ -113,7 +117,9 @@ async function readBasic(
   const result = await throttle.verify(request.ip, email, () =>
     authenticatePassword(db, email, decoded.slice(colon + 1)),
   );
-  return result.ok ? { ok: true, value: { account: result.value, keyId: null } } : result;
+  return result.ok
+    ? { ok: true, value: { account: result.value, keyId: null, scopes: null } }
+    : result;
 }
 
 /**
@@ -140,6 +146,8 @@ function guard<P extends Caller>(
   challenge: string,
   read: (request: FastifyRequest) => MaybePromise<Read<P>>,
   confirm?: Confirm<P>,
+  /** Once admitted and counted: may the caller do what the route does? Throws if not. */
+  authorize?: (request: FastifyRequest) => void,
 ): onRequestHookHandler {
   const refuse = (
     request: FastifyRequest,
@@ -195,6 +203,7 @@ function guard<P extends Caller>(
     let admitted: MaybePromise<void>;
     try {
       admitted = andThen(read(request), (result) => admit(request, reply, result));
+      if (authorize) admitted = andThen(admitted, () => authorize(request));
     } catch (err) {
       done(asError(err));
       return;
@@ -276,7 +285,13 @@ export function bearerAuth(keys: KeyAuthenticator, limits: RateLimitGuard, fresh
       );
     },
   };
-  return guard(limits, BEARER_CHALLENGE, read, freshness.versionsCounted ? confirm : undefined);
+  return guard(
+    limits,
+    BEARER_CHALLENGE,
+    read,
+    freshness.versionsCounted ? confirm : undefined,
+    requireScope,
+  );
 }
 
 export function basicAuth(db: ReadDb, limits: RateLimitGuard, throttle: SignInThrottle) {

@@ -339,6 +339,7 @@ const IDEMPOTENCY_CODES: ErrorCode[] = [
 const SHARED_RESPONSES: Record<string, ErrorCode[]> = {
   Unauthorized: ['missing_credentials', 'malformed_authorization', 'invalid_api_key'],
   BasicUnauthorized: ['missing_credentials', 'malformed_authorization', 'invalid_credentials'],
+  InsufficientScope: ['insufficient_scope'],
   NotFound: ['not_found'],
   Gone: ['endpoint_removed'],
   IdempotencyKeyMismatch: ['idempotency_key_mismatch'],
@@ -407,6 +408,8 @@ function sharedResponses(): Record<string, Json> {
 // Operations
 
 interface Operation extends Json {
+  description?: string;
+  security?: Array<Record<string, string[]>>;
   parameters?: Json[];
   requestBody?: Json & { content?: Record<string, Json> };
   responses?: Record<string, Json>;
@@ -445,10 +448,20 @@ function finishOperation(names: SchemaNames, method: string, operation: Operatio
     const listed = schema?.[ERROR_CODES_KEY];
     if (Array.isArray(listed)) codes.set(status, [...(listed as ErrorCode[])]);
   }
+  // A restricted key without the operation's scope is refused (src/http/scopes.ts), and the
+  // docs page says which scope that is.
+  const scope = operation.security?.[0]?.bearerAuth?.[0];
+  if (scope !== undefined) {
+    const note =
+      `Scope: \`${scope}\` (a restricted key needs it` +
+      `${scope.endsWith(':read') ? ", or the same resource's `write`" : ''}).`;
+    operation.description = operation.description ? `${operation.description}\n\n${note}` : note;
+  }
   // Every write may commit and not be confirmed (a failed disk sync, a lost COMMIT answer).
   const added: ErrorCode[] = [
     ...(post ? IDEMPOTENCY_CODES : []),
     ...(method === 'get' ? [] : (['outcome_unknown'] as const)),
+    ...(scope === undefined ? [] : (['insufficient_scope'] as const)),
   ];
   for (const code of added) {
     const status = String(ERRORS[code].status);

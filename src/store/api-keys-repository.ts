@@ -9,6 +9,8 @@ export async function insertApiKey(tx: Tx, row: Insertable<ApiKeysTable>): Promi
 
 export interface KeyWithAccount {
   keyId: string;
+  /** The key's scopes as stored (ApiKeysTable.scopes). */
+  scopes: string | null;
   account: AccountRow;
 }
 
@@ -18,6 +20,7 @@ const liveKeyByHash = preparedQuery((db, p: { hash: string }) =>
     .innerJoin('accounts as a', 'a.id', 'k.account_id')
     .select([
       'k.id as key_id',
+      'k.scopes as key_scopes',
       'a.id',
       'a.email',
       'a.password_hash',
@@ -37,8 +40,8 @@ export async function findLiveKeyByHash(
 ): Promise<KeyWithAccount | undefined> {
   const [row] = await liveKeyByHash(db, { hash });
   if (!row) return undefined;
-  const { key_id, ...account } = row;
-  return { keyId: key_id, account };
+  const { key_id, key_scopes, ...account } = row;
+  return { keyId: key_id, scopes: key_scopes, account };
 }
 
 /** The account's live keys, oldest first, at most `limit`. */

@@ -21,6 +21,8 @@ export interface ApiKeysTable {
   prefix: string;
   /** Hex SHA-256 of the whole key; the key itself is never stored. */
   hash: string;
+  /** A restricted key's scopes, a JSON array (src/domain/scopes.ts); null: full access. */
+  scopes: string | null;
   created_at: Timestamp;
   last_used_at: Timestamp | null;
   revoked_at: Timestamp | null;

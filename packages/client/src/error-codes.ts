@@ -18,6 +18,7 @@ export const ERROR_STATUS = {
   malformed_authorization: 401,
   invalid_api_key: 401,
   invalid_credentials: 401,
+  insufficient_scope: 403,
   csrf_failed: 403,
   not_found: 404,
   route_not_found: 404,

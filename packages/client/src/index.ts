@@ -33,6 +33,7 @@ export type { PetsResource } from './resources/pets.js';
 export type { StoreResource } from './resources/store.js';
 export type { WebhooksResource } from './resources/webhooks.js';
 export type { components, operations, paths } from './schema.js';
+export { OPERATION_SCOPES, SCOPES, type Scope } from './scopes.js';
 export type { Fetch } from './transport.js';
 export type * from './types.js';
 export { VERSION } from './version.js';

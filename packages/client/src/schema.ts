@@ -40,7 +40,7 @@ export interface paths {
         put?: never;
         /**
          * Create an API key
-         * @description The response holds the secret key: no other answer shows it, but a retry of this request with its Idempotency-Key (within 24 hours), which gets this answer again. The key is stored only as a hash; the kept answer is encrypted under the server key.
+         * @description The response holds the secret key: no other answer shows it, but a retry of this request with its Idempotency-Key (within 24 hours), which gets this answer again. The key is stored only as a hash; the kept answer is encrypted under the server key. With `scopes`, the key may do only what they name (least privilege); without, it has full access to the account.
          */
         post: operations["createApiKey"];
         delete?: never;
@@ -79,6 +79,8 @@ export interface paths {
         /**
          * Get your account
          * @description The account of the API key: plan, rate limits and the requests counted so far in the current windows (this request included; it counts like any other).
+         *
+         *     Scope: `account:read` (a restricted key needs it, or the same resource's `write`).
          */
         get: operations["getAccount"];
         put?: never;
@@ -99,12 +101,16 @@ export interface paths {
         /**
          * List animals
          * @description A page of animals ordered by id. The body is a bare array; the next page, if any, is announced in the `Link` header with `rel="next"`.
+         *
+         *     Scope: `pets:read` (a restricted key needs it, or the same resource's `write`).
          */
         get: operations["listPets"];
         put?: never;
         /**
          * Add an animal
          * @description `status` defaults to `available`. The category must exist in this account.
+         *
+         *     Scope: `pets:write` (a restricted key needs it).
          */
         post: operations["createPet"];
         delete?: never;
@@ -124,6 +130,8 @@ export interface paths {
          * Get an animal (deprecated)
          * @deprecated
          * @description Deprecated: removed on 5 December 2030 (`Sunset` header); from then on it answers `410 endpoint_removed`. Read pets by id with `GET /v1/pets?id={petId}` instead (`listPets`; up to 100 ids, `?id=1&id=7`), which its `Link: rel="successor-version"` names.
+         *
+         *     Scope: `pets:read` (a restricted key needs it, or the same resource's `write`).
          */
         get: operations["getPet"];
         put?: never;
@@ -131,6 +139,8 @@ export interface paths {
         /**
          * Remove an animal
          * @description Removes the animal for good; its id is never reused.
+         *
+         *     Scope: `pets:write` (a restricted key needs it).
          */
         delete: operations["deletePet"];
         options?: never;
@@ -138,6 +148,8 @@ export interface paths {
         /**
          * Update an animal
          * @description Changes only the fields sent. Status moves follow the life cycle: available → pending → sold, pending → available, available → sold; sold is final.
+         *
+         *     Scope: `pets:write` (a restricted key needs it).
          */
         patch: operations["updatePet"];
         trace?: never;
@@ -152,12 +164,16 @@ export interface paths {
         /**
          * List categories
          * @description A page of categories ordered by id; the next page is in the `Link` header.
+         *
+         *     Scope: `categories:read` (a restricted key needs it, or the same resource's `write`).
          */
         get: operations["listCategories"];
         put?: never;
         /**
          * Add a category
          * @description Categories group animals; every animal names one with `categoryId`.
+         *
+         *     Scope: `categories:write` (a restricted key needs it).
          */
         post: operations["createCategory"];
         delete?: never;
@@ -176,6 +192,8 @@ export interface paths {
         /**
          * Get a category
          * @description One category of this account.
+         *
+         *     Scope: `categories:read` (a restricted key needs it, or the same resource's `write`).
          */
         get: operations["getCategory"];
         put?: never;
@@ -183,6 +201,8 @@ export interface paths {
         /**
          * Remove a category
          * @description Only an empty category can be removed; one that still has pets answers 409.
+         *
+         *     Scope: `categories:write` (a restricted key needs it).
          */
         delete: operations["deleteCategory"];
         options?: never;
@@ -190,6 +210,8 @@ export interface paths {
         /**
          * Rename a category
          * @description Changes only the fields sent.
+         *
+         *     Scope: `categories:write` (a restricted key needs it).
          */
         patch: operations["updateCategory"];
         trace?: never;
@@ -204,12 +226,16 @@ export interface paths {
         /**
          * List orders
          * @description A page of orders by id; the next page is in the `Link` header.
+         *
+         *     Scope: `orders:read` (a restricted key needs it, or the same resource's `write`).
          */
         get: operations["listOrders"];
         put?: never;
         /**
          * Place an order
          * @description Orders an `available` pet of this account; the pet becomes `pending` in the same transaction. Of several orders for one pet at once, exactly one succeeds.
+         *
+         *     Scope: `orders:write` (a restricted key needs it).
          */
         post: operations["placeOrder"];
         delete?: never;
@@ -228,6 +254,8 @@ export interface paths {
         /**
          * Get an order
          * @description One order of this account.
+         *
+         *     Scope: `orders:read` (a restricted key needs it, or the same resource's `write`).
          */
         get: operations["getOrder"];
         put?: never;
@@ -238,6 +266,8 @@ export interface paths {
         /**
          * Move an order
          * @description `approved`, `delivered` (the pet becomes `sold`) or `cancelled` (the pet becomes `available`); order and pet change together or not at all.
+         *
+         *     Scope: `orders:write` (a restricted key needs it).
          */
         patch: operations["updateOrder"];
         trace?: never;
@@ -252,6 +282,8 @@ export interface paths {
         /**
          * Count pets by status
          * @description How many pets of this account are available, pending and sold.
+         *
+         *     Scope: `orders:read` (a restricted key needs it, or the same resource's `write`).
          */
         get: operations["getInventory"];
         put?: never;
@@ -272,6 +304,8 @@ export interface paths {
         /**
          * List events
          * @description The account's events of the last 30 days, oldest first; the next page is in the `Link` header. The same events webhooks deliver, for those who poll.
+         *
+         *     Scope: `events:read` (a restricted key needs it, or the same resource's `write`).
          */
         get: operations["listEvents"];
         put?: never;
@@ -292,12 +326,16 @@ export interface paths {
         /**
          * List webhook endpoints
          * @description Every endpoint of the account (at most 16), ordered by id.
+         *
+         *     Scope: `webhooks:read` (a restricted key needs it, or the same resource's `write`).
          */
         get: operations["listWebhooks"];
         put?: never;
         /**
          * Add a webhook endpoint
          * @description Events of the types named are POSTed to the URL, signed with the secret answered here once (`Animal-Store-Signature`). The URL is checked now and at every delivery.
+         *
+         *     Scope: `webhooks:write` (a restricted key needs it).
          */
         post: operations["createWebhook"];
         delete?: never;
@@ -316,6 +354,8 @@ export interface paths {
         /**
          * Get a webhook endpoint
          * @description One endpoint of this account; its secret is never shown again.
+         *
+         *     Scope: `webhooks:read` (a restricted key needs it, or the same resource's `write`).
          */
         get: operations["getWebhook"];
         put?: never;
@@ -323,6 +363,8 @@ export interface paths {
         /**
          * Remove a webhook endpoint
          * @description Removes it and its delivery log; nothing more is sent to it.
+         *
+         *     Scope: `webhooks:write` (a restricted key needs it).
          */
         delete: operations["deleteWebhook"];
         options?: never;
@@ -330,6 +372,8 @@ export interface paths {
         /**
          * Change a webhook endpoint
          * @description Its URL (checked again), its event types, or whether it is enabled.
+         *
+         *     Scope: `webhooks:write` (a restricted key needs it).
          */
         patch: operations["updateWebhook"];
         trace?: never;
@@ -346,6 +390,8 @@ export interface paths {
         /**
          * Rotate a webhook endpoint's secret
          * @description A new secret, answered this once. The previous one still signs for 24 hours: every delivery meanwhile carries a `v1` signature by each.
+         *
+         *     Scope: `webhooks:write` (a restricted key needs it).
          */
         post: operations["rotateWebhookSecret"];
         delete?: never;
@@ -366,6 +412,8 @@ export interface paths {
         /**
          * Send a test event
          * @description Sends a `webhook.test` event to this endpoint alone, as any event is sent (signed, retried); follow it in the delivery log.
+         *
+         *     Scope: `webhooks:write` (a restricted key needs it).
          */
         post: operations["testWebhook"];
         delete?: never;
@@ -384,6 +432,8 @@ export interface paths {
         /**
          * List deliveries
          * @description The endpoint's delivery log, newest event first: status, attempts, the last answer's status and first 1 KB. Kept as long as the events (30 days).
+         *
+         *     Scope: `webhooks:read` (a restricted key needs it, or the same resource's `write`).
          */
         get: operations["listWebhookDeliveries"];
         put?: never;
@@ -406,6 +456,8 @@ export interface paths {
         /**
          * Send a delivery again
          * @description Replays one delivery from the log now, whatever became of it (delivered, failed or waiting for its next attempt). The receiver may de-duplicate on the event id.
+         *
+         *     Scope: `webhooks:write` (a restricted key needs it).
          */
         post: operations["retryWebhookDelivery"];
         delete?: never;
@@ -426,6 +478,8 @@ export interface paths {
         /**
          * Send a message (quickstart)
          * @description Stores the message and answers at once with its record, status `queued`: it is only queued, not yet processed. Follow `Location` (`GET /messages/{id}`) to see it become `sent`.
+         *
+         *     Scope: `messages:write` (a restricted key needs it).
          */
         post: operations["sendMessage"];
         delete?: never;
@@ -444,6 +498,8 @@ export interface paths {
         /**
          * Read a message record
          * @description The record now: `queued`, `processing`, `sent`, or `failed` with a reason.
+         *
+         *     Scope: `messages:read` (a restricted key needs it, or the same resource's `write`).
          */
         get: operations["getMessage"];
         put?: never;
@@ -1186,6 +1242,7 @@ export interface components {
          *       "id": "key_3kTn8WqZ2bXc5VdR",
          *       "name": "ci",
          *       "prefix": "as_test_Zq4x",
+         *       "scopes": null,
          *       "createdAt": "2026-01-05T10:00:00.000Z",
          *       "lastUsedAt": "2026-01-05T10:02:00.000Z"
          *     }
@@ -1197,6 +1254,8 @@ export interface components {
             name: string | null;
             /** @description First characters of the key (`as_test_` and four more), to recognise it. */
             prefix: string;
+            /** @description The key's scopes, or null for a key with full access (every scope, those added later too). */
+            scopes: components["schemas"]["Scope"][] | null;
             /**
              * Format: date-time
              * @description Creation time (UTC).
@@ -1206,6 +1265,13 @@ export interface components {
             lastUsedAt: string | null;
         };
         /**
+         * Scope
+         * @description What a restricted key may do: `<resource>:read` or `<resource>:write`; `write` implies `read` of the same resource.
+         * @example pets:read
+         * @enum {unknown}
+         */
+        Scope: "pets:read" | "pets:write" | "categories:read" | "categories:write" | "orders:read" | "orders:write" | "messages:read" | "messages:write" | "events:read" | "events:write" | "webhooks:read" | "webhooks:write" | "account:read" | "account:write" | "requests:read" | "requests:write";
+        /**
          * ApiKeyList
          * @description The live keys of the account (at most 100), oldest first.
          * @example [
@@ -1213,6 +1279,7 @@ export interface components {
          *         "id": "key_3kTn8WqZ2bXc5VdR",
          *         "name": "ci",
          *         "prefix": "as_test_Zq4x",
+         *         "scopes": null,
          *         "createdAt": "2026-01-05T10:00:00.000Z",
          *         "lastUsedAt": "2026-01-05T10:02:00.000Z"
          *       }
@@ -1223,12 +1290,18 @@ export interface components {
          * ApiKeyRequest
          * @description The key to create; the body may be left out.
          * @example {
-         *       "name": "ci"
+         *       "name": "ci",
+         *       "scopes": [
+         *         "pets:read",
+         *         "orders:write"
+         *       ]
          *     }
          */
         ApiKeyRequest: {
             /** @description A label, e.g. "ci" or "laptop" (1 to 100 characters). */
             name?: string;
+            /** @description Restricts the key to these scopes (least privilege). Left out, the key has full access to the account. */
+            scopes?: components["schemas"]["Scope"][];
         };
         /**
          * NewApiKey
@@ -1238,6 +1311,10 @@ export interface components {
          *       "name": "ci",
          *       "key": "as_test_Zq4xR7mK2pL9sW3vB6nH8jT1cY5dF0gQ4eA2uI7o",
          *       "prefix": "as_test_Zq4x",
+         *       "scopes": [
+         *         "pets:read",
+         *         "orders:write"
+         *       ],
          *       "createdAt": "2026-01-05T10:00:00.000Z"
          *     }
          */
@@ -1253,6 +1330,8 @@ export interface components {
             key: string;
             /** @description First characters of the key (`as_test_` and four more), to recognise it. */
             prefix: string;
+            /** @description The key's scopes, or null for a key with full access (every scope, those added later too). */
+            scopes: components["schemas"]["Scope"][] | null;
             /**
              * Format: date-time
              * @description Creation time (UTC).
@@ -1325,6 +1404,20 @@ export interface components {
                 "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
                 "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                 RateLimit: components["headers"]["RateLimit"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description `insufficient_scope`: The API key does not hold the operation's scope (`WWW-Authenticate` names it); nothing was changed. Use a key with that scope, or with full access. */
+        InsufficientScope: {
+            headers: {
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit-IfCounted"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining-IfCounted"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset-IfCounted"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy-IfCounted"];
+                RateLimit: components["headers"]["RateLimit-IfCounted"];
                 [name: string]: unknown;
             };
             content: {
@@ -1672,6 +1765,7 @@ export interface operations {
                      *         "id": "key_3kTn8WqZ2bXc5VdR",
                      *         "name": "ci",
                      *         "prefix": "as_test_Zq4x",
+                     *         "scopes": null,
                      *         "createdAt": "2026-01-05T10:00:00.000Z",
                      *         "lastUsedAt": "2026-01-05T10:02:00.000Z"
                      *       }
@@ -1718,7 +1812,11 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "name": "ci"
+                 *       "name": "ci",
+                 *       "scopes": [
+                 *         "pets:read",
+                 *         "orders:write"
+                 *       ]
                  *     }
                  */
                 "application/json": components["schemas"]["ApiKeyRequest"];
@@ -1743,6 +1841,10 @@ export interface operations {
                      *       "name": "ci",
                      *       "key": "as_test_Zq4xR7mK2pL9sW3vB6nH8jT1cY5dF0gQ4eA2uI7o",
                      *       "prefix": "as_test_Zq4x",
+                     *       "scopes": [
+                     *         "pets:read",
+                     *         "orders:write"
+                     *       ],
                      *       "createdAt": "2026-01-05T10:00:00.000Z"
                      *     }
                      */
@@ -1898,6 +2000,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -1970,6 +2073,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -2040,6 +2144,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             /** @description `idempotency_key_in_use`: A request with this `Idempotency-Key` is still running; retry after `Retry-After` seconds. */
             409: {
                 headers: {
@@ -2127,6 +2232,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             404: components["responses"]["NotFound"];
             410: components["responses"]["Gone"];
             429: components["responses"]["TooManyRequests"];
@@ -2173,6 +2279,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             404: components["responses"]["NotFound"];
             /** @description `pet_on_order`: The pet has an open order; the order owns its status until it ends. */
             409: {
@@ -2252,6 +2359,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             404: components["responses"]["NotFound"];
             /** @description `invalid_transition`: The pet cannot move from its current status to the requested one. `pet_on_order`: The pet has an open order; the order owns its status until it ends. */
             409: {
@@ -2342,6 +2450,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -2409,6 +2518,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             /** @description `idempotency_key_in_use`: A request with this `Idempotency-Key` is still running; retry after `Retry-After` seconds. */
             409: {
                 headers: {
@@ -2491,6 +2601,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
@@ -2536,6 +2647,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             404: components["responses"]["NotFound"];
             /** @description `category_in_use`: The category still has pets. */
             409: {
@@ -2613,6 +2725,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             404: components["responses"]["NotFound"];
             /** @description `payload_too_large`: The body is larger than the service accepts. */
             413: {
@@ -2693,6 +2806,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -2763,6 +2877,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             404: components["responses"]["NotFound"];
             /** @description `pet_not_available`: The pet is not `available`, so it cannot be ordered. `idempotency_key_in_use`: A request with this `Idempotency-Key` is still running; retry after `Retry-After` seconds. */
             409: {
@@ -2849,6 +2964,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
@@ -2915,6 +3031,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             404: components["responses"]["NotFound"];
             /** @description `invalid_transition`: The pet cannot move from its current status to the requested one. */
             409: {
@@ -2994,6 +3111,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -3063,6 +3181,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -3122,6 +3241,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -3201,6 +3321,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             /** @description `too_many_webhooks`: The account has as many webhook endpoints as it may; remove one first. `idempotency_key_in_use`: A request with this `Idempotency-Key` is still running; retry after `Retry-After` seconds. */
             409: {
                 headers: {
@@ -3291,6 +3412,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
@@ -3336,6 +3458,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
@@ -3406,6 +3529,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             404: components["responses"]["NotFound"];
             /** @description `payload_too_large`: The body is larger than the service accepts. */
             413: {
@@ -3489,6 +3613,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             404: components["responses"]["NotFound"];
             /** @description `idempotency_key_in_use`: A request with this `Idempotency-Key` is still running; retry after `Retry-After` seconds. */
             409: {
@@ -3572,6 +3697,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             404: components["responses"]["NotFound"];
             /** @description `idempotency_key_in_use`: A request with this `Idempotency-Key` is still running; retry after `Retry-After` seconds. */
             409: {
@@ -3656,6 +3782,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
@@ -3725,6 +3852,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             404: components["responses"]["NotFound"];
             /** @description `delivery_in_progress`: The delivery is being sent right now; retry it once it has settled. `idempotency_key_in_use`: A request with this `Idempotency-Key` is still running; retry after `Retry-After` seconds. */
             409: {
@@ -3811,6 +3939,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             /** @description `idempotency_key_in_use`: A request with this `Idempotency-Key` is still running; retry after `Retry-After` seconds. */
             409: {
                 headers: {
@@ -3901,6 +4030,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];

@@ -5,6 +5,7 @@ import { callerOf } from '../auth.js';
 import { answerOf, created } from '../reply.js';
 import { AccountView, CreatedAccount, NewAccount } from '../schemas/accounts.js';
 import { BEARER_ERRORS, BODY_ERRORS, COMMON_ERRORS, errorResponses } from '../schemas/common.js';
+import { bearerScope } from '../scopes.js';
 
 const tags = ['Accounts'];
 
@@ -52,7 +53,7 @@ export const accountRoutes: FastifyPluginAsyncTypebox = async (app) => {
           'The account of the API key: plan, rate limits and the requests counted so far in ' +
           'the current windows (this request included; it counts like any other).',
         tags,
-        security: [{ bearerAuth: [] }],
+        security: bearerScope('account:read'),
         response: {
           200: { ...AccountView, description: 'Your account.' },
           ...errorResponses(...COMMON_ERRORS, ...BEARER_ERRORS),

@@ -24,9 +24,9 @@ import {
   documentedHeaders,
   errorResponses,
 } from '../schemas/common.js';
+import { bearerScope } from '../scopes.js';
 
 const tags = ['Categories'];
-const security = [{ bearerAuth: [] }];
 const base = [...COMMON_ERRORS, ...BEARER_ERRORS] as const;
 
 export const categoryRoutes: FastifyPluginAsyncTypebox = async (app) => {
@@ -41,7 +41,7 @@ export const categoryRoutes: FastifyPluginAsyncTypebox = async (app) => {
         summary: 'List categories',
         description: 'A page of categories ordered by id; the next page is in the `Link` header.',
         tags,
-        security,
+        security: bearerScope('categories:read'),
         querystring: CategoryListQuery,
         response: {
           200: {
@@ -71,7 +71,7 @@ export const categoryRoutes: FastifyPluginAsyncTypebox = async (app) => {
         summary: 'Add a category',
         description: 'Categories group animals; every animal names one with `categoryId`.',
         tags,
-        security,
+        security: bearerScope('categories:write'),
         body: NewCategory,
         response: {
           201: {
@@ -102,7 +102,7 @@ export const categoryRoutes: FastifyPluginAsyncTypebox = async (app) => {
         summary: 'Get a category',
         description: 'One category of this account.',
         tags,
-        security,
+        security: bearerScope('categories:read'),
         params: CategoryParams,
         response: {
           200: { ...Category, description: 'The category.' },
@@ -124,7 +124,7 @@ export const categoryRoutes: FastifyPluginAsyncTypebox = async (app) => {
         summary: 'Rename a category',
         description: 'Changes only the fields sent.',
         tags,
-        security,
+        security: bearerScope('categories:write'),
         params: CategoryParams,
         body: CategoryPatch,
         response: {
@@ -151,7 +151,7 @@ export const categoryRoutes: FastifyPluginAsyncTypebox = async (app) => {
         summary: 'Remove a category',
         description: 'Only an empty category can be removed; one that still has pets answers 409.',
         tags,
-        security,
+        security: bearerScope('categories:write'),
         params: CategoryParams,
         response: {
           204: { type: 'null', description: 'Removed.' },

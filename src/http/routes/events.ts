@@ -10,9 +10,9 @@ import {
   errorResponses,
 } from '../schemas/common.js';
 import { EventListQuery, EventPage } from '../schemas/events.js';
+import { bearerScope } from '../scopes.js';
 
 const tags = ['Events'];
-const security = [{ bearerAuth: [] }];
 const base = [...COMMON_ERRORS, ...BEARER_ERRORS] as const;
 
 export const eventRoutes: FastifyPluginAsyncTypebox = async (app) => {
@@ -28,7 +28,7 @@ export const eventRoutes: FastifyPluginAsyncTypebox = async (app) => {
           "The account's events of the last 30 days, oldest first; the next page is in the " +
           '`Link` header. The same events webhooks deliver, for those who poll.',
         tags,
-        security,
+        security: bearerScope('events:read'),
         querystring: EventListQuery,
         response: {
           200: {

@@ -30,7 +30,9 @@ export const keyRoutes: FastifyPluginAsyncTypebox = async (app) => {
         description:
           'The response holds the secret key: no other answer shows it, but a retry of this ' +
           'request with its Idempotency-Key (within 24 hours), which gets this answer again. ' +
-          'The key is stored only as a hash; the kept answer is encrypted under the server key.',
+          'The key is stored only as a hash; the kept answer is encrypted under the server key. ' +
+          'With `scopes`, the key may do only what they name (least privilege); without, it ' +
+          'has full access to the account.',
         tags,
         security,
         body: Type.Optional(NewApiKey),
@@ -48,7 +50,7 @@ export const keyRoutes: FastifyPluginAsyncTypebox = async (app) => {
       return idempotency.commit(
         request,
         reply,
-        addApiKey(clock, config.env, account.id, name),
+        addApiKey(clock, config.env, account.id, name, request.body?.scopes ?? null),
         (result) =>
           answerOf(result, ({ key, secret }) =>
             created({
@@ -56,6 +58,7 @@ export const keyRoutes: FastifyPluginAsyncTypebox = async (app) => {
               name: key.name,
               key: secret,
               prefix: key.prefix,
+              scopes: key.scopes,
               createdAt: key.createdAt,
             }),
           ),

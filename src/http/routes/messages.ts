@@ -11,9 +11,9 @@ import {
   errorResponses,
 } from '../schemas/common.js';
 import { MessageParams, MessageRecord, NewMessage, QueuedMessage } from '../schemas/messages.js';
+import { bearerScope } from '../scopes.js';
 
 const tags = ['Messages'];
-const security = [{ bearerAuth: [] }];
 const base = [...COMMON_ERRORS, ...BEARER_ERRORS] as const;
 
 /** The quickstart example: served without the /v1 prefix, as the seed places it. */
@@ -31,7 +31,7 @@ export const messageRoutes: FastifyPluginAsyncTypebox = async (app) => {
           'only queued, not yet processed. Follow `Location` (`GET /messages/{id}`) to see ' +
           'it become `sent`.',
         tags,
-        security,
+        security: bearerScope('messages:write'),
         body: NewMessage,
         response: {
           202: {
@@ -66,7 +66,7 @@ export const messageRoutes: FastifyPluginAsyncTypebox = async (app) => {
         summary: 'Read a message record',
         description: 'The record now: `queued`, `processing`, `sent`, or `failed` with a reason.',
         tags,
-        security,
+        security: bearerScope('messages:read'),
         params: MessageParams,
         response: {
           200: { ...MessageRecord, description: 'The message record.' },

@@ -13,9 +13,9 @@ import {
   errorResponses,
 } from '../schemas/common.js';
 import { NewPet, Pet, PetListQuery, PetPage, PetParams, PetPatch } from '../schemas/pets.js';
+import { bearerScope } from '../scopes.js';
 
 const tags = ['Pets'];
-const security = [{ bearerAuth: [] }];
 const base = [...COMMON_ERRORS, ...BEARER_ERRORS] as const;
 
 export const petRoutes: FastifyPluginAsyncTypebox = async (app) => {
@@ -32,7 +32,7 @@ export const petRoutes: FastifyPluginAsyncTypebox = async (app) => {
           'A page of animals ordered by id. The body is a bare array; the next page, if any, ' +
           'is announced in the `Link` header with `rel="next"`.',
         tags,
-        security,
+        security: bearerScope('pets:read'),
         querystring: PetListQuery,
         response: {
           200: {
@@ -62,7 +62,7 @@ export const petRoutes: FastifyPluginAsyncTypebox = async (app) => {
         summary: 'Add an animal',
         description: '`status` defaults to `available`. The category must exist in this account.',
         tags,
-        security,
+        security: bearerScope('pets:write'),
         body: NewPet,
         response: {
           201: {
@@ -96,7 +96,7 @@ export const petRoutes: FastifyPluginAsyncTypebox = async (app) => {
           '(`listPets`; up to 100 ids, `?id=1&id=7`), which its `Link: rel="successor-version"` names.',
         deprecated: true,
         tags,
-        security,
+        security: bearerScope('pets:read'),
         params: PetParams,
         response: {
           200: {
@@ -124,7 +124,7 @@ export const petRoutes: FastifyPluginAsyncTypebox = async (app) => {
           'Changes only the fields sent. Status moves follow the life cycle: ' +
           'available → pending → sold, pending → available, available → sold; sold is final.',
         tags,
-        security,
+        security: bearerScope('pets:write'),
         params: PetParams,
         body: PetPatch,
         response: {
@@ -158,7 +158,7 @@ export const petRoutes: FastifyPluginAsyncTypebox = async (app) => {
         summary: 'Remove an animal',
         description: 'Removes the animal for good; its id is never reused.',
         tags,
-        security,
+        security: bearerScope('pets:write'),
         params: PetParams,
         response: {
           204: { type: 'null', description: 'Removed.' },

@@ -21,9 +21,9 @@ import {
   OrderParams,
   OrderPatch,
 } from '../schemas/orders.js';
+import { bearerScope } from '../scopes.js';
 
 const tags = ['Store'];
-const security = [{ bearerAuth: [] }];
 const base = [...COMMON_ERRORS, ...BEARER_ERRORS] as const;
 
 /** Store orders and inventory: what moves a pet from available to pending to sold. */
@@ -41,7 +41,7 @@ export const storeRoutes: FastifyPluginAsyncTypebox = async (app) => {
           'Orders an `available` pet of this account; the pet becomes `pending` in the same ' +
           'transaction. Of several orders for one pet at once, exactly one succeeds.',
         tags,
-        security,
+        security: bearerScope('orders:write'),
         body: NewOrder,
         response: {
           201: {
@@ -75,7 +75,7 @@ export const storeRoutes: FastifyPluginAsyncTypebox = async (app) => {
         summary: 'List orders',
         description: 'A page of orders by id; the next page is in the `Link` header.',
         tags,
-        security,
+        security: bearerScope('orders:read'),
         querystring: OrderListQuery,
         response: {
           200: {
@@ -103,7 +103,7 @@ export const storeRoutes: FastifyPluginAsyncTypebox = async (app) => {
         summary: 'Get an order',
         description: 'One order of this account.',
         tags,
-        security,
+        security: bearerScope('orders:read'),
         params: OrderParams,
         response: {
           200: { ...Order, description: 'The order.' },
@@ -127,7 +127,7 @@ export const storeRoutes: FastifyPluginAsyncTypebox = async (app) => {
           '`approved`, `delivered` (the pet becomes `sold`) or `cancelled` (the pet becomes ' +
           '`available`); order and pet change together or not at all.',
         tags,
-        security,
+        security: bearerScope('orders:write'),
         params: OrderParams,
         body: OrderPatch,
         response: {
@@ -155,7 +155,7 @@ export const storeRoutes: FastifyPluginAsyncTypebox = async (app) => {
         summary: 'Count pets by status',
         description: 'How many pets of this account are available, pending and sold.',
         tags,
-        security,
+        security: bearerScope('orders:read'),
         response: {
           200: { ...Inventory, description: 'Counts per status.' },
           ...errorResponses(...base),

@@ -32,9 +32,9 @@ import {
   WebhookParams,
   WebhookPatch,
 } from '../schemas/webhooks.js';
+import { bearerScope } from '../scopes.js';
 
 const tags = ['Webhooks'];
-const security = [{ bearerAuth: [] }];
 const base = [...COMMON_ERRORS, ...BEARER_ERRORS] as const;
 
 /** Webhook endpoints, their tests and their delivery logs (rules in src/domain/webhooks.ts). */
@@ -51,7 +51,7 @@ export const webhookRoutes: FastifyPluginAsyncTypebox = async (app) => {
           'Events of the types named are POSTed to the URL, signed with the secret answered ' +
           'here once (`Animal-Store-Signature`). The URL is checked now and at every delivery.',
         tags,
-        security,
+        security: bearerScope('webhooks:write'),
         body: NewWebhook,
         response: {
           201: {
@@ -85,7 +85,7 @@ export const webhookRoutes: FastifyPluginAsyncTypebox = async (app) => {
         summary: 'List webhook endpoints',
         description: `Every endpoint of the account (at most 16), ordered by id.`,
         tags,
-        security,
+        security: bearerScope('webhooks:read'),
         response: {
           200: {
             ...WebhookEndpointList,
@@ -106,7 +106,7 @@ export const webhookRoutes: FastifyPluginAsyncTypebox = async (app) => {
         summary: 'Get a webhook endpoint',
         description: 'One endpoint of this account; its secret is never shown again.',
         tags,
-        security,
+        security: bearerScope('webhooks:read'),
         params: WebhookParams,
         response: {
           200: { ...WebhookEndpoint, description: 'The endpoint.' },
@@ -126,7 +126,7 @@ export const webhookRoutes: FastifyPluginAsyncTypebox = async (app) => {
         summary: 'Change a webhook endpoint',
         description: 'Its URL (checked again), its event types, or whether it is enabled.',
         tags,
-        security,
+        security: bearerScope('webhooks:write'),
         params: WebhookParams,
         body: WebhookPatch,
         response: {
@@ -154,7 +154,7 @@ export const webhookRoutes: FastifyPluginAsyncTypebox = async (app) => {
         summary: 'Remove a webhook endpoint',
         description: 'Removes it and its delivery log; nothing more is sent to it.',
         tags,
-        security,
+        security: bearerScope('webhooks:write'),
         params: WebhookParams,
         response: {
           204: { type: 'null', description: 'Removed.' },
@@ -180,7 +180,7 @@ export const webhookRoutes: FastifyPluginAsyncTypebox = async (app) => {
           'A new secret, answered this once. The previous one still signs for 24 hours: ' +
           'every delivery meanwhile carries a `v1` signature by each.',
         tags,
-        security,
+        security: bearerScope('webhooks:write'),
         params: WebhookParams,
         response: {
           200: { ...WebhookEndpointWithSecret, description: 'The endpoint, with its new secret.' },
@@ -209,7 +209,7 @@ export const webhookRoutes: FastifyPluginAsyncTypebox = async (app) => {
           'Sends a `webhook.test` event to this endpoint alone, as any event is sent (signed, ' +
           'retried); follow it in the delivery log.',
         tags,
-        security,
+        security: bearerScope('webhooks:write'),
         params: WebhookParams,
         response: {
           202: { ...WebhookDelivery, description: 'The delivery, pending.' },
@@ -238,7 +238,7 @@ export const webhookRoutes: FastifyPluginAsyncTypebox = async (app) => {
           "The endpoint's delivery log, newest event first: status, attempts, the last " +
           "answer's status and first 1 KB. Kept as long as the events (30 days).",
         tags,
-        security,
+        security: bearerScope('webhooks:read'),
         params: WebhookParams,
         querystring: DeliveryListQuery,
         response: {
@@ -275,7 +275,7 @@ export const webhookRoutes: FastifyPluginAsyncTypebox = async (app) => {
           'Replays one delivery from the log now, whatever became of it (delivered, failed ' +
           'or waiting for its next attempt). The receiver may de-duplicate on the event id.',
         tags,
-        security,
+        security: bearerScope('webhooks:write'),
         params: DeliveryParams,
         response: {
           202: { ...WebhookDelivery, description: 'The delivery, pending.' },

@@ -2,6 +2,7 @@ import { Type } from 'typebox';
 import { PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH } from '../../domain/accounts.js';
 import { MAX_LIVE_KEYS } from '../../domain/api-keys.js';
 import { PLANS } from '../../domain/plans.js';
+import { SCOPES } from '../../domain/scopes.js';
 import { CARRIES_SECRET } from '../security-headers.js';
 import { NO_LONE_SURROGATES_PATTERN, TEXT_PATTERN, Text, Timestamp } from './common.js';
 
@@ -132,10 +133,23 @@ const KeyPrefix = Type.String({
   description: 'First characters of the key (`as_test_` and four more), to recognise it.',
 });
 
+export const Scope = Type.Enum(SCOPES, {
+  title: 'Scope',
+  description:
+    'What a restricted key may do: `<resource>:read` or `<resource>:write`; `write` implies ' +
+    '`read` of the same resource.',
+  examples: ['pets:read'],
+});
+const KeyScopes = Type.Union([Type.Array(Scope, { maxItems: SCOPES.length }), Type.Null()], {
+  description:
+    "The key's scopes, or null for a key with full access (every scope, those added later too).",
+});
+
 const keyExample = {
   id: 'key_3kTn8WqZ2bXc5VdR',
   name: 'ci',
   prefix: 'as_test_Zq4x',
+  scopes: null,
   createdAt: created,
   lastUsedAt: '2026-01-05T10:02:00.000Z',
 };
@@ -145,6 +159,7 @@ export const ApiKeyView = Type.Object(
     id: KeyId,
     name: KeyName,
     prefix: KeyPrefix,
+    scopes: KeyScopes,
     createdAt: Timestamp('Creation time (UTC).'),
     lastUsedAt: Type.Union([Timestamp('Last use (UTC, to the minute).'), Type.Null()], {
       description: 'Last use (UTC, to the minute), or null if never used.',
@@ -179,6 +194,7 @@ export const CreatedApiKey = Type.Object(
         'itself is stored only as a hash.',
     }),
     prefix: KeyPrefix,
+    scopes: KeyScopes,
     createdAt: Timestamp('Creation time (UTC).'),
   },
   {
@@ -194,6 +210,7 @@ export const CreatedApiKey = Type.Object(
         name: 'ci',
         key: 'as_test_Zq4xR7mK2pL9sW3vB6nH8jT1cY5dF0gQ4eA2uI7o',
         prefix: 'as_test_Zq4x',
+        scopes: ['pets:read', 'orders:write'],
         createdAt: created,
       },
     ],
@@ -203,12 +220,21 @@ export const CreatedApiKey = Type.Object(
 export const NewApiKey = Type.Object(
   {
     name: Type.Optional(Text('A label, e.g. "ci" or "laptop" (1 to 100 characters).', 100)),
+    scopes: Type.Optional(
+      Type.Array(Scope, {
+        minItems: 1,
+        maxItems: SCOPES.length,
+        description:
+          'Restricts the key to these scopes (least privilege). Left out, the key has full ' +
+          'access to the account.',
+      }),
+    ),
   },
   {
     title: 'ApiKeyRequest',
     additionalProperties: false,
     description: 'The key to create; the body may be left out.',
-    examples: [{ name: 'ci' }],
+    examples: [{ name: 'ci', scopes: ['pets:read', 'orders:write'] }],
   },
 );
 

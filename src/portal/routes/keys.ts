@@ -1,12 +1,13 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { addApiKey, keyPrefixFor, listApiKeys, revokeKey } from '../../domain/api-keys.js';
+import { isScope, READ_ONLY_SCOPES, type Scope } from '../../domain/scopes.js';
 import { ApiError } from '../../errors.js';
 import { v1Url } from '../../http/links.js';
 import { NewApiKey } from '../../http/schemas/accounts.js';
 import { checkBody } from '../../http/validation.js';
 import { formText, requireAccount, signedInAccount } from '../forms.js';
 import { pageContext, seeOther, sendHtml } from '../render.js';
-import { type KeysView, keyKind, keysPage, revokePage } from '../views/keys.js';
+import { type KeyAccess, type KeysView, keyKind, keysPage, revokePage } from '../views/keys.js';
 import { limitState } from './limit-state.js';
 
 /** What a form sent again (a reload, a resend) shows instead of the secret. */
@@ -66,9 +67,17 @@ export async function keyPages(app: FastifyInstance): Promise<void> {
 
   app.post('/keys', form, async (request, reply) => {
     const name = formText(request.body, 'name').trim();
+    const access = accessOf(request.body);
+    const ticked = scopesTicked(request.body);
+    const sent = { name, access, scopes: ticked };
     const problem = name === '' ? undefined : checkBody(NewApiKey.properties.name, name)[0];
     if (problem)
-      return show(request, reply, { name, nameError: `The name ${problem.message}.` }, 400);
+      return show(request, reply, { ...sent, nameError: `The name ${problem.message}.` }, 400);
+    const scopes = access === 'full' ? null : access === 'read' ? READ_ONLY_SCOPES : ticked;
+    if (scopes?.length === 0) {
+      const scopesError = 'Tick at least one scope, or choose full access or read only.';
+      return show(request, reply, { ...sent, scopesError }, 400);
+    }
     const accountId = signedInAccount(request).id;
     // The secret is shown by this answer alone: what is kept for the form's key (a resent
     // form, a reload) says only that the key was made.
@@ -76,7 +85,7 @@ export async function keyPages(app: FastifyInstance): Promise<void> {
     const { answer, replayed } = await idempotency.form(
       request,
       accountId,
-      addApiKey(clock, config.env, accountId, name || null),
+      addApiKey(clock, config.env, accountId, name || null, scopes),
       (made) => {
         if (!made.ok) return { status: 409, body: { message: made.message } };
         secret = made.value.secret;
@@ -85,7 +94,7 @@ export async function keyPages(app: FastifyInstance): Promise<void> {
     );
     if (answer.status !== 201) {
       const { message } = answer.body as { message: string };
-      return show(request, reply, { name, nameError: message }, 409);
+      return show(request, reply, { ...sent, nameError: message }, 409);
     }
     if (replayed || secret === undefined) {
       const { prefix } = answer.body as { prefix: string };
@@ -110,4 +119,16 @@ export async function keyPages(app: FastifyInstance): Promise<void> {
       throw new ApiError('not_found', 'No live API key with this id in your account.');
     return seeOther(reply, '/portal/keys?revoked=1');
   });
+}
+
+/** The form's access choice; anything else reads as the default, full access. */
+function accessOf(body: unknown): KeyAccess {
+  const access = formText(body, 'access');
+  return access === 'read' || access === 'custom' ? access : 'full';
+}
+
+/** The scopes ticked (a field sent once or many times); unknown values are dropped. */
+function scopesTicked(body: unknown): Scope[] {
+  const raw = (body as Record<string, unknown> | undefined)?.scope;
+  return (Array.isArray(raw) ? raw : [raw]).filter(isScope);
 }

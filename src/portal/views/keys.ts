@@ -1,4 +1,5 @@
 import type { ApiKey } from '../../domain/api-keys.js';
+import { SCOPE_RESOURCES, type Scope } from '../../domain/scopes.js';
 import { type Html, html } from '../html.js';
 import {
   csrfField,
@@ -37,7 +38,14 @@ export interface KeysView {
   notice?: Notice;
   nameError?: string;
   name?: string;
+  /** The access the form was sent with, shown again when it is refused. */
+  access?: KeyAccess;
+  scopes?: readonly Scope[];
+  scopesError?: string;
 }
+
+/** The key form's choice: full access, every resource's `read`, or the scopes ticked. */
+export type KeyAccess = 'full' | 'read' | 'custom';
 
 function createdPanel(created: NewKey, apiBase: string): Html {
   return html`<section class="card created" aria-labelledby="created-title">
@@ -65,10 +73,48 @@ function keyRow(key: ApiKey, bannedUntil: number | undefined): Html {
     html` <span class="badge warning">Banned until ${time(new Date(bannedUntil).toISOString())}</span>`
   }</td>
   <td data-label="Key"><code>${key.prefix}…</code></td>
+  <td data-label="Access">${scopesText(key.scopes)}</td>
   <td data-label="Created">${time(key.createdAt)}</td>
   <td data-label="Last used">${time(key.lastUsedAt)}</td>
   <td class="row-actions"><a href="/portal/keys/${key.id}/revoke" aria-label="Revoke key ${key.name ?? key.prefix}">Revoke</a></td>
 </tr>`;
+}
+
+/** A key's scopes as its row shows them. */
+function scopesText(scopes: readonly Scope[] | null): Html {
+  if (scopes === null) return html`Full access`;
+  return html`${scopes.map((scope, i) => html`${i > 0 ? ', ' : ''}<code>${scope}</code>`)}`;
+}
+
+/** Full access (the default), read only, or the scopes ticked in the table. */
+function accessFieldset(view: KeysView): Html {
+  const access = view.access ?? 'full';
+  const ticked = new Set(view.scopes ?? []);
+  const option = (value: KeyAccess, label: string, hint: string) =>
+    html`<label class="choice"><input type="radio" name="access" value="${value}"${
+      access === value ? html` checked` : ''
+    }> ${label} <span class="hint">${hint}</span></label>`;
+  const box = (scope: Scope, label: string) =>
+    html`<td><label class="choice"><input type="checkbox" name="scope" value="${scope}"${
+      ticked.has(scope) ? html` checked` : ''
+    }> <span class="visually-hidden">${scope.split(':')[0]} </span>${label}</label></td>`;
+  return html`<fieldset class="access"${view.scopesError ? html` aria-describedby="scopes-error"` : ''}>
+  <legend>Access</legend>
+  ${option('full', 'Full access', 'everything the account can do')}
+  ${option('read', 'Read only', 'reads every resource, changes nothing')}
+  ${option('custom', 'Only the scopes ticked below', 'write implies read')}
+  ${view.scopesError && html`<p class="field-error" id="scopes-error">${view.scopesError}</p>`}
+  <div class="table-wrap"><table class="scopes">
+    <thead><tr><th scope="col">Resource</th><th scope="col">Read</th><th scope="col">Write</th></tr></thead>
+    <tbody>${SCOPE_RESOURCES.map(
+      (resource) =>
+        html`<tr><th scope="row">${resource}</th>${box(`${resource}:read`, 'read')}${box(
+          `${resource}:write`,
+          'write',
+        )}</tr>`,
+    )}</tbody>
+  </table></div>
+</fieldset>`;
 }
 
 function keyTable(view: KeysView): Html {
@@ -78,7 +124,7 @@ function keyTable(view: KeysView): Html {
   }
   return html`<div class="table-wrap stacks"><table>
   <caption>${kind} keys</caption>
-  <thead><tr><th scope="col">Name</th><th scope="col">Key</th><th scope="col">Created</th><th scope="col">Last used</th><th scope="col"><span class="visually-hidden">Actions</span></th></tr></thead>
+  <thead><tr><th scope="col">Name</th><th scope="col">Key</th><th scope="col">Access</th><th scope="col">Created</th><th scope="col">Last used</th><th scope="col"><span class="visually-hidden">Actions</span></th></tr></thead>
   <tbody>${keys.map((key) => keyRow(key, view.limits.bans.get(key.id)))}</tbody>
 </table></div>`;
 }
@@ -90,8 +136,9 @@ export function keysPage(context: PageContext, view: KeysView): Html {
     html`${noticeBlock(view.notice)}
 ${limitNotices(view.limits, view.keys)}
 ${view.created && createdPanel(view.created, view.apiBase)}
-<p>Send a key as <code>Authorization: Bearer &lt;API_KEY&gt;</code>. Every key reaches the
-whole account and shares its rate limits.</p>
+<p>Send a key as <code>Authorization: Bearer &lt;API_KEY&gt;</code>. Keys share the account's
+rate limits. A key with full access reaches the whole account; give a key only the scopes it
+needs, and a call outside them is refused (<code>403 insufficient_scope</code>).</p>
 <form method="post" action="/portal/keys" class="card inline" novalidate>
   ${csrfField(context.csrf)}
   ${onceField()}
@@ -103,6 +150,7 @@ whole account and shares its rate limits.</p>
     maxLength: 100,
     error: view.nameError,
   })}
+  ${accessFieldset(view)}
   <button type="submit">Create key</button>
 </form>
 ${keyTable(view)}`,
