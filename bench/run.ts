@@ -9,9 +9,10 @@
  * BENCH_ONLY=text runs only the scenarios whose name contains it (and the ceiling), for
  * trying a change quickly; such a partial run does not write latest.json.
  *
- * On PostgreSQL the two POSTs are also measured against PostgreSQL's own limit for the same
- * insert: a bare pg client loop with the same connections (bench/insert-baseline.mjs), run
- * in every round just before the first of them.
+ * The POSTs are also measured against the store's own limit for the same insert, run in every
+ * round just before the first of them: on PostgreSQL a bare pg client loop with the same
+ * connections (bench/insert-baseline.mjs), embedded a bare better-sqlite3 loop of durable
+ * commits, one writer (bench/sqlite-insert-baseline.mjs).
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
@@ -42,8 +43,12 @@ const ONLY = process.env.BENCH_ONLY ?? '';
 /** The mixed loads' name: every request from one of 20 tenants, picked at random. */
 const MIX = '20 tenants:';
 const MIXED_CEILING = "ceiling: node:http, the mixed loads' requests";
-const INSERTS = 'baseline: single-row inserts, bare pg client';
-/** The scenarios measured against the insert baseline too, on PostgreSQL. */
+/** The insert baseline's row, by mode. */
+const INSERTS = {
+  postgres: 'baseline: single-row inserts, bare pg client',
+  sqlite: 'baseline: durable single-row inserts, bare better-sqlite3',
+} as const;
+/** The scenarios measured against the insert baseline too. */
 const KEYED = '(Idempotency-Key)';
 const AGAINST_INSERTS = [
   'POST /v1/pets',
@@ -52,11 +57,14 @@ const AGAINST_INSERTS = [
   `POST /messages ${KEYED}`,
 ];
 
-interface Row extends LoadResult {
+/** A load's result, or an insert baseline's (made by a database client, not a load tool). */
+type Measured = Omit<LoadResult, 'tool'> & { tool: LoadResult['tool'] | 'better-sqlite3' };
+
+interface Row extends Measured {
   mode: string;
   scenario: string;
   ratio: number;
-  /** Against the insert baseline of the same rounds (PostgreSQL writes only). */
+  /** Against the insert baseline of the same rounds (writes only). */
   vsInserts?: number;
   /** Requests per second in each round. */
   rounds: number[];
@@ -110,21 +118,24 @@ function rssMb(pid: number | undefined): number {
 }
 
 /**
- * PostgreSQL's own rate for single-row inserts like the service's pet insert (into a table
- * like `pets`): bench/insert-baseline.mjs, on the servers' core (where the service, the
- * database's client, runs), with the loads' connections, warm-up and seconds.
+ * The store's own rate for single-row inserts like the service's pet insert (into a table
+ * like `pets`), on the servers' core (where the service, the database's client, runs), with
+ * the loads' warm-up and seconds: on PostgreSQL bench/insert-baseline.mjs with the loads'
+ * connections; on SQLite bench/sqlite-insert-baseline.mjs, one writer committing durably into
+ * a file of its own beside the service's database.
  */
-async function insertBaseline(url: string, target: Seeded['throwaway']): Promise<LoadResult> {
+async function insertBaseline(url: string, target: Seeded['throwaway']): Promise<Measured> {
+  const postgres = url.startsWith('postgres');
+  const args = postgres
+    ? [join(ROOT, 'bench/insert-baseline.mjs'), url, target.accountId, String(target.categoryId)]
+    : [
+        join(ROOT, 'bench/sqlite-insert-baseline.mjs'),
+        url.slice('sqlite:'.length),
+        target.accountId,
+        String(target.categoryId),
+      ];
   const { child, match } = await startChild(
-    [
-      join(ROOT, 'bench/insert-baseline.mjs'),
-      url,
-      target.accountId,
-      String(target.categoryId),
-      String(CONNECTIONS),
-      String(WARMUP),
-      String(SECONDS),
-    ],
+    [...args, ...(postgres ? [String(CONNECTIONS)] : []), String(WARMUP), String(SECONDS)],
     {},
     /^(\{.*\})$/m,
   );
@@ -135,7 +146,7 @@ async function insertBaseline(url: string, target: Seeded['throwaway']): Promise
     p50Ms: r.p50 ?? NaN,
     p99Ms: r.p99 ?? NaN,
     errors: r.errors ?? 0,
-    tool: 'pg',
+    tool: postgres ? 'pg' : 'better-sqlite3',
   };
 }
 
@@ -267,12 +278,12 @@ async function runMode(
   // is the median of its rounds' ratios, its rate and latencies those of its median round.
   const [ceilingScenario, ceilingSpec] = scenarios[0] ?? [];
   if (!ceilingScenario || !ceilingSpec) throw new Error('no ceiling scenario');
-  const runs = new Map<string, Array<LoadResult & { ratio: number; vsInserts?: number }>>();
-  const record = (scenario: string, result: LoadResult, ratio: number, vsInserts?: number) => {
+  const runs = new Map<string, Array<Measured & { ratio: number; vsInserts?: number }>>();
+  const record = (scenario: string, result: Measured, ratio: number, vsInserts?: number) => {
     runs.set(scenario, [...(runs.get(scenario) ?? []), { ...result, ratio, vsInserts }]);
     process.stdout.write(` ${Math.round(result.requestsPerSecond)}`);
   };
-  const postgres = store.url.startsWith('postgres');
+  const insertsRow = INSERTS[store.url.startsWith('postgres') ? 'postgres' : 'sqlite'];
   let drainMs: number | null = null;
   const probe = openDatabase(store.url, { poolSize: 1 });
   try {
@@ -280,12 +291,12 @@ async function runMode(
       process.stdout.write(`  round ${round} of ${ROUNDS}:`);
       let before = await measure(ceilingSpec);
       record(ceilingScenario, before, 1);
-      let inserts: LoadResult | undefined;
+      let inserts: Measured | undefined;
       for (const [scenario, spec] of scenarios.slice(1)) {
-        const againstInserts = postgres && AGAINST_INSERTS.includes(scenario);
+        const againstInserts = AGAINST_INSERTS.includes(scenario);
         if (againstInserts && !inserts) {
           inserts = await insertBaseline(store.url, seeded.throwaway);
-          record(INSERTS, inserts, NaN);
+          record(insertsRow, inserts, NaN);
         }
         // A mixed load's requests are made by a script in the load generator (wrk's Lua),
         // which costs it ~15% of its rate: its ceiling is the same script against node:http,
@@ -325,11 +336,11 @@ async function runMode(
   }
   const rowNames = scenarios.map(([scenario]) => scenario);
   if (runs.has(MIXED_CEILING)) rowNames.splice(1, 0, MIXED_CEILING);
-  if (runs.has(INSERTS)) {
+  if (runs.has(insertsRow)) {
     rowNames.splice(
       rowNames.findIndex((name) => AGAINST_INSERTS.includes(name)),
       0,
-      INSERTS,
+      insertsRow,
     );
   }
   for (const scenario of rowNames) {
@@ -402,7 +413,8 @@ const lines = [
 for (const { rows } of modes) {
   for (const r of rows) {
     const ratio = Number.isFinite(r.ratio) ? fmt(r.ratio, 2) : '–';
-    const inserts = r.scenario === INSERTS ? '1.00' : r.vsInserts && fmt(r.vsInserts, 2);
+    const baseline = Object.values<string>(INSERTS).includes(r.scenario);
+    const inserts = baseline ? '1.00' : r.vsInserts && fmt(r.vsInserts, 2);
     lines.push(
       `| ${r.mode} | ${r.scenario} | ${fmt(r.requestsPerSecond)} | ${fmt(r.p50Ms, 2)} | ${fmt(r.p99Ms, 2)} | ${ratio} | ${inserts ?? ''} | ${r.errors} |`,
     );
