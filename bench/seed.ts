@@ -23,7 +23,7 @@ const { insertCategory } = (await import(
 const { reserveNumbers } = (await import(
   dist('store/numbered.js')
 )) as typeof import('../src/store/numbered.js');
-const { migrate, openDatabase } = (await import(
+const { openDatabase } = (await import(
   dist('store/database.js')
 )) as typeof import('../src/store/database.js');
 
@@ -96,7 +96,7 @@ async function tenant(database: Database, pets: number, env: 'production') {
 export async function seed(databaseUrl: string, pets: number): Promise<Seeded> {
   const database = openDatabase(databaseUrl, { poolSize: 2 });
   try {
-    await migrate(database);
+    await database.schema.migrate();
     // Other tenants first and last, so the big account's rows sit between theirs.
     for (let i = 0; i < 5; i++) await tenant(database, 1_000, 'production');
     const big = await tenant(database, pets, 'production');

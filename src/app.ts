@@ -49,7 +49,7 @@ import { Outages } from './ops/outages.js';
 import { databaseFailure } from './ops/startup-errors.js';
 import { portalPlugin } from './portal/plugin.js';
 import type { MessageSink } from './queue/sink.js';
-import { type Database, ping } from './store/database.js';
+import type { Database } from './store/database.js';
 import { countUnsettled } from './store/messages-repository.js';
 
 const NOT_UTF8 = 'The body is not valid UTF-8, which JSON must be (RFC 8259 §8.1).';
@@ -180,7 +180,7 @@ export async function buildApp({
     {
       database: {
         name: storeName(config.databaseUrl),
-        probe: () => ping(database, PROBE_TIMEOUT_MS),
+        probe: () => database.ping(PROBE_TIMEOUT_MS),
         setting: 'DATABASE_URL',
         permanent: (err) => databaseFailure(err, config.databaseUrl),
       },

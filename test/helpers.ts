@@ -12,7 +12,7 @@ import { createAccount, nobodyToTell, setPlan } from '../src/domain/accounts.js'
 import { createApiKey } from '../src/domain/api-keys.js';
 import { hashCheaplyForTests } from '../src/domain/passwords.js';
 import type { Limits, Plan } from '../src/domain/plans.js';
-import { type Database, migrate, openDatabase } from '../src/store/database.js';
+import { type Database, openDatabase } from '../src/store/database.js';
 
 // Hundreds of sign-ups and sign-ins: at the production cost, scrypt alone took ~20 s.
 hashCheaplyForTests();
@@ -81,7 +81,7 @@ async function migratedTemplate(base: string): Promise<string> {
     const made = await freshPostgres(base, 'as_template_new');
     const database = openDatabase(made.url, { poolSize: 1 });
     try {
-      await migrate(database);
+      await database.schema.migrate();
     } finally {
       await database.close();
     }
@@ -119,7 +119,7 @@ export async function storeWithAccount(
   clock: Clock = systemClock,
 ): Promise<{ database: Database; accountId: string }> {
   const database = openDatabase(url, { poolSize: 4 });
-  await migrate(database);
+  await database.schema.migrate();
   const account = await createAccount(database, clock, {
     email: `store-${randomUUID()}@example.com`,
     password: 'long enough password',
@@ -165,7 +165,7 @@ export async function startApp(
     ...env,
   });
   const database = openDatabase(config.databaseUrl, { poolSize: 4 });
-  await migrate(database);
+  await database.schema.migrate();
   const app = await buildApp({
     config,
     database: wrapDatabase ? wrapDatabase(database) : database,

@@ -7,7 +7,7 @@ import { systemClock } from '../src/clock.js';
 import { createAccount } from '../src/domain/accounts.js';
 import { createPet } from '../src/domain/pets.js';
 import { insertCategory } from '../src/store/categories-repository.js';
-import { type Database, migrate, migrateTo, openDatabase } from '../src/store/database.js';
+import { type Database, openDatabase } from '../src/store/database.js';
 import { reserveNumbers } from '../src/store/numbered.js';
 import { listPets } from '../src/store/pets-repository.js';
 import {
@@ -109,7 +109,7 @@ for (const dialect of dialects) {
     });
 
     it("keeps every row's id, and numbers each account on from its highest", async () => {
-      await migrateTo(database, '0005_portal_sessions');
+      await database.schema.migrateTo('0005_portal_sessions');
       // Rows as the global counter numbered them, two accounts interleaved.
       const at = new Date().toISOString();
       const accounts = ['acct_migrate_a', 'acct_migrate_b'];
@@ -142,7 +142,7 @@ for (const dialect of dialects) {
           values (7, ${b}, 13, 'placed', ${at}, ${at})`.execute(tx);
       });
 
-      await migrate(database);
+      await database.schema.migrate();
 
       const [a, b] = accounts as [string, string];
       const ids = async (account: string) =>
@@ -210,7 +210,7 @@ describe('per-account ids: two instances numbering one account at once (PostgreS
     );
     await admin.end();
     instances = [0, 1].map(() => openDatabase(own.url, { poolSize: 2 }));
-    await migrate(instances[0] as Database);
+    await (instances[0] as Database).schema.migrate();
   });
   after(async () => {
     for (const database of instances) await database.close();

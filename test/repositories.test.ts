@@ -6,7 +6,7 @@ import { createAccount } from '../src/domain/accounts.js';
 import { createCategory, removeCategory } from '../src/domain/categories.js';
 import { createPet, listPetPage, updatePet } from '../src/domain/pets.js';
 import { listCategories } from '../src/store/categories-repository.js';
-import { type Database, migrate } from '../src/store/database.js';
+import type { Database } from '../src/store/database.js';
 import { claimDue, findMessage, insertMessage, settle } from '../src/store/messages-repository.js';
 import { sqliteDatabaseUrl, storeWithAccount, testDatabaseUrl } from './helpers.js';
 
@@ -38,7 +38,7 @@ for (const target of targets) {
     });
 
     it('runs migrations again as a no-op', async () => {
-      assert.deepEqual(await migrate(database), []);
+      assert.deepEqual(await database.schema.migrate(), []);
     });
 
     it('returns ids as numbers and pages by keyset', async () => {

@@ -7,12 +7,7 @@ import SqliteDatabase from 'better-sqlite3';
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
 import { buildApp } from '../src/app.js';
 import { loadConfig } from '../src/config.js';
-import {
-  type Database,
-  type DatabaseOptions,
-  migrate,
-  openDatabase,
-} from '../src/store/database.js';
+import { type Database, type DatabaseOptions, openDatabase } from '../src/store/database.js';
 import {
   as,
   captureLog,
@@ -47,7 +42,7 @@ async function appOn(
     WEBHOOK_SECRET_KEY: 'write-outcome test webhook key of 32+ characters',
   });
   const database = openDatabase(url, { poolSize: 2, ...options });
-  await migrate(database);
+  await database.schema.migrate();
   const app = await buildApp({ config, database, ...(logStream && { logStream }) });
   return {
     app,

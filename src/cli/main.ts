@@ -21,13 +21,7 @@ import { createRateLimiter } from '../limits/create.js';
 import { createLog } from '../log.js';
 import { createBackground } from '../ops/background.js';
 import { Outages } from '../ops/outages.js';
-import {
-  assertSchemaCurrent,
-  type Database,
-  migrate,
-  openDatabase,
-  ping,
-} from '../store/database.js';
+import { type Database, openDatabase } from '../store/database.js';
 
 const USAGE = `Usage: animal-store <command> [options]
 
@@ -157,7 +151,7 @@ function table(rows: string[][]): string {
 
 const COMMANDS: Record<string, Command> = {
   migrate: async (database) => {
-    const applied = await migrate(database);
+    const applied = await database.schema.migrate();
     return applied.length ? `Applied: ${applied.join(', ')}` : 'Schema is up to date.';
   },
   'accounts list': async (database) => {
@@ -248,7 +242,7 @@ const COMMANDS: Record<string, Command> = {
   worker: async (database, _options, config) => {
     const log = createLog(config.logLevel);
     const outages = new Outages(log, {
-      database: { name: storeName(config.databaseUrl), probe: () => ping(database, 1_000) },
+      database: { name: storeName(config.databaseUrl), probe: () => database.ping(1_000) },
     });
     const background = await createBackground({
       config,
@@ -337,7 +331,7 @@ async function runCommand(
   try {
     // Like a start: migrate, unless the deploy does it (then the schema must be current).
     if (name !== 'migrate') {
-      await (config.migrateOnStart ? migrate(database) : assertSchemaCurrent(database));
+      await (config.migrateOnStart ? database.schema.migrate() : database.schema.assertCurrent());
     }
     const output = await command(database, parsed.values, config);
     if (typeof output === 'string') {

@@ -6,7 +6,7 @@ import { createAccount } from '../../src/domain/accounts.js';
 import { Outages } from '../../src/ops/outages.js';
 import { MessageProcessor } from '../../src/queue/processor.js';
 import type { MessageSink } from '../../src/queue/sink.js';
-import { migrate, openDatabase } from '../../src/store/database.js';
+import { openDatabase } from '../../src/store/database.js';
 import { databaseOfItsOwn, storeAccountKey, storeKey, testDatabaseUrl } from '../helpers.js';
 import { kill, type Server, startServer } from './server-process.js';
 
@@ -161,7 +161,7 @@ describe('a worker that dies holding a message', () => {
     const { url, cleanup } = testDatabaseUrl();
     const database = openDatabase(url);
     try {
-      await migrate(database);
+      await database.schema.migrate();
       const account = await createAccount(database, systemClock, {
         email: `lease-${randomUUID()}@example.com`,
         password: 'long enough password',
