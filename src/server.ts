@@ -127,7 +127,7 @@ async function bringUp(): Promise<void> {
     try {
       await (config.migrateOnStart ? database.schema.migrate() : database.schema.assertCurrent());
       if (config.demoAccount) {
-        demo = await createDemoAccountIfEmpty(database, systemClock, config.env);
+        demo = await createDemoAccountIfEmpty(database, systemClock, app.ctx.passwords, config.env);
       }
       break;
     } catch (err) {

@@ -19,6 +19,7 @@ import {
   sqliteDatabaseUrl,
   startApp,
   type TestApp,
+  testPasswords,
 } from './helpers.js';
 
 // Ids of categories, pets and orders are numbered per account (src/store/numbered.ts).
@@ -226,7 +227,7 @@ describe('per-account ids: two instances numbering one account at once (PostgreS
     const accounts: string[] = [];
     const categories = new Map<string, number>();
     for (let i = 0; i < 3; i++) {
-      const made = await createAccount(first, systemClock, {
+      const made = await createAccount(first, systemClock, testPasswords, {
         email: `ids-${randomUUID()}@example.com`,
         password: 'long enough password',
       });

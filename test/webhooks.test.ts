@@ -11,6 +11,7 @@ import { guardedLookup, refusedAddress, refusedUrl } from '../src/webhooks/addre
 import {
   addEndpoint,
   as,
+  CHEAP_HASHES,
   captureLog,
   createCategory,
   createPet,
@@ -623,6 +624,7 @@ describe('webhooks: an endpoint failing for the whole retry period', () => {
       LOG_LEVEL: 'silent',
       DEMO_ACCOUNT: 'false',
       ...FAST,
+      ...CHEAP_HASHES,
       WEBHOOK_RETRY_FOR_SECONDS: '1',
     });
     const database = openDatabase(url);

@@ -10,6 +10,7 @@ import { loadConfig } from '../src/config.js';
 import { type Database, type DatabaseOptions, openDatabase } from '../src/store/database.js';
 import {
   as,
+  CHEAP_HASHES,
   captureLog,
   createCategory,
   databaseOfItsOwn,
@@ -35,6 +36,7 @@ async function appOn(
     DATABASE_URL: url,
     LOG_LEVEL: logStream ? 'warn' : 'silent',
     DEMO_ACCOUNT: 'false',
+    ...CHEAP_HASHES,
     // No background writes: only the test's own requests write.
     WORKER: 'off',
     // The same keys for every process on the store: a restart opens what the first sealed.

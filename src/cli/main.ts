@@ -14,6 +14,7 @@ import {
 } from '../domain/accounts.js';
 import { createApiKeyWithinLimit, listApiKeys, revokeKeyById } from '../domain/api-keys.js';
 import { createDemoAccount, DEMO_EMAIL, hasDemoData, seedDemoData } from '../domain/demo.js';
+import { Passwords } from '../domain/passwords.js';
 import { isPlan } from '../domain/plans.js';
 import type { Result } from '../domain/result.js';
 import { UNANNOUNCED } from '../http/freshness.js';
@@ -164,9 +165,9 @@ const COMMANDS: Record<string, Command> = {
       json: accounts,
     };
   },
-  'accounts create': async (database, options) => {
+  'accounts create': async (database, options, config) => {
     const account = check(
-      await createAccount(database, systemClock, {
+      await createAccount(database, systemClock, new Passwords(config.passwordHashCost), {
         email: required(options, 'email'),
         password: required(options, 'password'),
       }),
@@ -176,12 +177,13 @@ const COMMANDS: Record<string, Command> = {
       json: account,
     };
   },
-  'accounts reset-password': async (database, options) => {
+  'accounts reset-password': async (database, options, config) => {
     const email = required(options, 'email');
     const accountId = await accountIdFor(database, email);
     const given = options.password;
     const password = given ?? randomBytes(12).toString('base64url');
-    const { signedOut } = check(await setPassword(database, accountId, password));
+    const passwords = new Passwords(config.passwordHashCost);
+    const { signedOut } = check(await setPassword(database, passwords, accountId, password));
     const sessions = `${signedOut} portal session${signedOut === 1 ? '' : 's'} signed out`;
     return {
       text: given
@@ -265,7 +267,14 @@ const COMMANDS: Record<string, Command> = {
   seed: async (database, options, config) => {
     const email = options.email ?? DEMO_EMAIL;
     const demo =
-      email === DEMO_EMAIL ? await createDemoAccount(database, systemClock, config.env) : undefined;
+      email === DEMO_EMAIL
+        ? await createDemoAccount(
+            database,
+            systemClock,
+            new Passwords(config.passwordHashCost),
+            config.env,
+          )
+        : undefined;
     if (demo) {
       return {
         text: `Created the demo account ${demo.email} (password ${demo.password}) with demo pets.\nAPI key: ${demo.key}`,

@@ -10,7 +10,7 @@ import {
 import { type Alongside, writeWith } from '../store/alongside.js';
 import type { ReadDb, Writer } from '../store/database.js';
 import { type AccountRow, toIso } from '../store/tables.js';
-import { dummyHash, hashPassword, verifyPassword } from './passwords.js';
+import type { Passwords } from './passwords.js';
 import { isPlan, type Limits, limitsFor, type Plan } from './plans.js';
 import { closeOtherSessions } from './portal-sessions.js';
 import { randomBase62 } from './random.js';
@@ -63,6 +63,7 @@ export function normalizeEmail(email: string): string {
 export async function createAccount(
   store: Writer,
   clock: Clock,
+  passwords: Passwords,
   input: { email: string; password: string },
   alongside?: Alongside<Result<Account, 'email_taken' | 'validation_failed'>>,
 ): Promise<Result<Account, 'email_taken' | 'validation_failed'>> {
@@ -72,7 +73,7 @@ export async function createAccount(
   const row = {
     id: `acct_${randomBase62(16)}`,
     email,
-    password_hash: await hashPassword(input.password),
+    password_hash: await passwords.hash(input.password),
     plan: 'free',
     per_minute: null,
     per_day: null,
@@ -96,6 +97,7 @@ export async function createAccount(
  */
 export async function setPassword(
   store: Writer,
+  passwords: Passwords,
   accountId: string,
   password: string,
   keepSession?: string,
@@ -103,7 +105,7 @@ export async function setPassword(
   const problem = passwordProblem(password);
   if (problem) return fail('validation_failed', problem);
   // Hashed before the write, which would otherwise hold a batch of others.
-  const hash = await hashPassword(password);
+  const hash = await passwords.hash(password);
   return store.write(async (tx) => {
     if (!(await updatePasswordHash(tx, accountId, hash))) {
       return fail('not_found', 'No such account.');
@@ -122,13 +124,14 @@ const CONTROL = /\p{Cc}/u;
 
 export async function authenticatePassword(
   db: ReadDb,
+  passwords: Passwords,
   email: string,
   password: string,
 ): Promise<Result<Account, 'invalid_credentials'>> {
   // No account's email holds a control character (sign-up refuses them), and PostgreSQL
   // cannot even compare a NUL: such an email is looked up nowhere, and still costs a hash.
   const row = CONTROL.test(email) ? undefined : await findAccountByEmail(db, normalizeEmail(email));
-  const matches = await verifyPassword(password, row?.password_hash ?? (await dummyHash()));
+  const matches = await passwords.verify(password, row?.password_hash);
   if (!row || !matches) return fail('invalid_credentials', 'The email or password is wrong.');
   return ok(toAccount(row));
 }

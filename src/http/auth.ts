@@ -2,6 +2,7 @@ import type { FastifyReply, FastifyRequest, onRequestHookHandler } from 'fastify
 import type { Account } from '../domain/accounts.js';
 import { authenticatePassword } from '../domain/accounts.js';
 import type { KeyAuthenticator, Principal } from '../domain/api-keys.js';
+import type { Passwords } from '../domain/passwords.js';
 import { limitsFor } from '../domain/plans.js';
 import type { Failure, Result } from '../domain/result.js';
 import { ApiError, RETRY_SOON } from '../errors.js';
@@ -87,6 +88,7 @@ function readBearer(
  */
 async function readBasic(
   db: ReadDb,
+  passwords: Passwords,
   throttle: SignInThrottle,
   request: FastifyRequest,
 ): Promise<Read<Caller>> {
@@ -110,7 +112,7 @@ async function readBasic(
   }
   const email = decoded.slice(0, colon);
   const result = await throttle.verify(request.ip, email, () =>
-    authenticatePassword(db, email, decoded.slice(colon + 1)),
+    authenticatePassword(db, passwords, email, decoded.slice(colon + 1)),
   );
   return result.ok ? { ok: true, value: { account: result.value, keyId: null } } : result;
 }
@@ -251,8 +253,13 @@ export function bearerAuth(keys: KeyAuthenticator, limits: RateLimitGuard, fresh
   return guard(limits, BEARER_CHALLENGE, read, freshness.versionsCounted ? confirm : undefined);
 }
 
-export function basicAuth(db: ReadDb, limits: RateLimitGuard, throttle: SignInThrottle) {
-  return guard(limits, BASIC_CHALLENGE, (request) => readBasic(db, throttle, request));
+export function basicAuth(
+  db: ReadDb,
+  passwords: Passwords,
+  limits: RateLimitGuard,
+  throttle: SignInThrottle,
+) {
+  return guard(limits, BASIC_CHALLENGE, (request) => readBasic(db, passwords, throttle, request));
 }
 
 /** Operations open to anyone (sign-up) are limited per client address block. */

@@ -7,7 +7,13 @@ import { Outages } from '../../src/ops/outages.js';
 import { MessageProcessor } from '../../src/queue/processor.js';
 import type { MessageSink } from '../../src/queue/sink.js';
 import { openDatabase } from '../../src/store/database.js';
-import { databaseOfItsOwn, storeAccountKey, storeKey, testDatabaseUrl } from '../helpers.js';
+import {
+  databaseOfItsOwn,
+  storeAccountKey,
+  storeKey,
+  testDatabaseUrl,
+  testPasswords,
+} from '../helpers.js';
 import { kill, type Server, startServer } from './server-process.js';
 
 describe('a message survives a crash of the process that accepted it', () => {
@@ -162,7 +168,7 @@ describe('a worker that dies holding a message', () => {
     const database = openDatabase(url);
     try {
       await database.schema.migrate();
-      const account = await createAccount(database, systemClock, {
+      const account = await createAccount(database, systemClock, testPasswords, {
         email: `lease-${randomUUID()}@example.com`,
         password: 'long enough password',
       });

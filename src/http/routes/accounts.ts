@@ -10,7 +10,7 @@ const tags = ['Accounts'];
 
 /** Sign-up: no credentials needed. */
 export const signUpRoutes: FastifyPluginAsyncTypebox = async (app) => {
-  const { database, clock, idempotency } = app.ctx;
+  const { database, clock, passwords, idempotency } = app.ctx;
 
   app.post(
     '/accounts',
@@ -34,7 +34,7 @@ export const signUpRoutes: FastifyPluginAsyncTypebox = async (app) => {
       return idempotency.answer(
         request,
         reply,
-        (alongside) => createAccount(database, clock, request.body, alongside),
+        (alongside) => createAccount(database, clock, passwords, request.body, alongside),
         (result) =>
           answerOf(result, ({ id, email, plan, createdAt }) =>
             created({ id, email, plan, createdAt }),
