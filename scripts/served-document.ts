@@ -5,7 +5,7 @@
  */
 import { buildApp } from '../src/app.js';
 import { loadConfig } from '../src/config.js';
-import { migrate, openDatabase } from '../src/store/database.js';
+import { openDatabase } from '../src/store/database.js';
 
 export async function servedOpenApi(env: Record<string, string> = {}): Promise<string> {
   const config = loadConfig({
@@ -16,7 +16,7 @@ export async function servedOpenApi(env: Record<string, string> = {}): Promise<s
   });
   const database = openDatabase(config.databaseUrl);
   try {
-    await migrate(database);
+    await database.schema.migrate();
     const app = await buildApp({ config, database });
     try {
       const res = await app.inject({ method: 'GET', url: '/v1/openapi.json' });

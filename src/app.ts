@@ -5,6 +5,7 @@ import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } 
 import { type Clock, systemClock, withTimeout } from './clock.js';
 import { type Config, storeName } from './config.js';
 import { KeyAuthenticator } from './domain/api-keys.js';
+import { Passwords } from './domain/passwords.js';
 import { ApiError, RETRY_SOON } from './errors.js';
 import { anonymous, basicAuth, bearerAuth, countApiCaller } from './http/auth.js';
 import {
@@ -49,7 +50,7 @@ import { Outages } from './ops/outages.js';
 import { databaseFailure } from './ops/startup-errors.js';
 import { portalPlugin } from './portal/plugin.js';
 import type { MessageSink } from './queue/sink.js';
-import { type Database, ping } from './store/database.js';
+import type { Database } from './store/database.js';
 import { countUnsettled } from './store/messages-repository.js';
 
 const NOT_UTF8 = 'The body is not valid UTF-8, which JSON must be (RFC 8259 §8.1).';
@@ -89,6 +90,8 @@ export interface AppOptions {
   config: Config;
   database: Database;
   clock?: Clock;
+  /** Hashes and checks passwords; by default at the configured cost (a test counts them). */
+  passwords?: Passwords;
   /** Where JSON log lines go (default stdout); tests read them. */
   logStream?: { write(line: string): void };
   /** Where the worker delivers messages (default: the log). */
@@ -107,6 +110,7 @@ export async function buildApp({
   config,
   database,
   clock = systemClock,
+  passwords = new Passwords(config.passwordHashCost),
   logStream,
   sink,
   startLater = false,
@@ -180,7 +184,7 @@ export async function buildApp({
     {
       database: {
         name: storeName(config.databaseUrl),
-        probe: () => ping(database, PROBE_TIMEOUT_MS),
+        probe: () => database.ping(PROBE_TIMEOUT_MS),
         setting: 'DATABASE_URL',
         permanent: (err) => databaseFailure(err, config.databaseUrl),
       },
@@ -237,6 +241,7 @@ export async function buildApp({
     database,
     clock,
     keys,
+    passwords,
     limiter,
     queue,
     metrics,
@@ -338,7 +343,7 @@ export async function buildApp({
       });
       await v1.register(async (scope) => {
         // Password attempts are counted before the hash, in the portal's counters.
-        scope.addHook('onRequest', basicAuth(database.reader, limits, context.signIn));
+        scope.addHook('onRequest', basicAuth(database.reader, passwords, limits, context.signIn));
         // A key may be created without a body: `{}` is implied.
         scope.addHook('preValidation', async (request) => {
           if (request.body === undefined && request.method === 'POST') request.body = {};

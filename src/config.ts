@@ -28,6 +28,9 @@ export interface Config {
   trustProxy: boolean | number | string[];
   /** Create a demo account and print a key on the first start on an empty store. */
   demoAccount: boolean;
+  /** log2 of scrypt's N for passwords hashed from now on; hashes carry their own, so any
+   * earlier cost still verifies (src/domain/passwords.ts). */
+  passwordHashCost: number;
   /** Largest request body accepted, in bytes. */
   bodyLimit: number;
   /** How long the server waits for things from a client before it gives up (408). */
@@ -374,6 +377,10 @@ export function loadConfig(env: Env = process.env): Config {
     ownBaseUrl: appEnv === 'staging' ? stagingBaseUrl : publicBaseUrl,
     trustProxy: trustProxy(env),
     demoAccount,
+    // OWASP's scrypt floor (N=2^17, r=8) needs 128 MiB a hash; 2^15 keeps a sign-in's hash to
+    // 32 MiB and a fraction of a core while far from a fast hash. Below it only for the test
+    // suites, which sign up and in hundreds of times (docs/configuration.md).
+    passwordHashCost: integer(env, 'PASSWORD_HASH_COST', 15, 10, 17),
     bodyLimit: integer(env, 'BODY_LIMIT', 128 * 1024, 1024, 16 * 1024 * 1024),
     timeouts: timeouts(env),
     databasePoolSize: integer(env, 'DATABASE_POOL_SIZE', 10, 1, 1000),

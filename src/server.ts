@@ -9,13 +9,7 @@ import {
   StartupError,
   sqliteFailure,
 } from './ops/startup-errors.js';
-import {
-  assertSchemaCurrent,
-  type Database,
-  migrate,
-  openDatabase,
-  SchemaMismatchError,
-} from './store/database.js';
+import { type Database, openDatabase, SchemaMismatchError } from './store/database.js';
 
 function loadConfigOrExit(): Config {
   try {
@@ -131,9 +125,9 @@ async function bringUp(): Promise<void> {
   for (;;) {
     if (!(await outages.untilAnswers('database'))) return;
     try {
-      await (config.migrateOnStart ? migrate(database) : assertSchemaCurrent(database));
+      await (config.migrateOnStart ? database.schema.migrate() : database.schema.assertCurrent());
       if (config.demoAccount) {
-        demo = await createDemoAccountIfEmpty(database, systemClock, config.env);
+        demo = await createDemoAccountIfEmpty(database, systemClock, app.ctx.passwords, config.env);
       }
       break;
     } catch (err) {

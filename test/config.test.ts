@@ -44,6 +44,8 @@ describe('config', () => {
     ['PUBLIC_BASE_URL', 'not a url'],
     ['PUBLIC_BASE_URL', 'ftp://example.com'],
     ['BODY_LIMIT', '12'],
+    ['PASSWORD_HASH_COST', '9'],
+    ['PASSWORD_HASH_COST', '18'],
     ['SESSION_SECRET', 'too short'],
     ['SESSION_SECRET', `${'x'.repeat(32)},short`],
   ];

@@ -10,12 +10,17 @@ import { type Clock, systemClock } from '../src/clock.js';
 import { loadConfig } from '../src/config.js';
 import { createAccount, nobodyToTell, setPlan } from '../src/domain/accounts.js';
 import { createApiKey } from '../src/domain/api-keys.js';
-import { hashCheaplyForTests } from '../src/domain/passwords.js';
+import { Passwords } from '../src/domain/passwords.js';
 import type { Limits, Plan } from '../src/domain/plans.js';
-import { type Database, migrate, openDatabase } from '../src/store/database.js';
+import { type Database, openDatabase } from '../src/store/database.js';
 
-// Hundreds of sign-ups and sign-ins: at the production cost, scrypt alone took ~20 s.
-hashCheaplyForTests();
+/**
+ * Passwords hashed cheaply (N=2^10, ~1 ms a hash instead of ~50): the suites sign up and sign
+ * in hundreds of times, and at the production cost scrypt alone took ~20 s. Apps get it through
+ * their config; code below the HTTP layer through `testPasswords`.
+ */
+export const CHEAP_HASHES = { PASSWORD_HASH_COST: '10' };
+export const testPasswords = new Passwords(Number(CHEAP_HASHES.PASSWORD_HASH_COST));
 
 /** Waits until `check` holds, polling every 20 ms; fails the test past `timeoutMs`. */
 export async function until(
@@ -81,7 +86,7 @@ async function migratedTemplate(base: string): Promise<string> {
     const made = await freshPostgres(base, 'as_template_new');
     const database = openDatabase(made.url, { poolSize: 1 });
     try {
-      await migrate(database);
+      await database.schema.migrate();
     } finally {
       await database.close();
     }
@@ -119,8 +124,8 @@ export async function storeWithAccount(
   clock: Clock = systemClock,
 ): Promise<{ database: Database; accountId: string }> {
   const database = openDatabase(url, { poolSize: 4 });
-  await migrate(database);
-  const account = await createAccount(database, clock, {
+  await database.schema.migrate();
+  const account = await createAccount(database, clock, testPasswords, {
     email: `store-${randomUUID()}@example.com`,
     password: 'long enough password',
   });
@@ -157,6 +162,7 @@ export async function startApp(
     DATABASE_URL: url,
     LOG_LEVEL: 'silent',
     DEMO_ACCOUNT: 'false',
+    ...CHEAP_HASHES,
     // Redis when CI sets TEST_REDIS_URL, with keys of this app alone unless a test shares them.
     ...(process.env.TEST_REDIS_URL && {
       REDIS_URL: process.env.TEST_REDIS_URL,
@@ -165,7 +171,7 @@ export async function startApp(
     ...env,
   });
   const database = openDatabase(config.databaseUrl, { poolSize: 4 });
-  await migrate(database);
+  await database.schema.migrate();
   const app = await buildApp({
     config,
     database: wrapDatabase ? wrapDatabase(database) : database,

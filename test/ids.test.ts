@@ -7,7 +7,7 @@ import { systemClock } from '../src/clock.js';
 import { createAccount } from '../src/domain/accounts.js';
 import { createPet } from '../src/domain/pets.js';
 import { insertCategory } from '../src/store/categories-repository.js';
-import { type Database, migrate, migrateTo, openDatabase } from '../src/store/database.js';
+import { type Database, openDatabase } from '../src/store/database.js';
 import { reserveNumbers } from '../src/store/numbered.js';
 import { listPets } from '../src/store/pets-repository.js';
 import {
@@ -19,6 +19,7 @@ import {
   sqliteDatabaseUrl,
   startApp,
   type TestApp,
+  testPasswords,
 } from './helpers.js';
 
 // Ids of categories, pets and orders are numbered per account (src/store/numbered.ts).
@@ -109,7 +110,7 @@ for (const dialect of dialects) {
     });
 
     it("keeps every row's id, and numbers each account on from its highest", async () => {
-      await migrateTo(database, '0005_portal_sessions');
+      await database.schema.migrateTo('0005_portal_sessions');
       // Rows as the global counter numbered them, two accounts interleaved.
       const at = new Date().toISOString();
       const accounts = ['acct_migrate_a', 'acct_migrate_b'];
@@ -142,7 +143,7 @@ for (const dialect of dialects) {
           values (7, ${b}, 13, 'placed', ${at}, ${at})`.execute(tx);
       });
 
-      await migrate(database);
+      await database.schema.migrate();
 
       const [a, b] = accounts as [string, string];
       const ids = async (account: string) =>
@@ -210,7 +211,7 @@ describe('per-account ids: two instances numbering one account at once (PostgreS
     );
     await admin.end();
     instances = [0, 1].map(() => openDatabase(own.url, { poolSize: 2 }));
-    await migrate(instances[0] as Database);
+    await (instances[0] as Database).schema.migrate();
   });
   after(async () => {
     for (const database of instances) await database.close();
@@ -226,7 +227,7 @@ describe('per-account ids: two instances numbering one account at once (PostgreS
     const accounts: string[] = [];
     const categories = new Map<string, number>();
     for (let i = 0; i < 3; i++) {
-      const made = await createAccount(first, systemClock, {
+      const made = await createAccount(first, systemClock, testPasswords, {
         email: `ids-${randomUUID()}@example.com`,
         password: 'long enough password',
       });

@@ -8,12 +8,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { loadConfig } from '../src/config.js';
 import { nothingKept } from '../src/http/freshness.js';
 import { startMetricsServer } from '../src/ops/metrics-server.js';
-import {
-  assertSchemaCurrent,
-  migrate,
-  openDatabase,
-  SchemaMismatchError,
-} from '../src/store/database.js';
+import { openDatabase, SchemaMismatchError } from '../src/store/database.js';
 import {
   as,
   captureLog,
@@ -291,9 +286,9 @@ describe('migrations', () => {
     const fresh = await databaseOfItsOwn();
     const handles = [1, 2, 3].map(() => openDatabase(fresh.url, { poolSize: 2 }));
     try {
-      const applied = await Promise.all(handles.map((database) => migrate(database)));
+      const applied = await Promise.all(handles.map((database) => database.schema.migrate()));
       assert.equal(applied.flat().length, applied.find((a) => a.length > 0)?.length);
-      for (const database of handles) await assertSchemaCurrent(database);
+      for (const database of handles) await database.schema.assertCurrent();
     } finally {
       for (const database of handles) await database.close();
       await fresh.drop();
@@ -304,19 +299,19 @@ describe('migrations', () => {
     const fresh = await databaseOfItsOwn();
     const database = openDatabase(fresh.url, { poolSize: 2 });
     try {
-      await assert.rejects(assertSchemaCurrent(database), (err: Error) => {
+      await assert.rejects(database.schema.assertCurrent(), (err: Error) => {
         assert.ok(err instanceof SchemaMismatchError);
         assert.match(err.message, /animal-store migrate/);
         return true;
       });
-      await migrate(database);
+      await database.schema.migrate();
       await database.write((tx) =>
         tx
           .insertInto('kysely_migration' as never)
           .values({ name: '9999_from_the_future', timestamp: new Date().toISOString() } as never)
           .execute(),
       );
-      for (const attempt of [migrate(database), assertSchemaCurrent(database)]) {
+      for (const attempt of [database.schema.migrate(), database.schema.assertCurrent()]) {
         await assert.rejects(attempt, (err: Error) => {
           assert.ok(err instanceof SchemaMismatchError);
           assert.match(err.message, /newer than this version.*9999_from_the_future/s);

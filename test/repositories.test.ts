@@ -6,9 +6,9 @@ import { createAccount } from '../src/domain/accounts.js';
 import { createCategory, removeCategory } from '../src/domain/categories.js';
 import { createPet, listPetPage, updatePet } from '../src/domain/pets.js';
 import { listCategories } from '../src/store/categories-repository.js';
-import { type Database, migrate } from '../src/store/database.js';
+import type { Database } from '../src/store/database.js';
 import { claimDue, findMessage, insertMessage, settle } from '../src/store/messages-repository.js';
-import { sqliteDatabaseUrl, storeWithAccount, testDatabaseUrl } from './helpers.js';
+import { sqliteDatabaseUrl, storeWithAccount, testDatabaseUrl, testPasswords } from './helpers.js';
 
 // Services and repositories straight on the database: SQLite always, PostgreSQL when
 // TEST_DATABASE_URL is set.
@@ -38,7 +38,7 @@ for (const target of targets) {
     });
 
     it('runs migrations again as a no-op', async () => {
-      assert.deepEqual(await migrate(database), []);
+      assert.deepEqual(await database.schema.migrate(), []);
     });
 
     it('returns ids as numbers and pages by keyset', async () => {
@@ -174,7 +174,7 @@ for (const target of targets) {
     });
 
     it('keeps the category foreign key per account', async () => {
-      const other = await createAccount(database, systemClock, {
+      const other = await createAccount(database, systemClock, testPasswords, {
         email: `repo-other-${randomUUID()}@example.com`,
         password: 'long enough password',
       });

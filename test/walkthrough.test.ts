@@ -34,7 +34,7 @@ describe('the README walkthrough, run with sh and curl against a fresh server', 
       env: { APP_ENV: 'development', ...(own && { DATABASE_URL: own.url }) },
     });
     // As on a first `npm start`: the demo account exists, and has used the first ids of its own.
-    await createDemoAccountIfEmpty(t.database, systemClock, 'development');
+    await createDemoAccountIfEmpty(t.database, systemClock, t.app.ctx.passwords, 'development');
     base = await t.app.listen({ host: '127.0.0.1', port: 0 });
   });
   after(async () => {

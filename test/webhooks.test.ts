@@ -6,11 +6,12 @@ import { after, before, describe, it } from 'node:test';
 import type { FastifyInstance } from 'fastify';
 import { buildApp } from '../src/app.js';
 import { loadConfig } from '../src/config.js';
-import { migrate, openDatabase } from '../src/store/database.js';
+import { openDatabase } from '../src/store/database.js';
 import { guardedLookup, refusedAddress, refusedUrl } from '../src/webhooks/address.js';
 import {
   addEndpoint,
   as,
+  CHEAP_HASHES,
   captureLog,
   createCategory,
   createPet,
@@ -623,10 +624,11 @@ describe('webhooks: an endpoint failing for the whole retry period', () => {
       LOG_LEVEL: 'silent',
       DEMO_ACCOUNT: 'false',
       ...FAST,
+      ...CHEAP_HASHES,
       WEBHOOK_RETRY_FOR_SECONDS: '1',
     });
     const database = openDatabase(url);
-    await migrate(database);
+    await database.schema.migrate();
     const app = await buildApp({ config, database });
     try {
       await app.ready();

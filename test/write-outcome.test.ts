@@ -7,14 +7,10 @@ import SqliteDatabase from 'better-sqlite3';
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
 import { buildApp } from '../src/app.js';
 import { loadConfig } from '../src/config.js';
-import {
-  type Database,
-  type DatabaseOptions,
-  migrate,
-  openDatabase,
-} from '../src/store/database.js';
+import { type Database, type DatabaseOptions, openDatabase } from '../src/store/database.js';
 import {
   as,
+  CHEAP_HASHES,
   captureLog,
   createCategory,
   databaseOfItsOwn,
@@ -40,6 +36,7 @@ async function appOn(
     DATABASE_URL: url,
     LOG_LEVEL: logStream ? 'warn' : 'silent',
     DEMO_ACCOUNT: 'false',
+    ...CHEAP_HASHES,
     // No background writes: only the test's own requests write.
     WORKER: 'off',
     // The same keys for every process on the store: a restart opens what the first sealed.
@@ -47,7 +44,7 @@ async function appOn(
     WEBHOOK_SECRET_KEY: 'write-outcome test webhook key of 32+ characters',
   });
   const database = openDatabase(url, { poolSize: 2, ...options });
-  await migrate(database);
+  await database.schema.migrate();
   const app = await buildApp({ config, database, ...(logStream && { logStream }) });
   return {
     app,

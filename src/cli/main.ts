@@ -14,6 +14,7 @@ import {
 } from '../domain/accounts.js';
 import { addApiKey, listApiKeys, revokeKeyById } from '../domain/api-keys.js';
 import { createDemoAccount, DEMO_EMAIL, hasDemoData, seedDemoData } from '../domain/demo.js';
+import { Passwords } from '../domain/passwords.js';
 import { isPlan } from '../domain/plans.js';
 import type { Result } from '../domain/result.js';
 import { isScope, SCOPES, type Scope } from '../domain/scopes.js';
@@ -23,13 +24,7 @@ import { createLog } from '../log.js';
 import { createBackground } from '../ops/background.js';
 import { Outages } from '../ops/outages.js';
 import { commit } from '../store/change.js';
-import {
-  assertSchemaCurrent,
-  type Database,
-  migrate,
-  openDatabase,
-  ping,
-} from '../store/database.js';
+import { type Database, openDatabase } from '../store/database.js';
 
 const USAGE = `Usage: animal-store <command> [options]
 
@@ -177,7 +172,7 @@ function table(rows: string[][]): string {
 
 const COMMANDS: Record<string, Command> = {
   migrate: async (database) => {
-    const applied = await migrate(database);
+    const applied = await database.schema.migrate();
     return applied.length ? `Applied: ${applied.join(', ')}` : 'Schema is up to date.';
   },
   'accounts list': async (database) => {
@@ -190,9 +185,9 @@ const COMMANDS: Record<string, Command> = {
       json: accounts,
     };
   },
-  'accounts create': async (database, options) => {
+  'accounts create': async (database, options, config) => {
     const account = check(
-      await createAccount(database, systemClock, {
+      await createAccount(database, systemClock, new Passwords(config.passwordHashCost), {
         email: required(options, 'email'),
         password: required(options, 'password'),
       }),
@@ -202,12 +197,13 @@ const COMMANDS: Record<string, Command> = {
       json: account,
     };
   },
-  'accounts reset-password': async (database, options) => {
+  'accounts reset-password': async (database, options, config) => {
     const email = required(options, 'email');
     const accountId = await accountIdFor(database, email);
     const given = options.password;
     const password = given ?? randomBytes(12).toString('base64url');
-    const { signedOut } = check(await setPassword(database, accountId, password));
+    const passwords = new Passwords(config.passwordHashCost);
+    const { signedOut } = check(await setPassword(database, passwords, accountId, password));
     const sessions = `${signedOut} portal session${signedOut === 1 ? '' : 's'} signed out`;
     return {
       text: given
@@ -271,7 +267,7 @@ const COMMANDS: Record<string, Command> = {
   worker: async (database, _options, config) => {
     const log = createLog(config.logLevel);
     const outages = new Outages(log, {
-      database: { name: storeName(config.databaseUrl), probe: () => ping(database, 1_000) },
+      database: { name: storeName(config.databaseUrl), probe: () => database.ping(1_000) },
     });
     const background = await createBackground({
       config,
@@ -294,7 +290,14 @@ const COMMANDS: Record<string, Command> = {
   seed: async (database, options, config) => {
     const email = options.email ?? DEMO_EMAIL;
     const demo =
-      email === DEMO_EMAIL ? await createDemoAccount(database, systemClock, config.env) : undefined;
+      email === DEMO_EMAIL
+        ? await createDemoAccount(
+            database,
+            systemClock,
+            new Passwords(config.passwordHashCost),
+            config.env,
+          )
+        : undefined;
     if (demo) {
       return {
         text: `Created the demo account ${demo.email} (password ${demo.password}) with demo pets.\nAPI key: ${demo.key}`,
@@ -360,7 +363,7 @@ async function runCommand(
   try {
     // Like a start: migrate, unless the deploy does it (then the schema must be current).
     if (name !== 'migrate') {
-      await (config.migrateOnStart ? migrate(database) : assertSchemaCurrent(database));
+      await (config.migrateOnStart ? database.schema.migrate() : database.schema.assertCurrent());
     }
     const output = await command(database, parsed.values, config);
     if (typeof output === 'string') {

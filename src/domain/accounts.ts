@@ -10,7 +10,7 @@ import {
 import { type Change, commit, decided } from '../store/change.js';
 import type { ReadDb, Writer } from '../store/database.js';
 import { type AccountRow, toIso } from '../store/tables.js';
-import { dummyHash, hashPassword, verifyPassword } from './passwords.js';
+import type { Passwords } from './passwords.js';
 import { isPlan, type Limits, limitsFor, type Plan } from './plans.js';
 import { closeOtherSessions } from './portal-sessions.js';
 import { randomBase62 } from './random.js';
@@ -67,6 +67,7 @@ export type SignUpOutcome = Result<Account, 'email_taken' | 'validation_failed'>
  */
 export async function signUp(
   clock: Clock,
+  passwords: Passwords,
   input: { email: string; password: string },
 ): Promise<Change<SignUpOutcome>> {
   const problem = passwordProblem(input.password);
@@ -75,7 +76,7 @@ export async function signUp(
   const row = {
     id: `acct_${randomBase62(16)}`,
     email,
-    password_hash: await hashPassword(input.password),
+    password_hash: await passwords.hash(input.password),
     plan: 'free',
     per_minute: null,
     per_day: null,
@@ -95,9 +96,10 @@ export async function signUp(
 export async function createAccount(
   store: Writer,
   clock: Clock,
+  passwords: Passwords,
   input: { email: string; password: string },
 ): Promise<SignUpOutcome> {
-  return commit(store, await signUp(clock, input));
+  return commit(store, await signUp(clock, passwords, input));
 }
 
 /**
@@ -107,6 +109,7 @@ export async function createAccount(
  */
 export async function setPassword(
   store: Writer,
+  passwords: Passwords,
   accountId: string,
   password: string,
   keepSession?: string,
@@ -114,7 +117,7 @@ export async function setPassword(
   const problem = passwordProblem(password);
   if (problem) return fail('validation_failed', problem);
   // Hashed before the write, which would otherwise hold a batch of others.
-  const hash = await hashPassword(password);
+  const hash = await passwords.hash(password);
   return store.write(async (tx) => {
     if (!(await updatePasswordHash(tx, accountId, hash))) {
       return fail('not_found', 'No such account.');
@@ -133,13 +136,14 @@ const CONTROL = /\p{Cc}/u;
 
 export async function authenticatePassword(
   db: ReadDb,
+  passwords: Passwords,
   email: string,
   password: string,
 ): Promise<Result<Account, 'invalid_credentials'>> {
   // No account's email holds a control character (sign-up refuses them), and PostgreSQL
   // cannot even compare a NUL: such an email is looked up nowhere, and still costs a hash.
   const row = CONTROL.test(email) ? undefined : await findAccountByEmail(db, normalizeEmail(email));
-  const matches = await verifyPassword(password, row?.password_hash ?? (await dummyHash()));
+  const matches = await passwords.verify(password, row?.password_hash);
   if (!row || !matches) return fail('invalid_credentials', 'The email or password is wrong.');
   return ok(toAccount(row));
 }

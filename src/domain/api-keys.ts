@@ -190,6 +190,12 @@ const INVALID_KEY = fail('invalid_api_key', 'The API key is not valid.');
 const VERIFIED_CACHE_SIZE = 10_000;
 
 /**
+ * Credentials a connection may have its keys remembered for: a client's one key, or a
+ * gateway's few tenants sharing its keep-alive connections.
+ */
+const KEYS_PER_CONNECTION = 32;
+
+/**
  * Resolves a bearer secret to its account. Verified keys are kept, each under what Freshness
  * said when it was read, and used again while Freshness says that stands; a revoked key is so
  * refused from the next request on, on every instance.
@@ -204,6 +210,14 @@ export class KeyAuthenticator {
     maxEntries: VERIFIED_CACHE_SIZE,
   });
   readonly caches: readonly CacheStats[] = [this.verified, this.touched];
+  /**
+   * The keys last verified on each connection, by the credentials as the connection sent them
+   * (oldest first), so that a connection sending them again is not hashed and looked up again.
+   * At most KEYS_PER_CONNECTION a connection, and held weakly by it: gone with the connection,
+   * so bounded by the connections open. This authenticator's alone, as the connections are
+   * its app's.
+   */
+  private readonly onConnection = new WeakMap<object, Map<string, Success<Principal>>>();
   private readonly prefix: string;
 
   constructor(
@@ -229,6 +243,36 @@ export class KeyAuthenticator {
       return known;
     }
     return this.lookUp(keyHash, kept);
+  }
+
+  /**
+   * What `connection` was given for the credentials `sent` earlier, while that stands (as a
+   * kept verification does); the key counts as used.
+   */
+  keptOn(connection: object, sent: string): Success<Principal> | undefined {
+    const known = this.onConnection.get(connection)?.get(sent);
+    if (known === undefined || !this.stands(known.value)) return undefined;
+    this.used(known.value.keyId);
+    return known;
+  }
+
+  /**
+   * Keeps what `connection` was given for `sent`, when it was verified under a version (and so
+   * only as long as the key cache would keep it); forgets what it had otherwise.
+   */
+  keepOn(connection: object, sent: string, result: Result<Principal>): void {
+    let known = this.onConnection.get(connection);
+    if (result.ok && result.value.kept.version !== undefined) {
+      if (known === undefined) {
+        known = new Map();
+        this.onConnection.set(connection, known);
+      }
+      known.delete(sent);
+      known.set(sent, result);
+      if (known.size > KEYS_PER_CONNECTION) known.delete(known.keys().next().value as string);
+    } else {
+      known?.delete(sent);
+    }
   }
 
   /** Whether a verification made earlier may be used as it is (Freshness.keyStands). */

@@ -7,6 +7,7 @@ import type { Database, ReadDb, Tx, Writer } from '../store/database.js';
 import { createAccount } from './accounts.js';
 import { createApiKey } from './api-keys.js';
 import { createCategory } from './categories.js';
+import type { Passwords } from './passwords.js';
 import { createPet, type PetStatus } from './pets.js';
 
 export const DEMO_EMAIL = 'demo@animal-store.local';
@@ -59,20 +60,22 @@ export interface DemoAccount {
 export async function createDemoAccountIfEmpty(
   database: Pick<Database, 'reader' | 'write'>,
   clock: Clock,
+  passwords: Passwords,
   env: AppEnv,
 ): Promise<DemoAccount | undefined> {
   if ((await countAccounts(database.reader)) > 0) return undefined;
-  return createDemoAccount(database, clock, env);
+  return createDemoAccount(database, clock, passwords, env);
 }
 
 /** The demo account with a key and demo pets; undefined if it exists already. */
 export async function createDemoAccount(
   store: Writer,
   clock: Clock,
+  passwords: Passwords,
   env: AppEnv,
 ): Promise<DemoAccount | undefined> {
   const password = randomBytes(12).toString('base64url');
-  const account = await createAccount(store, clock, { email: DEMO_EMAIL, password });
+  const account = await createAccount(store, clock, passwords, { email: DEMO_EMAIL, password });
   if (!account.ok) return undefined; // it exists (maybe another instance just made it)
   const { secret } = await store.write(
     async (tx) => {

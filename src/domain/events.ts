@@ -1,5 +1,5 @@
 import { insertEvent, listEvents, type NewEventRow } from '../store/events-repository.js';
-import type { ReadDb, Tx } from '../store/handles.js';
+import { idClockOf, type ReadDb, type Tx } from '../store/handles.js';
 import { type EventRow, toIso } from '../store/tables.js';
 import { KeysetCursor, type Page, type PageRequest, pageSize } from './pagination.js';
 import { base62Digits, randomBase62 } from './random.js';
@@ -48,33 +48,22 @@ export interface NewEvent {
   data: unknown;
 }
 
-let lastMs = 0;
-let sequence = 0;
-
 /**
- * `evt_` then 7 base62 digits of the millisecond, 3 of a sequence within it, 10 random: ids
- * this process makes sort in the order it made them, even within one millisecond, so the
- * events of one resource sort in the order of its changes.
+ * `evt_` then 7 base62 digits of the millisecond, 3 of a sequence within it, 10 random: the
+ * ids a database's writes make sort in the order they were made, even within one millisecond
+ * (its id clock, lent with the write's `Tx`: src/store/id-clock.ts), so the events of one
+ * resource sort in the order of its changes.
  */
-export function newEventId(ms: number): string {
-  if (ms <= lastMs) {
-    sequence++;
-    if (sequence >= 62 ** 3) {
-      lastMs++;
-      sequence = 0;
-    }
-  } else {
-    lastMs = ms;
-    sequence = 0;
-  }
-  return `evt_${base62Digits(lastMs, 7)}${base62Digits(sequence, 3)}${randomBase62(10)}`;
+export function newEventId(tx: Tx, ms: number): string {
+  const made = idClockOf(tx).next(ms);
+  return `evt_${base62Digits(made.ms, 7)}${base62Digits(made.sequence, 3)}${randomBase62(10)}`;
 }
 
-/** The row of an event of `accountId` made at `at`, with a new id. */
-export function eventRow(accountId: string, at: Date, event: NewEvent): NewEventRow {
+/** The row of an event of `accountId` made at `at` in the write `tx`, with a new id. */
+export function eventRow(tx: Tx, accountId: string, at: Date, event: NewEvent): NewEventRow {
   return {
     account_id: accountId,
-    id: newEventId(at.getTime()),
+    id: newEventId(tx, at.getTime()),
     type: event.type,
     resource: event.resource,
     data: JSON.stringify(event.data),
@@ -89,7 +78,7 @@ export async function recordEvents(
   at: Date,
   events: readonly NewEvent[],
 ): Promise<void> {
-  await Promise.all(events.map((event) => insertEvent(tx, eventRow(accountId, at, event))));
+  await Promise.all(events.map((event) => insertEvent(tx, eventRow(tx, accountId, at, event))));
 }
 
 export function toEvent(row: EventRow): Event {

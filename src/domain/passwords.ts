@@ -1,21 +1,49 @@
 import { randomBytes, type ScryptOptions, scrypt, timingSafeEqual } from 'node:crypto';
 
 const KEY_LENGTH = 32;
-// OWASP's scrypt floor (N=2^17, r=8, p=1) needs 128 MiB per hash; N=2^15 keeps sign-in
-// near 50 ms on one core and memory at 32 MiB while staying far from a fast hash.
-const PRODUCTION = { N: 2 ** 15, r: 8, p: 1 };
-/** What the test suites hash with: N=2^10, ~1 ms a hash instead of ~50. */
-const TESTS = { N: 2 ** 10, r: 8, p: 1 };
-
-/** The cost new hashes are made at. */
-let cost = PRODUCTION;
+/** scrypt's block size and parallelism, whatever the cost. */
+const BLOCK_SIZE = 8;
+const PARALLELISM = 1;
 
 /**
- * For the test suites only, which sign up and sign in hundreds of times: new hashes are made
- * at a low cost. Every hash carries its parameters, so hashes of either cost verify.
+ * Passwords hashed with scrypt at the configured cost (`PASSWORD_HASH_COST`, src/config.ts):
+ * N = 2^cost. A hash carries its parameters (`scrypt$N$r$p$salt$hash`), so hashes of any cost
+ * verify, and a change of cost applies to the passwords set from then on. One per app, made
+ * from its configuration.
  */
-export function hashCheaplyForTests(): void {
-  cost = TESTS;
+export class Passwords {
+  private readonly params: ScryptOptions;
+  /** What an unknown email is checked against (see `verify`), made at this cost once. */
+  private dummy: Promise<string> | undefined;
+
+  /** @param cost log2 of scrypt's N. */
+  constructor(cost: number) {
+    this.params = { N: 2 ** cost, r: BLOCK_SIZE, p: PARALLELISM };
+  }
+
+  /** `scrypt$N$r$p$salt$hash`, salt and hash in base64url: the parameters travel with the hash. */
+  async hash(password: string): Promise<string> {
+    const salt = randomBytes(16);
+    const key = await derive(password, salt, this.params);
+    const { N, r, p } = this.params;
+    return ['scrypt', N, r, p, salt.toString('base64url'), key.toString('base64url')].join('$');
+  }
+
+  /**
+   * Whether `password` is the one `stored` was made from, at the parameters it names. Without
+   * a stored hash (an unknown email) the password is checked all the same, against a hash of
+   * nothing's, and false: an unknown email takes as long as a wrong password, and sign-in
+   * timing does not tell which accounts exist.
+   */
+  async verify(password: string, stored: string | undefined): Promise<boolean> {
+    const matches = await matchesHash(password, stored ?? (await this.dummyHash()));
+    return stored !== undefined && matches;
+  }
+
+  private dummyHash(): Promise<string> {
+    this.dummy ??= this.hash(randomBytes(16).toString('hex'));
+    return this.dummy;
+  }
 }
 
 function derive(password: string, salt: Buffer, params: ScryptOptions): Promise<Buffer> {
@@ -30,15 +58,7 @@ function derive(password: string, salt: Buffer, params: ScryptOptions): Promise<
   });
 }
 
-/** `scrypt$N$r$p$salt$hash`, salt and hash in base64url: the parameters travel with the hash. */
-export async function hashPassword(password: string): Promise<string> {
-  const salt = randomBytes(16);
-  const key = await derive(password, salt, cost);
-  const { N, r, p } = cost;
-  return ['scrypt', N, r, p, salt.toString('base64url'), key.toString('base64url')].join('$');
-}
-
-export async function verifyPassword(password: string, stored: string): Promise<boolean> {
+async function matchesHash(password: string, stored: string): Promise<boolean> {
   const [scheme, n, r, p, salt, hash] = stored.split('$');
   if (scheme !== 'scrypt' || !salt || !hash) return false;
   const expected = Buffer.from(hash, 'base64url');
@@ -48,14 +68,4 @@ export async function verifyPassword(password: string, stored: string): Promise<
     p: Number(p),
   });
   return actual.length === expected.length && timingSafeEqual(actual, expected);
-}
-
-/**
- * A hash to check against when the email is unknown, so that an unknown email takes as long
- * as a wrong password and sign-in timing does not reveal which accounts exist.
- */
-let dummy: Promise<string> | undefined;
-export function dummyHash(): Promise<string> {
-  dummy ??= hashPassword(randomBytes(16).toString('hex'));
-  return dummy;
 }

@@ -28,10 +28,8 @@ export const READ_ONLY_SCOPES: readonly Scope[] = SCOPE_RESOURCES.map(
   (resource) => `${resource}:read` as const,
 );
 
-const KNOWN: ReadonlySet<string> = new Set(SCOPES);
-
 export function isScope(value: unknown): value is Scope {
-  return typeof value === 'string' && KNOWN.has(value);
+  return SCOPES.includes(value as Scope);
 }
 
 /** What a key holds: its scopes, or `null` for full access. */

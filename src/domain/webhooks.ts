@@ -273,7 +273,7 @@ export function sendTestEvent(
         tx,
         {
           account_id: accountId,
-          id: newEventId(now.getTime()),
+          id: newEventId(tx, now.getTime()),
           type: TEST_EVENT_TYPE,
           resource: `webhooks/${id}`,
           data: JSON.stringify({ webhookId: id, message: 'A test event from Animal Store.' }),

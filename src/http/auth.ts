@@ -1,10 +1,10 @@
-import type { Socket } from 'node:net';
 import type { FastifyReply, FastifyRequest, onRequestHookHandler } from 'fastify';
 import type { Account } from '../domain/accounts.js';
 import { authenticatePassword } from '../domain/accounts.js';
 import type { KeyAuthenticator, Principal } from '../domain/api-keys.js';
+import type { Passwords } from '../domain/passwords.js';
 import { limitsFor } from '../domain/plans.js';
-import type { Failure, Result, Success } from '../domain/result.js';
+import type { Failure, Result } from '../domain/result.js';
 import type { Grant } from '../domain/scopes.js';
 import { ApiError, RETRY_SOON } from '../errors.js';
 import type { Versions } from '../limits/store.js';
@@ -92,6 +92,7 @@ function readBearer(
  */
 async function readBasic(
   db: ReadDb,
+  passwords: Passwords,
   throttle: SignInThrottle,
   request: FastifyRequest,
 ): Promise<Read<Caller>> {
@@ -115,7 +116,7 @@ async function readBasic(
   }
   const email = decoded.slice(0, colon);
   const result = await throttle.verify(request.ip, email, () =>
-    authenticatePassword(db, email, decoded.slice(colon + 1)),
+    authenticatePassword(db, passwords, email, decoded.slice(colon + 1)),
   );
   return result.ok
     ? { ok: true, value: { account: result.value, keyId: null, scopes: null } }
@@ -225,21 +226,12 @@ function asError(thrown: unknown): Error {
 }
 
 /**
- * Headers a connection may have its keys remembered for: a client's one key, or a gateway's
- * few tenants sharing its keep-alive connections.
- */
-const KEYS_PER_CONNECTION = 32;
-
-/** The keys last verified on each connection, by the header they came in (oldest first). */
-const onConnection = new WeakMap<Socket, Map<string, Success<Principal>>>();
-
-/**
  * Bearer keys. A connection that sends a header one of its earlier requests did is the same
  * caller, and its key is not hashed and looked up again (a keep-alive client's usual case, and
- * a gateway's), under the key cache's own rules (KeyAuthenticator): embedded, while no key or
- * plan changed and no other process committed; in the shared mode, for 30 s at most and
- * confirmed by the counting script like any kept verification. Up to KEYS_PER_CONNECTION
- * headers per connection are kept, and only as long as the connection.
+ * a gateway's), under the key cache's own rules (KeyAuthenticator.keptOn): embedded, while no
+ * key or plan changed and no other process committed; in the shared mode, for 30 s at most and
+ * confirmed by the counting script like any kept verification. A few headers per connection
+ * are kept, by the app's KeyAuthenticator, and only as long as the connection.
  */
 export function bearerAuth(keys: KeyAuthenticator, limits: RateLimitGuard, freshness: Freshness) {
   const remember = (
@@ -247,31 +239,13 @@ export function bearerAuth(keys: KeyAuthenticator, limits: RateLimitGuard, fresh
     header: string | undefined,
     result: Result<Principal, AuthFailure>,
   ) => {
-    if (header === undefined) return result;
-    const socket = request.raw.socket;
-    let known = onConnection.get(socket);
-    // Kept only when verified under a version, and so only as long as the key cache would.
-    if (result.ok && result.value.kept.version !== undefined) {
-      if (known === undefined) {
-        known = new Map();
-        onConnection.set(socket, known);
-      }
-      known.delete(header);
-      known.set(header, result);
-      if (known.size > KEYS_PER_CONNECTION) known.delete(known.keys().next().value as string);
-    } else {
-      known?.delete(header);
-    }
+    if (header !== undefined) keys.keepOn(request.raw.socket, header, result);
     return result;
   };
   const read = (request: FastifyRequest) => {
     const header = request.headers.authorization;
-    const known =
-      header === undefined ? undefined : onConnection.get(request.raw.socket)?.get(header);
-    if (known !== undefined && keys.stands(known.value)) {
-      keys.used(known.value.keyId);
-      return known;
-    }
+    const known = header === undefined ? undefined : keys.keptOn(request.raw.socket, header);
+    if (known !== undefined) return known;
     return andThen(readBearer(keys, header), (result) => remember(request, header, result));
   };
   const confirm: Confirm<Principal> = {
@@ -294,8 +268,13 @@ export function bearerAuth(keys: KeyAuthenticator, limits: RateLimitGuard, fresh
   );
 }
 
-export function basicAuth(db: ReadDb, limits: RateLimitGuard, throttle: SignInThrottle) {
-  return guard(limits, BASIC_CHALLENGE, (request) => readBasic(db, throttle, request));
+export function basicAuth(
+  db: ReadDb,
+  passwords: Passwords,
+  limits: RateLimitGuard,
+  throttle: SignInThrottle,
+) {
+  return guard(limits, BASIC_CHALLENGE, (request) => readBasic(db, passwords, throttle, request));
 }
 
 /** Operations open to anyone (sign-up) are limited per client address block. */

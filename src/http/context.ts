@@ -2,6 +2,7 @@ import type { Clock } from '../clock.js';
 import type { Config } from '../config.js';
 import type { AnnounceKeysChanged } from '../domain/accounts.js';
 import type { KeyAuthenticator } from '../domain/api-keys.js';
+import type { Passwords } from '../domain/passwords.js';
 import type { WebhookRules } from '../domain/webhooks.js';
 import type { RateLimiter } from '../limits/rate-limiter.js';
 import type { Log } from '../log.js';
@@ -25,6 +26,8 @@ export interface AppContext {
   database: Database;
   clock: Clock;
   keys: KeyAuthenticator;
+  /** Hashes and checks passwords, at the configured cost. */
+  passwords: Passwords;
   limiter: RateLimiter;
   queue: MessageQueue;
   metrics: Metrics;

@@ -91,15 +91,6 @@ interface Batch {
   waiting: Array<{ resolve: (result: HitResult) => void; reject: (err: unknown) => void }>;
 }
 
-/** This process's 96 random bits, then a count: a version never taken before, whatever
- * happened to the key (one random draw per process, not per request). */
-const VERSION_PREFIX = randomBase62(16);
-let versionsMade = 0;
-function newVersion(): string {
-  versionsMade += 1;
-  return `${VERSION_PREFIX}.${versionsMade.toString(36)}`;
-}
-
 /** Counters in Redis, shared by every instance: the scale-out backend. */
 export class RedisCounterStore implements CounterStore {
   readonly kind = 'redis';
@@ -109,8 +100,17 @@ export class RedisCounterStore implements CounterStore {
   private flushScheduled = false;
   /** The connection's last error, if any. */
   private lastError: Error | undefined;
+  /** This store's 96 random bits, then a count: a version never taken before, whatever
+   * happened to the key (one random draw per store, not per request). */
+  private readonly versionPrefix = randomBase62(16);
+  private versionsMade = 0;
 
   private constructor(private readonly redis: Redis & { rateLimitHit: HitCommand }) {}
+
+  private newVersion(): string {
+    this.versionsMade += 1;
+    return `${this.versionPrefix}.${this.versionsMade.toString(36)}`;
+  }
 
   /**
    * A store on the Redis at `url`. The connection is made in the background and made again
@@ -200,7 +200,7 @@ export class RedisCounterStore implements CounterStore {
         input.banMs,
         batch.nowMs,
         expectKeys,
-        newVersion(),
+        this.newVersion(),
         waiting.length,
         input.banGraceMs,
         ...limits,
@@ -262,7 +262,7 @@ export class RedisCounterStore implements CounterStore {
 
   /** A new random version: what was kept under the old one matches it no more. */
   async bump(versionKey: string): Promise<void> {
-    await this.redis.set(versionKey, newVersion(), 'PX', VERSION_TTL_MS);
+    await this.redis.set(versionKey, this.newVersion(), 'PX', VERSION_TTL_MS);
   }
 
   async read(keys: string[]): Promise<number[]> {

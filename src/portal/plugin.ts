@@ -31,9 +31,9 @@ const ASSETS = fileURLToPath(new URL('../../public/portal/', import.meta.url));
  * are scoped to it; the API never reads a cookie.
  */
 export async function portalPlugin(app: FastifyInstance): Promise<void> {
-  const { config, database, clock } = app.ctx;
+  const { config, database, clock, passwords } = app.ctx;
   const development = config.env === 'development';
-  const sessions = new PortalSessions(database, clock, config);
+  const sessions = new PortalSessions(database, clock, config, passwords);
   app.decorate('portal', {
     sessions,
     // The API's HTTP Basic counts with the same throttle.

@@ -4,6 +4,7 @@ import type { Clock } from '../clock.js';
 import type { Config } from '../config.js';
 import { sha256 } from '../digest.js';
 import { type Account, setPassword } from '../domain/accounts.js';
+import type { Passwords } from '../domain/passwords.js';
 import { closeSession, openSession, sessionAccount } from '../domain/portal-sessions.js';
 import type { Database } from '../store/database.js';
 
@@ -31,6 +32,7 @@ export class PortalSessions {
     private readonly database: Pick<Database, 'reader' | 'write'>,
     private readonly clock: Clock,
     private readonly config: Config,
+    private readonly passwords: Passwords,
   ) {}
 
   /** Signs the browser in as the account, ending any session it held before. */
@@ -54,7 +56,7 @@ export class PortalSessions {
 
   /** Sets a new password and signs out every other browser of the account; this one stays. */
   changePassword(request: FastifyRequest, accountId: string, password: string) {
-    return setPassword(this.database, accountId, password, this.token(request));
+    return setPassword(this.database, this.passwords, accountId, password, this.token(request));
   }
 
   async end(request: FastifyRequest, reply: FastifyReply): Promise<void> {

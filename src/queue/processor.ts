@@ -9,7 +9,6 @@ import {
   claimDue,
   claimOne,
   type Lease,
-  type SentMessage,
   settle,
   settleSent,
 } from '../store/messages-repository.js';
@@ -79,21 +78,29 @@ export class MessageProcessor {
     const deliveries = await Promise.all(rows.map((row) => this.deliver(row)));
     const now = this.clock.now();
     // Messages of several accounts settle together: each event in its own account.
-    const sentByLease = new Map<string, SentMessage[]>();
+    const sentByLease = new Map<string, MessageRow[]>();
     rows.forEach((row, i) => {
       if (deliveries[i] !== undefined) return;
       const token = row.lease_token ?? '';
-      const event = eventRow(row.account_id, now, messageEvent(row, 'sent', now, null));
       const sent = sentByLease.get(token);
-      if (sent) sent.push({ id: row.id, event });
-      else sentByLease.set(token, [{ id: row.id, event }]);
+      if (sent) sent.push(row);
+      else sentByLease.set(token, [row]);
     });
     const settled = new Set<string>();
     for (const [token, sent] of sentByLease) {
       try {
         // The settle and its events: one statement on PostgreSQL, decided on nothing read.
         const done = await this.database.write(
-          (tx) => settleSent(tx, sent, token, now.toISOString()),
+          (tx) =>
+            settleSent(
+              tx,
+              sent.map((row) => ({
+                id: row.id,
+                event: eventRow(tx, row.account_id, now, messageEvent(row, 'sent', now, null)),
+              })),
+              token,
+              now.toISOString(),
+            ),
           { blind: true },
         );
         for (const id of done) settled.add(id);

@@ -9,6 +9,7 @@ import type { CacheStats } from '../bounded-cache.js';
 import { withTimeout } from '../clock.js';
 import { GroupCommit, type WriteOptions } from './group-commit.js';
 import { type Db, lendReader, type ReadDb, type Tx } from './handles.js';
+import { IdClock } from './id-clock.js';
 import * as initial from './migrations/0001_initial.js';
 import * as messages from './migrations/0002_messages.js';
 import * as deprecatedCalls from './migrations/0003_deprecated_calls.js';
@@ -73,6 +74,11 @@ export interface Database {
   changesElsewhere(): number | undefined;
   /** Its caches, for /metrics: the SQLite connections' prepared statements. */
   readonly caches: readonly CacheStats[];
+  /** Its schema: compared with this code's migrations, brought up to date. */
+  readonly schema: Schema;
+  /** Answers a trivial query within the time given, or rejects: through the writer's
+   * connection, the one writes need. */
+  ping(timeoutMs: number): Promise<void>;
   /**
    * Refuses new writes, commits and answers those already queued (their syncs included), then
    * closes the connections. Safe to call more than once.
@@ -102,12 +108,6 @@ const pgTypes = {
       ? (value: string) => Number(value)
       : pg.types.getTypeParser(oid, format as 'text')) as typeof pg.types.getTypeParser,
 };
-
-/**
- * Each database's writing handle, for this module's schema work and ping alone: nothing else
- * can reach past `write`.
- */
-const writers = new WeakMap<Database, Db>();
 
 /**
  * fdatasync of a database's WAL file, on libuv's thread pool: what synchronous=FULL would do
@@ -157,9 +157,9 @@ export function openDatabase(url: string, options: DatabaseOptions = {}): Databa
   let pool: pg.Pool | undefined;
   let changesElsewhere = (): number | undefined => undefined;
   const caches: CacheStats[] = [];
-  let group: Pick<GroupCommit, 'run'>;
-  /** Drains the group commit: what is queued is committed and answered, syncs included. */
-  let closeGroup = async () => {};
+  /** Orders the ids the writes make (src/store/id-clock.ts): lent with every write's `Tx`. */
+  const ids = new IdClock();
+  let group: Pick<GroupCommit, 'run' | 'close'>;
   /** Closes what the connections needed until they closed (the WAL file's handle). */
   let closeLast = async () => {};
   if (dialect === 'sqlite') {
@@ -183,9 +183,7 @@ export function openDatabase(url: string, options: DatabaseOptions = {}): Databa
       return elsewhere;
     };
     db = new Kysely<Tables>({ dialect: new SqliteDialect({ database: statements }) });
-    const writer = new GroupCommit(db, sqlite, statements, wal?.sync);
-    group = writer;
-    closeGroup = () => writer.close();
+    group = new GroupCommit(db, sqlite, statements, wal?.sync, ids);
     closeLast = async () => wal?.close();
     // A second connection to an in-memory database would be another database.
     if (path === ':memory:') {
@@ -208,41 +206,39 @@ export function openDatabase(url: string, options: DatabaseOptions = {}): Databa
     db = new Kysely<Tables>({ dialect: new PostgresDialect({ pool }) });
     reader = db;
     // Group commit's own connection, pipelined; one batch at a time uses it.
-    const writer = new PgGroupCommit(
+    group = new PgGroupCommit(
       listened(new pg.Pool({ ...poolConfig, max: 1, pipeline: true })),
+      ids,
     );
-    group = writer;
-    closeGroup = () => writer.close();
   }
   let closing: Promise<void> | undefined;
-  const database: Database = {
+  // The writing handle `db` stays here: the schema's work and ping run on it, and nothing else
+  // can reach past `write`.
+  return {
     reader: lendReader(reader),
     dialect,
     write: (work, options) => group.run(work, options),
     changesElsewhere,
     caches,
+    schema: schemaOf(db, dialect),
+    ping: async (timeoutMs) => {
+      const query = dialect === 'sqlite' ? sql`pragma user_version` : sql`select 1`;
+      await withTimeout(query.execute(db), timeoutMs);
+    },
     poolStats: () =>
       pool && { total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount },
     close: () => {
-      // The writes queued and the sync in flight first: destroying the connection under them
-      // failed them (500, "The database connection is not open") though some had committed.
+      // The writes queued and the sync in flight first (the group commit commits and answers
+      // what is queued, syncs included): destroying the connection under them failed them
+      // (500, "The database connection is not open") though some had committed.
       closing ??= (async () => {
-        await closeGroup();
+        await group.close();
         await Promise.all([db.destroy(), reader === db ? undefined : reader.destroy()]);
         await closeLast();
       })();
       return closing;
     },
   };
-  writers.set(database, db);
-  return database;
-}
-
-/** The writing handle of a database this module opened. */
-function writerOf(database: Database): Db {
-  const db = writers.get(database);
-  if (!db) throw new Error('not a database opened by openDatabase');
-  return db;
 }
 
 /**
@@ -286,21 +282,80 @@ export interface SchemaStatus {
   unknown: string[];
 }
 
-/** Compares the migrations this code has with those the database has run. */
-export async function schemaStatus(database: Database): Promise<SchemaStatus> {
-  const known = Object.keys(migrations(database.dialect));
-  let applied: string[] = [];
-  try {
-    const rows = await sql<{ name: string }>`select name from kysely_migration`.execute(
-      writerOf(database),
-    );
-    applied = rows.rows.map((row) => row.name);
-  } catch {
-    // No migration table yet: a new, empty database.
-  }
+/** A database's schema, worked on through its writing connection. */
+export interface Schema {
+  /** Compares the migrations this code has with those the database has run. */
+  status(): Promise<SchemaStatus>;
+  /**
+   * Brings the schema up to date; answers the migrations applied. Safe to run from several
+   * processes at once: Kysely's migrator holds a lock while it works (an advisory lock on
+   * PostgreSQL), so one instance migrates and the others find the work done. A database
+   * migrated by newer code is refused, not touched.
+   */
+  migrate(): Promise<string[]>;
+  /** For starts that do not migrate (MIGRATE_ON_START=false): the schema must be exactly ours. */
+  assertCurrent(): Promise<void>;
+  /**
+   * Brings the schema up to the migration named `last` and no further: for a test of a
+   * migration on the data that came before it.
+   */
+  migrateTo(last: string): Promise<void>;
+}
+
+function schemaOf(db: Db, dialect: Dialect): Schema {
+  const migrator = () =>
+    new Migrator({ db, provider: { getMigrations: async () => migrations(dialect) } });
+  const status = async (): Promise<SchemaStatus> => {
+    const known = Object.keys(migrations(dialect));
+    let applied: string[] = [];
+    try {
+      const rows = await sql<{ name: string }>`select name from kysely_migration`.execute(db);
+      applied = rows.rows.map((row) => row.name);
+    } catch {
+      // No migration table yet: a new, empty database.
+    }
+    return {
+      pending: known.filter((name) => !applied.includes(name)),
+      unknown: applied.filter((name) => !known.includes(name)),
+    };
+  };
+  const migrateNow = async (attempt = 1): Promise<string[]> => {
+    refuseNewerSchema(await status());
+    const { error, results } = await migrator().migrateToLatest();
+    // Kysely takes no lock on SQLite (it expects one connection): a second process that started
+    // migrating at the same moment fails on the tables the first has just made. By then the
+    // first has committed, so looking again finds the work done.
+    if (error && dialect === 'sqlite' && attempt < 3 && /already exists/.test(String(error))) {
+      return migrateNow(attempt + 1);
+    }
+    if (error) throw error;
+    return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
+  };
   return {
-    pending: known.filter((name) => !applied.includes(name)),
-    unknown: applied.filter((name) => !known.includes(name)),
+    status,
+    migrate: () => {
+      if (dialect === 'postgres') return migrateNow();
+      // SQLite waits for a lock synchronously, stopping the event loop: a second migration in
+      // this process would wait for one that cannot go on (0006 holds its transaction across
+      // awaits). Other processes wait only themselves.
+      const run = sqliteMigrations.then(() => migrateNow());
+      sqliteMigrations = run.catch(() => {});
+      return run;
+    },
+    assertCurrent: async () => {
+      const current = await status();
+      refuseNewerSchema(current);
+      if (current.pending.length > 0) {
+        throw new SchemaMismatchError(
+          `The database schema is behind this version of the code (missing ${current.pending.join(', ')}). ` +
+            'Run `animal-store migrate` first, or start with MIGRATE_ON_START=true.',
+        );
+      }
+    },
+    migrateTo: async (last) => {
+      const { error } = await migrator().migrateTo(last);
+      if (error) throw error;
+    },
   };
 }
 
@@ -313,74 +368,10 @@ function refuseNewerSchema(status: SchemaStatus): void {
   );
 }
 
-/** For starts that do not migrate (MIGRATE_ON_START=false): the schema must be exactly ours. */
-export async function assertSchemaCurrent(database: Database): Promise<void> {
-  const status = await schemaStatus(database);
-  refuseNewerSchema(status);
-  if (status.pending.length > 0) {
-    throw new SchemaMismatchError(
-      `The database schema is behind this version of the code (missing ${status.pending.join(', ')}). ` +
-        'Run `animal-store migrate` first, or start with MIGRATE_ON_START=true.',
-    );
-  }
-}
-
 /**
- * Brings the schema up to date. Safe to run from several processes at once: Kysely's migrator
- * holds a lock while it works (an advisory lock on PostgreSQL), so one instance migrates and the
- * others find the work done. A database migrated by newer code is refused, not touched.
+ * This process's SQLite migrations, one at a time, whichever database each is of (see
+ * `Schema.migrate`). The one module-level state of the store, and the process's, not an app's:
+ * it orders uses of the process's one thread, which better-sqlite3 blocks while it waits for a
+ * lock, and holds nothing of any database (docs/decisions/0009-state-owned-by-instances.md).
  */
-export function migrate(database: Database): Promise<string[]> {
-  if (database.dialect === 'postgres') return migrateNow(database);
-  // SQLite waits for a lock synchronously, stopping the event loop: a second migration in this
-  // process would wait for one that cannot go on (0006 holds its transaction across awaits).
-  // Other processes wait only themselves.
-  const run = sqliteMigrations.then(() => migrateNow(database));
-  sqliteMigrations = run.catch(() => {});
-  return run;
-}
-
-/** This process's SQLite migrations, one at a time. */
 let sqliteMigrations: Promise<unknown> = Promise.resolve();
-
-async function migrateNow(database: Database, attempt = 1): Promise<string[]> {
-  refuseNewerSchema(await schemaStatus(database));
-  const migrator = new Migrator({
-    db: writerOf(database),
-    provider: { getMigrations: async () => migrations(database.dialect) },
-  });
-  const { error, results } = await migrator.migrateToLatest();
-  // Kysely takes no lock on SQLite (it expects one connection): a second process that started
-  // migrating at the same moment fails on the tables the first has just made. By then the
-  // first has committed, so looking again finds the work done.
-  if (
-    error &&
-    database.dialect === 'sqlite' &&
-    attempt < 3 &&
-    /already exists/.test(String(error))
-  ) {
-    return migrateNow(database, attempt + 1);
-  }
-  if (error) throw error;
-  return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
-}
-
-/**
- * Brings the schema up to the migration named `last` and no further: for a test of a
- * migration on the data that came before it.
- */
-export async function migrateTo(database: Database, last: string): Promise<void> {
-  const migrator = new Migrator({
-    db: writerOf(database),
-    provider: { getMigrations: async () => migrations(database.dialect) },
-  });
-  const { error } = await migrator.migrateTo(last);
-  if (error) throw error;
-}
-
-/** The database answers a trivial query within the time given, or this rejects. */
-export async function ping(database: Database, timeoutMs: number): Promise<void> {
-  // Through the writer's connection, the one writes need.
-  const query = database.dialect === 'sqlite' ? sql`pragma user_version` : sql`select 1`;
-  await withTimeout(query.execute(writerOf(database)), timeoutMs);
-}

@@ -1,7 +1,7 @@
 import type SqliteDatabase from 'better-sqlite3';
 import { sql } from 'kysely';
-import { type Db, lendTx, type Tx } from './handles.js';
-import { type DirectRunner, runDirectly } from './prepared.js';
+import { type Db, type Lent, lendTx, type Tx } from './handles.js';
+import { IdClock } from './id-clock.js';
 import type { SqliteStatements } from './sqlite-statements.js';
 
 interface Pending {
@@ -106,9 +106,9 @@ export class GroupCommit {
   private lastSync: Promise<void> = Promise.resolve();
   /** A sync asked for that has not started yet: what commits meanwhile is covered by it too. */
   private nextSync: Promise<void> | undefined;
-  /** Hot queries run directly on the batch's connection (see runDirectly), through the
-   * prepared statements. */
-  private readonly direct: DirectRunner;
+  /** What each batch's `Tx` is lent with: the database's id clock, and a runner for hot
+   * queries directly on the batch's connection, through the prepared statements. */
+  private readonly lent: Lent;
   /** Prepared once: `exec` would compile them again for every write. */
   private readonly savepoint: SqliteDatabase.Statement;
   private readonly release: SqliteDatabase.Statement;
@@ -117,6 +117,7 @@ export class GroupCommit {
    * @param db The Kysely handle over `statements`, itself over `sqlite`.
    * @param sqlite The connection: `savepoint` and `release` run on it directly (microseconds
    *   instead of a trip through the query builder).
+   * @param ids The database's id clock, lent with every batch's `Tx`.
    */
   constructor(
     private readonly db: Db,
@@ -124,15 +125,19 @@ export class GroupCommit {
     statements: SqliteStatements,
     /** Makes what was committed durable (the WAL's fdatasync), off the event loop. */
     private readonly sync: () => Promise<void> = async () => {},
+    ids: IdClock = new IdClock(),
   ) {
     this.savepoint = sqlite.prepare('savepoint write');
     this.release = sqlite.prepare('release write');
-    this.direct = {
-      all: (text, parameters) => {
-        const statement = statements.prepare(text);
-        if (statement.reader) return statement.all(parameters);
-        statement.run(parameters);
-        return [];
+    this.lent = {
+      ids,
+      direct: {
+        all: (text, parameters) => {
+          const statement = statements.prepare(text);
+          if (statement.reader) return statement.all(parameters);
+          statement.run(parameters);
+          return [];
+        },
       },
     };
   }
@@ -208,9 +213,9 @@ export class GroupCommit {
     } else {
       try {
         await this.db.connection().execute(async (connection) => {
-          // The work's handle is the connection itself, typed as a Tx: runDirectly keys on it.
-          const tx = lendTx(connection);
-          runDirectly(connection, this.direct);
+          // The work's handle is the connection itself, typed as a Tx, lent with what hot
+          // queries run directly through.
+          const tx = lendTx(connection, this.lent);
           // IMMEDIATE: the write lock is taken once, up front, so a lock held by another
           // process is waited for (busy_timeout) once per batch, not once per write.
           await sql`begin immediate`.execute(connection);

@@ -1,4 +1,7 @@
 import type { Kysely } from 'kysely';
+import type { IdClock } from './id-clock.js';
+import type { NumberedTable } from './numbered.js';
+import type { DirectRunner } from './prepared.js';
 import type { Tables } from './tables.js';
 
 /**
@@ -41,10 +44,50 @@ export type ReadDb = Omit<Db, Withheld | Changes> & { readonly [reads]: true };
  */
 export type Tx = Omit<Db, Withheld> & { readonly [reads]: true; readonly [writes]: true };
 
-/** The store's own casts: a handle lent as what it is (a writer's as `Tx`, the reader's as
- * `ReadDb`). Free at run time. */
-export function lendTx(db: Db): Tx {
+/**
+ * What a write's handle carries of the database and the batch that lent it: a property of the
+ * handle, set as it is lent, so that what runs on it finds its own database's parts, and no
+ * registry keyed by handles is kept anywhere (docs/decisions/0009-state-owned-by-instances.md).
+ */
+export interface Lent {
+  /** The database's id clock: the order of the ids its writes make (src/domain/events.ts). */
+  readonly ids: IdClock;
+  /** SQLite: runs hot queries at once on the connection the batch holds (src/store/prepared.ts). */
+  readonly direct?: DirectRunner;
+  /**
+   * PostgreSQL: the SQL of hot writes by text, and the name each is prepared under on the
+   * batch's connection (src/store/prepared.ts, src/store/pg-group-commit.ts).
+   */
+  readonly serverStatements?: Map<string, string>;
+  /** PostgreSQL: numbers from the id counters the batch holds (src/store/numbered.ts). */
+  readonly numbers?: NumberSource;
+}
+
+export interface NumberSource {
+  /** The first of `count` numbers of the account's `table`. */
+  take(accountId: string, table: NumberedTable, count: number): number;
+}
+
+/** Where a lent handle keeps its `Lent`: a symbol no other module has. */
+const LENT = Symbol('lent');
+
+/** The store's own casts: a handle lent as what it is (a writer's as `Tx`, carrying `lent`;
+ * the reader's as `ReadDb`). Free at run time but for that one property. */
+export function lendTx(db: Db, lent: Lent): Tx {
+  (db as { [LENT]?: Lent })[LENT] = lent;
   return db as unknown as Tx;
+}
+
+/** What a handle was lent with: nothing for the reader. */
+export function lentWith(handle: ReadDb): Lent | undefined {
+  return (handle as { [LENT]?: Lent })[LENT];
+}
+
+/** The id clock of the database whose write `tx` is. */
+export function idClockOf(tx: Tx): IdClock {
+  const lent = lentWith(tx);
+  if (!lent) throw new Error('not a handle lent by a database write');
+  return lent.ids;
 }
 
 export function lendReader(db: Db): ReadDb {

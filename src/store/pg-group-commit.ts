@@ -1,9 +1,9 @@
 import { Kysely, PostgresDialect, type PostgresPoolClient } from 'kysely';
 import type pg from 'pg';
 import { OutcomeUnknownError, type WriteOptions, WriteRefusedError } from './group-commit.js';
-import { lendTx, type Tx } from './handles.js';
+import { lendTx, lentWith, type NumberSource, type Tx } from './handles.js';
+import type { IdClock } from './id-clock.js';
 import type { NumberedTable } from './numbered.js';
-import { serverStatement } from './prepared.js';
 import { storeTrouble } from './store-errors.js';
 import type { Tables } from './tables.js';
 
@@ -66,7 +66,7 @@ const settle = <T>(work: Promise<T>): Promise<Outcome<T>> =>
  * callers get an OutcomeUnknownError, never "nothing was changed"
  * (docs/decisions/0003-outcome-unknown.md).
  */
-export class PgGroupCommit {
+export class PgGroupCommit implements NumberSource {
   private readonly queue: Pending[] = [];
   private flushing = false;
   private closed = false;
@@ -82,9 +82,20 @@ export class PgGroupCommit {
    * back once, before COMMIT (one row version per account and batch, not one per insert).
    */
   private counters = new Map<string, Counters>();
+  /**
+   * Hot writes' SQL, by text: the name each is prepared under on the connection (named by
+   * src/store/prepared.ts as they first run). As many as the code has prepared writes.
+   */
+  private readonly serverStatements = new Map<string, string>();
 
-  /** @param pool Connections with `pipeline: true`; one at a time is used. */
-  constructor(private readonly pool: pg.Pool) {
+  /**
+   * @param pool Connections with `pipeline: true`; one at a time is used.
+   * @param ids The database's id clock, lent with the writes' `Tx`.
+   */
+  constructor(
+    private readonly pool: pg.Pool,
+    ids: IdClock,
+  ) {
     const lent: PostgresPoolClient = {
       query: ((text: string, parameters: unknown[]) => this.query(text, parameters)) as never,
       // The batch releases its connection, not the queries made on it.
@@ -96,8 +107,8 @@ export class PgGroupCommit {
           pool: { connect: async () => lent, end: async () => {}, options: {} },
         }),
       }),
+      { ids, numbers: this, serverStatements: this.serverStatements },
     );
-    batches.set(this.tx, this);
   }
 
   /** The first of `count` numbers of the account's `table` taken for the batch in progress. */
@@ -152,7 +163,7 @@ export class PgGroupCommit {
       );
     }
     if (!this.client) return Promise.reject(new Error('no batch in progress'));
-    const name = serverStatement(text);
+    const name = this.serverStatements.get(text);
     return name
       ? this.client.query({ name, text, values: parameters })
       : this.client.query(text, parameters);
@@ -340,9 +351,6 @@ interface Counters extends Record<NumberedTable, number> {
   moved: boolean;
 }
 
-/** The group commit each lent `Tx` belongs to. */
-const batches = new WeakMap<object, PgGroupCommit>();
-
 /**
  * The first of `count` numbers of an account's `table` for a write on PostgreSQL, from the
  * counters its batch holds. Throws unless the write said whose rows it numbers
@@ -350,7 +358,7 @@ const batches = new WeakMap<object, PgGroupCommit>();
  * otherwise two instances' batches could each hold a counter the other waits for.
  */
 export function takeNumbers(tx: Tx, accountId: string, table: NumberedTable, count = 1): number {
-  const batch = batches.get(tx);
+  const batch = lentWith(tx)?.numbers;
   if (!batch) throw new Error('a numbered insert on PostgreSQL runs in a group-commit write');
   return batch.take(accountId, table, count);
 }

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { type CompiledQuery, PostgresAdapter } from 'kysely';
-import type { Db, ReadDb, Tx } from './handles.js';
+import { lentWith, type ReadDb, type Tx } from './handles.js';
 
 /** What builds a prepared statement: a handle and its parameters, by name (see `named`). */
 type Builder<H, P, Row> = (db: H, p: P) => { compile(): CompiledQuery<Row> };
@@ -25,24 +25,25 @@ export function preparedQuery<P extends Record<string, unknown>, Row>(
 
 /**
  * As `preparedQuery`, for a statement that changes data (and may return rows): run in a write.
- * On PostgreSQL it is also prepared on the server, once per connection (see `serverStatement`).
+ * On PostgreSQL it is also prepared on the server, once per connection (see `serverName`).
  */
 export function preparedWrite<P extends Record<string, unknown>, Row>(build: Builder<Tx, P, Row>) {
   return prepared(build, { onServer: true });
 }
 
-/** Hot writes' SQL, by text: the name each is prepared under on a PostgreSQL connection. */
-const serverStatements = new Map<string, string>();
-
 /**
- * The name to prepare `text` under on the server, if it is a hot write's: PostgreSQL then
- * parses and plans it once per connection, not at every run (an unnamed statement is parsed
- * and planned each time; for the outbox's CTE that was most of its cost). Group commit's
- * connection sends it so (src/store/pg-group-commit.ts). Reads stay unnamed: a generic plan
- * could serve a big account's page as it serves a small one's.
+ * A prepared write's statement is named on PostgreSQL's server: PostgreSQL then parses and
+ * plans it once per connection, not at every run (an unnamed statement is parsed and planned
+ * each time; for the outbox's CTE that was most of its cost). Group commit's connection sends it
+ * so, by the name its batch's `Tx` was lent (`Lent.serverStatements`,
+ * src/store/pg-group-commit.ts). Reads stay unnamed: a generic plan could serve a big account's
+ * page as it serves a small one's.
  */
-export function serverStatement(text: string): string | undefined {
-  return serverStatements.get(text);
+function serverName(text: string): string {
+  if (ALL_COLUMNS.test(text)) {
+    throw new Error(`a prepared write names the columns it returns or selects: ${text}`);
+  }
+  return `w_${createHash('sha256').update(text).digest('hex').slice(0, 24)}`;
 }
 
 /**
@@ -51,24 +52,20 @@ export function serverStatement(text: string): string | undefined {
  */
 const ALL_COLUMNS = /\b(returning|select)\s+(\w+\.)?\*/i;
 
-function onServer(text: string): void {
-  if (serverStatements.has(text)) return;
-  if (ALL_COLUMNS.test(text)) {
-    throw new Error(`a prepared write names the columns it returns or selects: ${text}`);
-  }
-  serverStatements.set(text, `w_${createHash('sha256').update(text).digest('hex').slice(0, 24)}`);
-}
-
 function prepared<H extends ReadDb, P extends Record<string, unknown>, Row>(
   build: Builder<H, P, Row>,
   options: { onServer?: boolean } = {},
 ) {
   const compiled = compiledOnce(build, options.onServer === true);
   return async (db: H, parameters: P): Promise<Row[]> => {
-    const { query, names } = compiled(db);
+    const { query, names, server } = compiled(db);
     const values = valuesOf(names, parameters);
-    const direct = directRunners.get(db);
-    if (direct) return direct.all(query.sql, values) as Row[];
+    const lent = lentWith(db);
+    if (lent?.direct) return lent.direct.all(query.sql, values) as Row[];
+    const onServer = lent?.serverStatements;
+    if (server !== undefined && onServer && !onServer.has(query.sql)) {
+      onServer.set(query.sql, server);
+    }
     return (await db.executeQuery<Row>({ ...query, parameters: values })).rows;
   };
 }
@@ -77,6 +74,8 @@ function prepared<H extends ReadDb, P extends Record<string, unknown>, Row>(
 interface Named<Row> {
   query: CompiledQuery<Row>;
   names: readonly string[];
+  /** A write's name on PostgreSQL's server (see `serverName`). */
+  server?: string;
 }
 
 /**
@@ -94,7 +93,9 @@ function compiledOnce<H extends ReadDb, P extends Record<string, unknown>, Row>(
     let query = compiled.get(adapter);
     if (!query) {
       query = named(db, build);
-      if (serverSide && adapter instanceof PostgresAdapter) onServer(query.query.sql);
+      if (serverSide && adapter instanceof PostgresAdapter) {
+        query.server = serverName(query.query.sql);
+      }
       compiled.set(adapter, query);
     }
     return query;
@@ -156,20 +157,13 @@ function valuesOf(names: readonly string[], parameters: object): unknown[] {
   return values;
 }
 
-/** Runs SQL text on a connection at once, with no query builder between. */
+/**
+ * Runs SQL text on a connection at once, with no query builder between: the SQLite connection
+ * that group commit holds for a batch lends its `Tx` with one (`Lent.direct`): better-sqlite3
+ * answers synchronously, and the batch has the connection to itself. Kysely's own path costs
+ * ~2 µs a statement there: a connection provider, promises.
+ */
 export interface DirectRunner {
   /** The rows of a statement that returns rows; none for one that does not. */
   all(sql: string, parameters: readonly unknown[]): unknown[];
-}
-
-/**
- * Connections a hot query may run on directly: the SQLite connection that group commit holds
- * for a batch (better-sqlite3 answers synchronously, and the batch has the connection to
- * itself). Kysely's own path costs ~2 µs a statement there: a connection provider, promises.
- */
-const directRunners = new WeakMap<object, DirectRunner>();
-
-/** Lets hot queries run directly on `connection` (see above). */
-export function runDirectly(connection: Db, runner: DirectRunner): void {
-  directRunners.set(connection, runner);
 }

@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
-import { migrate, openDatabase } from '../../src/store/database.js';
+import { openDatabase } from '../../src/store/database.js';
 import { as, newTenant, startApp, testDatabaseUrl } from '../helpers.js';
 
 describe('animal-store CLI, as a process', () => {
@@ -20,7 +20,7 @@ describe('animal-store CLI, as a process', () => {
   before(async () => {
     const database = openDatabase(url);
     try {
-      await migrate(database);
+      await database.schema.migrate();
     } finally {
       await database.close();
     }

@@ -6,8 +6,14 @@ import { createAccount } from '../../src/domain/accounts.js';
 import { Outages } from '../../src/ops/outages.js';
 import { MessageProcessor } from '../../src/queue/processor.js';
 import type { MessageSink } from '../../src/queue/sink.js';
-import { migrate, openDatabase } from '../../src/store/database.js';
-import { databaseOfItsOwn, storeAccountKey, storeKey, testDatabaseUrl } from '../helpers.js';
+import { openDatabase } from '../../src/store/database.js';
+import {
+  databaseOfItsOwn,
+  storeAccountKey,
+  storeKey,
+  testDatabaseUrl,
+  testPasswords,
+} from '../helpers.js';
 import { kill, type Server, startServer } from './server-process.js';
 
 describe('a message survives a crash of the process that accepted it', () => {
@@ -161,8 +167,8 @@ describe('a worker that dies holding a message', () => {
     const { url, cleanup } = testDatabaseUrl();
     const database = openDatabase(url);
     try {
-      await migrate(database);
-      const account = await createAccount(database, systemClock, {
+      await database.schema.migrate();
+      const account = await createAccount(database, systemClock, testPasswords, {
         email: `lease-${randomUUID()}@example.com`,
         password: 'long enough password',
       });

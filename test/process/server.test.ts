@@ -4,7 +4,7 @@ import { once } from 'node:events';
 import { type AddressInfo, connect, createServer, type Socket } from 'node:net';
 import { after, describe, it } from 'node:test';
 import { sql } from 'kysely';
-import { migrate, openDatabase } from '../../src/store/database.js';
+import { openDatabase } from '../../src/store/database.js';
 import { sqliteDatabaseUrl } from '../helpers.js';
 
 function hasCurl(): boolean {
@@ -207,7 +207,7 @@ describe('server process: start and shutdown', () => {
     assert.match(unmigrated.stderr, /animal-store migrate/);
 
     const database = openDatabase(url);
-    await migrate(database);
+    await database.schema.migrate();
     await database.write((tx) =>
       sql`insert into kysely_migration (name, timestamp) values ('9999_future', '2030-01-01')`.execute(
         tx,

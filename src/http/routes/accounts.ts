@@ -11,7 +11,7 @@ const tags = ['Accounts'];
 
 /** Sign-up: no credentials needed. */
 export const signUpRoutes: FastifyPluginAsyncTypebox = async (app) => {
-  const { clock, idempotency } = app.ctx;
+  const { clock, passwords, idempotency } = app.ctx;
 
   app.post(
     '/accounts',
@@ -32,7 +32,7 @@ export const signUpRoutes: FastifyPluginAsyncTypebox = async (app) => {
       },
     },
     async (request, reply) => {
-      return idempotency.commit(request, reply, signUp(clock, request.body), (result) =>
+      return idempotency.commit(request, reply, signUp(clock, passwords, request.body), (result) =>
         answerOf(result, ({ id, email, plan, createdAt }) =>
           created({ id, email, plan, createdAt }),
         ),

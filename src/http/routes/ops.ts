@@ -2,7 +2,6 @@ import { timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { withTimeout } from '../../clock.js';
 import { ApiError, type ErrorDetail } from '../../errors.js';
-import { ping } from '../../store/database.js';
 
 /** How long a dependency may take to answer a readiness check. */
 const READY_TIMEOUT_MS = 1_000;
@@ -28,7 +27,7 @@ export async function opsRoutes(app: FastifyInstance): Promise<void> {
   // process is not shutting down.
   app.get('/readyz', hide, async () => {
     const checks: Record<string, Promise<unknown>> = {
-      database: ping(database, READY_TIMEOUT_MS),
+      database: database.ping(READY_TIMEOUT_MS),
     };
     if (limiter.store.kind === 'redis') {
       checks.redis = withTimeout(limiter.store.ping(), READY_TIMEOUT_MS);

@@ -11,7 +11,7 @@ import { limitState } from './limit-state.js';
 
 /** Plan, limits, the current windows' usage, the deprecated-call count, a password change. */
 export async function accountPages(app: FastifyInstance): Promise<void> {
-  const { database, limiter, outages, config } = app.ctx;
+  const { database, passwords, limiter, outages, config } = app.ctx;
   const { sessions, throttle } = app.portal;
   const kind = keyKind(keyPrefixFor(config.env));
 
@@ -62,7 +62,7 @@ export async function accountPages(app: FastifyInstance): Promise<void> {
       const limited = await throttle.formPosted(request.ip);
       if (limited) return refuse(limited);
       const checked = await throttle.verify(request.ip, account.email, () =>
-        authenticatePassword(database.reader, account.email, current),
+        authenticatePassword(database.reader, passwords, account.email, current),
       );
       if ('refused' in checked) return refuse(checked.refused);
       if (!checked.ok) {

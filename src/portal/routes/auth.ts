@@ -13,7 +13,7 @@ type FormPage = typeof signInPage;
 
 /** Sign up, sign in, sign out. Every form carries a CSRF token, sign-in and sign-out included. */
 export async function authPages(app: FastifyInstance): Promise<void> {
-  const { database, clock, idempotency } = app.ctx;
+  const { database, clock, passwords, idempotency } = app.ctx;
   const { sessions, throttle } = app.portal;
   const csrf = { preValidation: app.csrfProtection };
 
@@ -80,7 +80,7 @@ export async function authPages(app: FastifyInstance): Promise<void> {
     const { answer } = await idempotency.form(
       request,
       `ip:${addressBlock(request.ip)}`,
-      signUp(clock, { email, password }),
+      signUp(clock, passwords, { email, password }),
       (result) => answerOf(result, ({ id }) => created({ id })),
     );
     if (answer.status >= 400) {
@@ -106,7 +106,7 @@ export async function authPages(app: FastifyInstance): Promise<void> {
     if (limited) return refused(request, reply, signInPage, email, limited);
     // The same words whether the email is unknown or the password wrong: no account lookup.
     const result = await throttle.verify(request.ip, email, () =>
-      authenticatePassword(database.reader, email, password),
+      authenticatePassword(database.reader, passwords, email, password),
     );
     if ('refused' in result) return refused(request, reply, signInPage, email, result.refused);
     if (!result.ok) {
