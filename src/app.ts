@@ -170,6 +170,7 @@ export async function buildApp({
         ...keys.caches,
         ...context.freshness.caches,
         ...database.caches,
+        ...limiter.caches,
       ],
     },
     exposed,
