@@ -165,13 +165,6 @@ export async function buildApp({
     {
       queueDepth: () => countUnsettled(database.reader),
       pool: () => database.poolStats(),
-      caches: () => [
-        context.pages.cache,
-        ...keys.caches,
-        ...context.freshness.caches,
-        ...database.caches,
-        ...limiter.caches,
-      ],
     },
     exposed,
   );
@@ -207,13 +200,9 @@ export async function buildApp({
     sink,
   });
   const { queue, dispatcher, housekeeping, box, policy } = background;
-  const lifecycle = new Lifecycle(
-    () => {
-      if (config.worker) background.start();
-    },
-    // Half the shutdown deadline for requests being answered; the rest for what closes after.
-    { answerWithinMs: config.shutdownTimeoutMs / 2, log },
-  );
+  // Half the shutdown deadline for requests being answered; the rest for what closes after.
+  const lifecycle = new Lifecycle({ answerWithinMs: config.shutdownTimeoutMs / 2, log });
+  if (config.worker) lifecycle.whenServing(() => background.start());
   // Closing, in order, in the one hook so nothing closes ahead of what uses it: the listener
   // is closed (Fastify, before onClose); the requests still being answered are answered, those
   // whose clients went away too; the worker stops taking messages and finishes (or, on
@@ -232,6 +221,9 @@ export async function buildApp({
   }
   const freshness = freshnessFor(config, database, limiter, outages, log);
   const keys = new KeyAuthenticator(database, clock, config.env, freshness);
+  const pages = new PageCache(freshness.pagesKeptAtMostMs);
+  metrics.watch(() => [...database.caches, ...limiter.caches]);
+  metrics.watch(() => [pages.cache, ...keys.caches, ...freshness.caches]);
   const context: AppContext = {
     config,
     log,
@@ -242,7 +234,7 @@ export async function buildApp({
     queue,
     metrics,
     outages,
-    pages: new PageCache(freshness.pagesKeptAtMostMs),
+    pages,
     freshness,
     keysChanged: (accountId) => freshness.keysChanged(accountId),
     idempotency: new IdempotentAnswers(database, clock, config.webhooks.secretKeys),
