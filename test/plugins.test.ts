@@ -1,0 +1,51 @@
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { describe, it } from 'node:test';
+import Fastify from 'fastify';
+import { buildApp } from '../src/app.js';
+import { systemClock } from '../src/clock.js';
+import { loadConfig } from '../src/config.js';
+import { createLog } from '../src/log.js';
+import { contextPlugin } from '../src/plugins/context.js';
+import { migrate, openDatabase, ping } from '../src/store/database.js';
+import { databaseOfItsOwn } from './helpers.js';
+
+function configFor(url: string) {
+  return loadConfig({
+    DATABASE_URL: url,
+    LOG_LEVEL: 'silent',
+    DEMO_ACCOUNT: 'false',
+    ...(process.env.TEST_REDIS_URL && {
+      REDIS_URL: process.env.TEST_REDIS_URL,
+      REDIS_KEY_PREFIX: `test-${randomUUID()}:`,
+    }),
+  });
+}
+
+describe('the app as plugins (docs/decisions/0011-app-as-plugins.md)', () => {
+  it('leaves open a database it is given: its caller closes it', async () => {
+    const { url, drop } = await databaseOfItsOwn();
+    const config = configFor(url);
+    const database = openDatabase(config.databaseUrl, { poolSize: 2 });
+    try {
+      await migrate(database);
+      const app = await buildApp({ config, database });
+      await app.ready();
+      await app.close();
+      await ping(database, 1_000);
+    } finally {
+      await database.close();
+      await drop();
+    }
+  });
+
+  it('refuses a plugin whose dependencies are not registered before it', async () => {
+    const config = configFor('sqlite::memory:');
+    const app = Fastify();
+    const basics = { config, clock: systemClock, log: createLog('silent') };
+    await assert.rejects(async () => {
+      await app.register(contextPlugin, basics);
+    }, /dependency 'store' of plugin 'context' is not registered/);
+    await app.close();
+  });
+});
