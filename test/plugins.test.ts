@@ -8,12 +8,12 @@ import { loadConfig } from '../src/config.js';
 import { createLog } from '../src/log.js';
 import { contextPlugin } from '../src/plugins/context.js';
 import { migrate, openDatabase, ping } from '../src/store/database.js';
-import { databaseOfItsOwn } from './helpers.js';
+import { captureLog, databaseOfItsOwn, newTenant } from './helpers.js';
 
-function configFor(url: string) {
+function configFor(url: string, logLevel = 'silent') {
   return loadConfig({
     DATABASE_URL: url,
-    LOG_LEVEL: 'silent',
+    LOG_LEVEL: logLevel,
     DEMO_ACCOUNT: 'false',
     ...(process.env.TEST_REDIS_URL && {
       REDIS_URL: process.env.TEST_REDIS_URL,
@@ -23,6 +23,43 @@ function configFor(url: string) {
 }
 
 describe('the app as plugins (docs/decisions/0011-app-as-plugins.md)', () => {
+  it('opens the database it is not given, and closes it, and /metrics’ port, with the app', async () => {
+    const { url, drop } = await databaseOfItsOwn();
+    const log = captureLog();
+    const app = await buildApp({
+      config: configFor(url, 'info'),
+      startLater: true,
+      logStream: log.stream,
+    });
+    try {
+      // As src/server.ts does: migrate, wait for Redis, serve.
+      await migrate(app.database);
+      await app.ready();
+      assert.ok(await app.outages.untilAnswers('redis'));
+      app.lifecycle.serve();
+      await newTenant(app);
+      const metrics = await app.listenMetrics('127.0.0.1', 0);
+      assert.equal((await fetch(metrics)).status, 200);
+
+      await app.close();
+      await assert.rejects(ping(app.database, 1_000));
+      await assert.rejects(fetch(metrics));
+      // Each closed by the plugin that opened it, in the reverse order of opening: the
+      // requests (the last) are answered before the store (the first) closes.
+      const closing = log
+        .lines()
+        .map((line) => String(line.msg))
+        .filter((msg) => msg.startsWith('shutdown:'));
+      assert.deepEqual(closing, [
+        'shutdown: requests answered, listener closed',
+        'shutdown: database closed',
+      ]);
+    } finally {
+      await app.close();
+      await drop();
+    }
+  });
+
   it('leaves open a database it is given: its caller closes it', async () => {
     const { url, drop } = await databaseOfItsOwn();
     const config = configFor(url);

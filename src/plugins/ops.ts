@@ -3,6 +3,7 @@ import { withTimeout } from '../clock.js';
 import { storeName } from '../config.js';
 import { Lifecycle } from '../ops/lifecycle.js';
 import { Metrics } from '../ops/metrics.js';
+import { startMetricsServer } from '../ops/metrics-server.js';
 import { Outages } from '../ops/outages.js';
 import { databaseFailure } from '../ops/startup-errors.js';
 import { ping } from '../store/database.js';
@@ -16,6 +17,9 @@ declare module 'fastify' {
     outages: Outages;
     /** Starting (API requests 503 until the dependencies answer), serving, or draining. */
     lifecycle: Lifecycle;
+    /** Serves /metrics on a listener of its own (METRICS=port), closed with the app; resolves
+     * to its URL. Called by src/server.ts, which does all the listening. */
+    listenMetrics(host: string, port: number): Promise<string>;
   }
 }
 
@@ -67,9 +71,14 @@ export const opsPlugin = fp<OpsOptions>(
     );
     // Half the shutdown deadline for requests being answered; the rest for what closes after.
     const lifecycle = new Lifecycle({ answerWithinMs: config.shutdownTimeoutMs / 2, log });
+    let metricsServer: Awaited<ReturnType<typeof startMetricsServer>> | undefined;
     app.decorate('metrics', metrics);
     app.decorate('outages', outages);
     app.decorate('lifecycle', lifecycle);
+    app.decorate('listenMetrics', async (host: string, port: number) => {
+      metricsServer = await startMetricsServer(metrics, host, port);
+      return metricsServer.url;
+    });
     if (!startLater) {
       // The caller gave a migrated database; Redis is connected to in the background.
       app.addHook('onReady', async () => {
@@ -77,6 +86,7 @@ export const opsPlugin = fp<OpsOptions>(
       });
     }
     app.addHook('onClose', async () => {
+      await metricsServer?.close();
       outages.close();
     });
   },

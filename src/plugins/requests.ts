@@ -115,11 +115,15 @@ export const requestsPlugin = fp<Basics>(
     registerErrorHandling(app);
     noStoreForSecrets(app);
 
-    // Closing: once the listener is closed (Fastify, before any onClose), the requests still
-    // being answered are answered, those whose clients went away too, before the plugins this
-    // one depends on close.
+    // Closing: /readyz turns 503 and answers end their connections while the listener closes
+    // (Fastify, before any onClose); then the requests still being answered are answered,
+    // those whose clients went away too, before the plugins this one depends on close.
+    app.addHook('preClose', async () => {
+      lifecycle.drain();
+    });
     app.addHook('onClose', async () => {
       await lifecycle.answered();
+      log.info('shutdown: requests answered, listener closed');
     });
   },
   { name: 'requests', dependencies: ['ops', 'guards', 'context'] },

@@ -21,7 +21,7 @@ export interface StoreOptions extends Basics {
  * refused) and the connections close.
  */
 export const storePlugin = fp<StoreOptions>(
-  async (app, { config, database: given }) => {
+  async (app, { config, log, database: given }) => {
     const database =
       given ??
       openDatabase(config.databaseUrl, {
@@ -32,6 +32,7 @@ export const storePlugin = fp<StoreOptions>(
     if (given) return;
     app.addHook('onClose', async () => {
       await database.close();
+      log.info('shutdown: database closed');
     });
   },
   { name: 'store' },
