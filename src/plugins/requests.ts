@@ -106,9 +106,10 @@ export const requestsPlugin = fp<Basics>(
       }
       // Each request goes on from the event loop's check phase: the requests read in one turn
       // are each taken this far, then answered back to back. Their answers leave together, so
-      // a client is woken once for many, and the same code runs many times in a row. A request
-      // no route matches is counted here, before its body is read: whatever it is answered
-      // (404, 405, a body refused), the answer carries the rate-limit headers.
+      // a client is woken once for many, and the same code runs many times in a row
+      // (docs/decisions/0037-request-path.md). A request no route matches is counted here,
+      // before its body is read: whatever it is answered (404, 405, a body refused), the
+      // answer carries the rate-limit headers.
       if (request.is404) setImmediate(() => countCaller(request, reply, done));
       else setImmediate(done);
     });
@@ -117,7 +118,8 @@ export const requestsPlugin = fp<Basics>(
 
     // Closing: /readyz turns 503 and answers end their connections while the listener closes
     // (Fastify, before any onClose); then the requests still being answered are answered,
-    // those whose clients went away too, before the plugins this one depends on close.
+    // those whose clients went away too, before the plugins this one depends on close
+    // (docs/decisions/0051-start-and-stop.md, 0011-app-as-plugins.md).
     app.addHook('preClose', async () => {
       lifecycle.drain();
     });

@@ -18,7 +18,7 @@ export interface StoreOptions extends Basics {
 /**
  * The store. The first plugin registered, so the last closed: after every request has been
  * answered and everything else that writes has stopped, the queued writes are committed (or
- * refused) and the connections close.
+ * refused) and the connections close (docs/decisions/0011-app-as-plugins.md).
  */
 export const storePlugin = fp<StoreOptions>(
   async (app, { config, log, database: given }) => {
