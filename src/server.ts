@@ -2,14 +2,13 @@ import { buildApp } from './app.js';
 import { systemClock } from './clock.js';
 import { type Config, ConfigError, loadConfig } from './config.js';
 import { createDemoAccountIfEmpty, type DemoAccount } from './domain/demo.js';
-import { startMetricsServer } from './ops/metrics-server.js';
 import {
   databaseFailure,
   listenFailure,
   StartupError,
   sqliteFailure,
 } from './ops/startup-errors.js';
-import { type Database, openDatabase, SchemaMismatchError } from './store/database.js';
+import { SchemaMismatchError } from './store/database.js';
 
 function loadConfigOrExit(): Config {
   try {
@@ -73,40 +72,34 @@ function couldNotStart(err: unknown): never {
 }
 
 const config = loadConfigOrExit();
-const database = openDatabaseOrExit();
+// The app opens the database (and closes it, last, in app.close()). The instance listens before
+// its database and Redis answer (they may start after it, in any order): until they do and the
+// schema is current, /readyz and the API answer 503.
+const app = await buildAppOrExit();
+const { database, outages, lifecycle } = app;
+const { log } = app.ctx;
 
-function openDatabaseOrExit(): Database {
+async function buildAppOrExit() {
   try {
-    return openDatabase(config.databaseUrl, {
-      poolSize: config.databasePoolSize,
-      statementTimeoutMs: config.databaseStatementTimeoutMs,
-    });
+    return await buildApp({ config, startLater: true });
   } catch (err) {
     exitWith(sqliteFailure(err, config.databaseUrl) ?? couldNotStart(err), err);
   }
 }
-// The instance listens before its database and Redis answer (they may start after it, in any
-// order): until they do and the schema is current, /readyz and the API answer 503.
-const app = await buildApp({ config, database, startLater: true });
-const { log, outages, lifecycle } = app.ctx;
 // Fastify logs "Server listening at …" (at info) itself.
 try {
   await app.listen({ host: config.host, port: config.port });
 } catch (err) {
   exitWith(listenFailure(err, config.host, config.port) ?? couldNotStart(err), err);
 }
-const metricsServer = await listenMetrics();
-
-async function listenMetrics() {
-  if (config.metrics.mode !== 'port') return undefined;
+if (config.metrics.mode === 'port') {
   const { host, port } = config.metrics;
   try {
-    return await startMetricsServer(app.ctx.metrics, host, port);
+    log.info({ url: await app.listenMetrics(host, port) }, 'metrics listening');
   } catch (err) {
     exitWith(listenFailure(err, host, port, 'METRICS_') ?? couldNotStart(err), err);
   }
 }
-if (metricsServer) log.info({ url: metricsServer.url }, 'metrics listening');
 const address = app.server.address();
 const port = typeof address === 'object' && address ? address.port : config.port;
 const host = config.host.includes(':') ? `[${config.host}]` : config.host;
@@ -127,7 +120,7 @@ async function bringUp(): Promise<void> {
     try {
       await (config.migrateOnStart ? database.schema.migrate() : database.schema.assertCurrent());
       if (config.demoAccount) {
-        demo = await createDemoAccountIfEmpty(database, systemClock, app.ctx.passwords, config.env);
+        demo = await createDemoAccountIfEmpty(database, systemClock, app.passwords, config.env);
       }
       break;
     } catch (err) {
@@ -145,10 +138,11 @@ async function bringUp(): Promise<void> {
 
 let stopping = false;
 /**
- * Graceful shutdown: /readyz turns 503, the listener stops taking connections, requests in
- * flight are answered (for half of SHUTDOWN_TIMEOUT_SECONDS at most), the worker finishes (or,
- * on BullMQ, hands back) what it holds, the writes queued are committed, pools close, exit 0.
- * Past SHUTDOWN_TIMEOUT_SECONDS, or on a second signal, exit 1 at once.
+ * Graceful shutdown: the app closes what it opened, each plugin its own (src/app.ts): /readyz
+ * turns 503, the listener stops taking connections, requests in flight are answered (for half
+ * of SHUTDOWN_TIMEOUT_SECONDS at most), the worker finishes (or, on BullMQ, hands back) what
+ * it holds, the writes queued are committed, pools close, exit 0. Past
+ * SHUTDOWN_TIMEOUT_SECONDS, or on a second signal, exit 1 at once.
  */
 async function stop(signal: string): Promise<void> {
   if (stopping) {
@@ -156,9 +150,6 @@ async function stop(signal: string): Promise<void> {
     process.exit(1);
   }
   stopping = true;
-  // Half the deadline for the requests in flight; the worker, Redis and the database close in
-  // the other half (the database after the writes queued are committed and synced).
-  lifecycle.drain();
   log.info(
     { signal, deadlineMs: config.shutdownTimeoutMs },
     'shutting down: finishing in-flight requests',
@@ -170,10 +161,7 @@ async function stop(signal: string): Promise<void> {
   // Connections that go idle after their last answer are closed as they do.
   setInterval(() => app.server.closeIdleConnections(), 250).unref();
   await app.close();
-  log.info('shutdown: requests answered, listener closed, worker stopped');
-  await metricsServer?.close();
-  await database.close();
-  log.info('shut down: database closed, exiting');
+  log.info('shut down, exiting');
   process.exit(0);
 }
 process.on('SIGTERM', () => void stop('SIGTERM'));

@@ -173,6 +173,8 @@ describe('metrics', () => {
     assert.ok((sample(text, 'cache_entries', { cache: 'keys' }) ?? 0) >= 1);
     assert.ok((sample(text, 'cache_hits_total', { cache: 'keys' }) ?? 0) >= 2);
     assert.ok(sample(text, 'cache_evictions_total', pages) !== undefined);
+    // The limiter's windows, kept per key between the turns of its windows.
+    assert.ok((sample(text, 'cache_hits_total', { cache: 'limit windows' }) ?? 0) >= 2);
   });
 
   it('counts rate-limit refusals, deprecated calls, message outcomes and the queue depth', async () => {

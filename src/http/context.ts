@@ -18,7 +18,8 @@ import type { IdempotentAnswers } from './idempotency.js';
 import type { PageCache } from './page-cache.js';
 import type { SignInThrottle } from './sign-in-throttle.js';
 
-/** What routes need from the app: built once in buildApp, reached as `app.ctx`. */
+/** What routes need from the app, reached as `app.ctx`: put together by the context plugin
+ * (src/plugins/context.ts) from what the plugins before it provide. */
 export interface AppContext {
   config: Config;
   /** The service's logger; a request's own is `request.log` (its id bound). */

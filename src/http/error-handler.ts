@@ -132,10 +132,6 @@ export function logFailure(request: FastifyRequest, err: unknown, apiError: ApiE
   } else if (apiError.code !== 'service_unavailable') request.log.error({ err }, 'request failed');
 }
 
-/**
- * @param countCaller Runs before the 404/405 answer: authenticates and counts the caller, as
- *   the API's own routes do (see app.ts).
- */
 /** How much of a refused body is read and thrown away, at most, before the connection is
  * closed instead. */
 const DISCARD_BYTES = 16 * 1024 * 1024;
@@ -175,8 +171,8 @@ export function registerErrorHandling(app: FastifyInstance): void {
   });
 
   // An unknown path is 404; a known path asked with another method is 405 with `Allow`
-  // (RFC 9110 §15.5.6). Under the API the caller was counted first (app.ts), so these answers
-  // carry the rate-limit headers like every other.
+  // (RFC 9110 §15.5.6). Under the API the caller was counted first (src/plugins/requests.ts),
+  // so these answers carry the rate-limit headers like every other.
   app.setNotFoundHandler((request, reply) => {
     const path = request.url.split('?')[0] ?? '/';
     const allowed = METHODS.filter((method) => app.findRoute({ method, url: path }) !== null);

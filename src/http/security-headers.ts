@@ -15,7 +15,8 @@ const HSTS = 'max-age=31536000; includeSubDomains';
 /**
  * Headers for every answer, whatever it is (errors included): `nosniff`, so no browser reads
  * a JSON answer as a script or a page; and in production, where the service is reached over
- * HTTPS only, HSTS. Set by the hook every request meets (src/app.ts), before anything can fail.
+ * HTTPS only, HSTS. Set by the hook every request meets (src/plugins/requests.ts), before
+ * anything can fail.
  */
 export function everyAnswer(config: Config): (reply: FastifyReply) => void {
   if (config.env === 'production') {

@@ -1,3 +1,4 @@
+import { BoundedCache, type CacheStats } from '../bounded-cache.js';
 import type { Clock } from '../clock.js';
 import type { Limits } from '../domain/plans.js';
 import { andThen, type MaybePromise } from '../maybe.js';
@@ -45,7 +46,7 @@ export interface Stale {
   versions: Versions | undefined;
 }
 
-/** (Subject, ban owner) pairs whose keys are kept at most; past it the cache starts again. */
+/** (Subject, ban owner) pairs whose windows are kept at most; past it the oldest go first. */
 const KEPT_SUBJECTS = 10_000;
 
 /** One window as it applies at the time of a request. */
@@ -110,9 +111,12 @@ export interface RateLimiterOptions {
 export class RateLimiter {
   private readonly windowSeconds: Record<WindowName, number>;
   private readonly prefix: string;
-  /** By subject, then by ban owner: an account's keys used side by side each keep theirs. */
-  private readonly subjects = new Map<string, Map<string, SubjectWindows>>();
-  private keptWindows = 0;
+  /** By subject and ban owner: an account's keys used side by side each keep theirs. */
+  private readonly kept = new BoundedCache<string, SubjectWindows>('limit windows', {
+    maxEntries: KEPT_SUBJECTS,
+  });
+  /** What it keeps, for /metrics. */
+  readonly caches: readonly CacheStats[] = [this.kept];
 
   constructor(
     readonly store: CounterStore,
@@ -237,16 +241,17 @@ export class RateLimiter {
   /** The subject's windows, keys and counters now (for this ban owner): those kept, unless a
    * window has turned or the limits changed since they were built. */
   private windowsOf(subject: Subject, limits: Limits, nowMs: number): SubjectWindows {
-    const kept = this.subjects.get(subject.id)?.get(subject.banId);
-    if (
-      kept !== undefined &&
-      nowMs < kept.untilMs &&
-      nowMs >= kept.fromMs &&
-      kept.limits.perMinute === limits.perMinute &&
-      kept.limits.perDay === limits.perDay
-    ) {
-      return kept;
-    }
+    // Neither an id nor a ban owner holds a space.
+    const key = `${subject.id} ${subject.banId}`;
+    const kept = this.kept.get(
+      key,
+      (kept) =>
+        nowMs < kept.untilMs &&
+        nowMs >= kept.fromMs &&
+        kept.limits.perMinute === limits.perMinute &&
+        kept.limits.perDay === limits.perDay,
+    );
+    if (kept !== undefined) return kept;
     const windows = this.windows(limits, nowMs);
     const base = this.keyBase(subject.id);
     const current: SubjectWindows = {
@@ -278,17 +283,7 @@ export class RateLimiter {
       },
       policy: windows.map((w) => `"${w.name}";q=${w.limit};w=${w.seconds}`).join(', '),
     };
-    if (this.keptWindows >= KEPT_SUBJECTS) {
-      this.subjects.clear();
-      this.keptWindows = 0;
-    }
-    let byBanOwner = this.subjects.get(subject.id);
-    if (byBanOwner === undefined) {
-      byBanOwner = new Map();
-      this.subjects.set(subject.id, byBanOwner);
-    }
-    if (!byBanOwner.has(subject.banId)) this.keptWindows++;
-    byBanOwner.set(subject.banId, current);
+    this.kept.set(key, current);
     return current;
   }
 

@@ -27,9 +27,10 @@ export class Lifecycle {
   /** One listener for every response (no closure a request): `this` is the response. */
   private readonly closed: (this: ServerResponse) => void;
 
+  /** What begins once the dependencies answer (the worker, the dispatcher, housekeeping). */
+  private readonly starts: Array<() => void> = [];
+
   constructor(
-    /** What begins once the dependencies answer (the message worker). */
-    private readonly onServe: () => void,
     /** How long `answered` waits (within the process's own shutdown deadline, so what closes
      * after it still has time); past it, what is still being answered is given up on, and
      * `log` says so. */
@@ -44,11 +45,17 @@ export class Lifecycle {
     };
   }
 
+  /** `start` runs once the instance serves (at once if it does already). */
+  whenServing(start: () => void): void {
+    this.starts.push(start);
+    if (!this.starting) start();
+  }
+
   /** The dependencies answer and the schema is current: requests are served from now on. */
   serve(): void {
     if (!this.starting) return;
     this.starting = false;
-    this.onServe();
+    for (const start of this.starts) start();
   }
 
   /** A request began: it is in flight until its response closes, answered; or, when its

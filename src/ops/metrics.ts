@@ -9,8 +9,6 @@ export interface MetricSources {
   queueDepth: () => Promise<number>;
   /** The PostgreSQL pool (undefined on SQLite). */
   pool: () => PoolStats | undefined;
-  /** The instance's caches (read at scrape time). */
-  caches?: () => Iterable<CacheStats>;
 }
 
 /** Cache metrics: each counts or measures one thing of every cache, labelled by its name. */
@@ -45,6 +43,8 @@ export class Metrics implements OutageObserver {
   private readonly up: Gauge<'dependency'>;
   // One child per label set, so a request costs no label hashing after the first of its kind.
   private readonly children = new Map<string, { count: Counter; seconds: Histogram }>();
+  /** The instance's caches, each told by its owner (`watch`), read at scrape time. */
+  private readonly caches: Array<() => Iterable<CacheStats>> = [];
 
   /**
    * @param processMetrics Node's process metrics (event-loop lag, GC, heap…): they watch the process
@@ -112,7 +112,7 @@ export class Metrics implements OutageObserver {
         if (depth !== undefined) this.set(depth);
       },
     });
-    const caches = sources.caches ?? (() => []);
+    const caches = () => this.caches.flatMap((source) => [...source()]);
     for (const [name, help, read] of CACHE_METRICS) {
       new Counter({
         name,
@@ -149,6 +149,11 @@ export class Metrics implements OutageObserver {
         },
       });
     }
+  }
+
+  /** Adds caches to those /metrics shows (`cache_*{cache="…"}`), read at each scrape. */
+  watch(caches: () => Iterable<CacheStats>): void {
+    this.caches.push(caches);
   }
 
   request(method: string, route: string, status: number, seconds: number): void {

@@ -1,0 +1,36 @@
+import fp from 'fastify-plugin';
+import { countApiCaller } from '../http/auth.js';
+import { RateLimitGuard } from '../http/rate-limit.js';
+import { SignInThrottle } from '../http/sign-in-throttle.js';
+import type { Basics } from './basics.js';
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** Counts each request against its caller's limits, refusing past them. */
+    rateLimitGuard: RateLimitGuard;
+    /** Password attempts, counted before the hash: the API's HTTP Basic and the portal's forms. */
+    signIn: SignInThrottle;
+    /** Counts the caller of a request no route matched (404, 405, an unreadable URL). */
+    countCaller(
+      request: FastifyRequest,
+      reply: FastifyReply,
+      done: (refusal?: Error) => void,
+    ): void;
+  }
+}
+
+/** What stands between a caller and the work: its limits and the password throttle. */
+export const guardsPlugin = fp<Basics>(
+  async (app, { config, clock, log }) => {
+    const { limiter, outages, metrics, keys, freshness } = app;
+    const { onStoreError } = config.rateLimit;
+    const guard = new RateLimitGuard(limiter, onStoreError, outages, metrics, log);
+    app.decorate('rateLimitGuard', guard);
+    app.decorate(
+      'signIn',
+      new SignInThrottle(limiter, clock, onStoreError, outages, config.webhooks.secretKeys),
+    );
+    app.decorate('countCaller', countApiCaller(keys, guard, freshness));
+  },
+  { name: 'guards', dependencies: ['limits', 'ops', 'caches'] },
+);
