@@ -73,7 +73,7 @@ export async function createAccount(
     id: `acct_${randomBase62(16)}`,
     email,
     password_hash: await hashPassword(input.password),
-    plan: 'free',
+    plan: 'free' as const,
     per_minute: null,
     per_day: null,
     created_at: clock.now().toISOString(),

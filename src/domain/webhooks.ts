@@ -97,8 +97,7 @@ function toEndpoint(row: WebhookEndpointRow): WebhookEndpoint {
 }
 
 function toDelivery(row: DeliveryWithType): WebhookDelivery {
-  const status: DeliveryStatus =
-    row.status === 'sending' ? 'pending' : (row.status as DeliveryStatus);
+  const status: DeliveryStatus = row.status === 'sending' ? 'pending' : row.status;
   return {
     id: row.event_id,
     eventType: row.event_type,

@@ -9,7 +9,7 @@ import {
 } from './events-repository.js';
 import type { ReadDb, Tx } from './handles.js';
 import { preparedWrite } from './prepared.js';
-import type { MessageRow, NewMessageRow, Tables } from './tables.js';
+import type { MessageRow, MessageStatus, NewMessageRow, Tables } from './tables.js';
 
 const insertMessageQuery = preparedWrite((tx, p: NewMessageRow) =>
   tx.insertInto('messages').values({
@@ -63,7 +63,7 @@ export interface Lease {
 /** The columns a claim sets: processing, one more attempt, under the new lease. */
 function underLease(lease: Lease) {
   return (eb: ExpressionBuilder<Tables, 'messages'>) => ({
-    status: 'processing',
+    status: 'processing' as const,
     attempts: eb('attempts', '+', 1),
     lease_token: lease.token,
     lease_until: lease.until,
@@ -136,7 +136,7 @@ const settleQuery = preparedWrite(
     p: {
       id: string;
       token: string;
-      status: string;
+      status: MessageStatus;
       updatedAt: string;
       /** Null keeps it. */
       availableAt: string | null;
@@ -167,7 +167,7 @@ export async function settle(
   id: string,
   token: string,
   changes: {
-    status: string;
+    status: MessageStatus;
     updated_at: string;
     available_at?: string;
     failure_reason?: string | null;

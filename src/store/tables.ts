@@ -3,11 +3,28 @@ import type { ColumnType, Insertable, Selectable } from 'kysely';
 /** SQLite hands back timestamps as ISO text, PostgreSQL (`timestamptz`) as Date. */
 type Timestamp = ColumnType<Date | string, string, string>;
 
+// What each status column may hold. The domain re-exports these lists (its rules say how a
+// row moves between them) and the HTTP schemas make their enums of them.
+export const PLANS = ['free', 'pro', 'business', 'enterprise'] as const;
+export type Plan = (typeof PLANS)[number];
+export const PET_STATUSES = ['available', 'pending', 'sold'] as const;
+export type PetStatus = (typeof PET_STATUSES)[number];
+export const ORDER_STATUSES = ['placed', 'approved', 'delivered', 'cancelled'] as const;
+export type OrderStatus = (typeof ORDER_STATUSES)[number];
+/** queued → processing → sent, or back to queued for a retry, or failed after the last try. */
+export const MESSAGE_STATUSES = ['queued', 'processing', 'sent', 'failed'] as const;
+export type MessageStatus = (typeof MESSAGE_STATUSES)[number];
+/**
+ * pending → sending (under a lease) → delivered, back to pending to retry, or failed. The API
+ * shows `sending` as `pending` (src/domain/webhooks.ts).
+ */
+export type WebhookDeliveryStatus = 'pending' | 'sending' | 'delivered' | 'failed';
+
 export interface AccountsTable {
   id: string;
   email: string;
   password_hash: string;
-  plan: string;
+  plan: Plan;
   /** Custom limits of an enterprise account; null means the plan's numbers. */
   per_minute: number | null;
   per_day: number | null;
@@ -39,7 +56,7 @@ export interface PetsTable {
   account_id: string;
   name: string;
   category_id: number;
-  status: string;
+  status: PetStatus;
   created_at: Timestamp;
   updated_at: Timestamp;
 }
@@ -48,7 +65,7 @@ export interface MessagesTable {
   id: string;
   account_id: string;
   message: string;
-  status: string;
+  status: MessageStatus;
   attempts: number;
   /** When the message may next be claimed (creation, or after a retry's back-off). */
   available_at: Timestamp;
@@ -71,7 +88,7 @@ export interface OrdersTable {
   id: number;
   account_id: string;
   pet_id: number;
-  status: string;
+  status: OrderStatus;
   created_at: Timestamp;
   updated_at: Timestamp;
 }
@@ -144,7 +161,7 @@ export interface WebhookDeliveriesTable {
   event_id: string;
   account_id: string;
   resource: string;
-  status: string;
+  status: WebhookDeliveryStatus;
   attempts: number;
   available_at: Timestamp;
   lease_token: string | null;
