@@ -13,12 +13,22 @@ export type NewEventRow = {
   created_at: string;
 };
 
-/** The event and the type as it stands in `webhook_endpoints.event_types`: between spaces. */
-type Fanned = NewEventRow & { needle: string };
-
 export const EVENT_COLUMNS = sql`account_id, id, type, resource, data, created_at`;
 export const DELIVERY_COLUMNS = sql`endpoint_id, event_id, account_id, resource, status, attempts,
   available_at, created_at, updated_at`;
+
+/**
+ * Whether the endpoint `endpoint` wants events of `type`: it has a row in
+ * webhook_endpoint_events for the type, or for `*`; a lookup of that table's key each. Two
+ * EXISTS, not one with `in (type, '*')`: SQLite plans a lone EXISTS as a join, which costs
+ * every fan-out more than both lookups (docs/decisions/0010-typed-columns.md).
+ */
+export function wants(endpoint: RawBuilder<unknown>, type: string | RawBuilder<unknown>) {
+  const wanted = (what: unknown) => sql`exists (
+    select 1 from webhook_endpoint_events t
+    where t.endpoint_id = ${endpoint} and t.event_type = ${what})`;
+  return sql<boolean>`(${wanted(type)} or ${wanted(sql.lit('*'))})`;
+}
 
 /**
  * PostgreSQL: the deliveries of the events `source` names (a CTE of inserted events, with
@@ -30,17 +40,7 @@ export function fanOutOf(source: RawBuilder<unknown>) {
       ev.created_at, ev.created_at, ev.created_at
     from ${source} ev
     join webhook_endpoints e on e.account_id = ev.account_id
-    where e.enabled = 1
-      and (e.event_types = ' * ' or strpos(e.event_types, ' ' || ev.type || ' ') > 0)`;
-}
-
-/**
- * An event type as `webhook_endpoints.event_types` holds it, between spaces, to find with
- * instr/strpos. Not LIKE: SQLite prepares a statement again every time the parameter on the
- * right of a LIKE changes (its LIKE optimisation), which cost each write ~15 µs.
- */
-export function typeNeedle(type: string): string {
-  return ` ${type} `;
+    where e.enabled and ${wants(sql.ref('e.id'), sql.ref('ev.type'))}`;
 }
 
 /**
@@ -54,14 +54,15 @@ const insertEventSqlite = preparedWrite((tx: Tx, p: NewEventRow) => ({
       tx,
     ),
 }));
-const fanOutSqlite = preparedWrite((tx: Tx, p: Fanned) => ({
+const fanOutSqlite = preparedWrite((tx: Tx, p: NewEventRow) => ({
   compile: () =>
     sql`insert into webhook_deliveries (${DELIVERY_COLUMNS})
       select e.id, ${p.id}, e.account_id, ${p.resource}, 'pending', 0,
         ${p.created_at}, ${p.created_at}, ${p.created_at}
       from webhook_endpoints e
-      where e.account_id = ${p.account_id} and e.enabled = 1
-        and (e.event_types = ' * ' or instr(e.event_types, ${p.needle}) > 0)`.compile(tx),
+      where e.account_id = ${p.account_id} and e.enabled and ${wants(sql.ref('e.id'), p.type)}`.compile(
+      tx,
+    ),
 }));
 
 /**
@@ -89,7 +90,7 @@ export async function insertEvent(tx: Tx, row: NewEventRow): Promise<void> {
     return;
   }
   await insertEventSqlite(tx, row);
-  await fanOutSqlite(tx, { ...row, needle: typeNeedle(row.type) });
+  await fanOutSqlite(tx, row);
 }
 
 /**

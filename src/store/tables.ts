@@ -140,10 +140,8 @@ export interface WebhookEndpointsTable {
   id: string;
   account_id: string;
   url: string;
-  /** The event types between spaces (` pet.created order.placed `), or ` * `. */
-  event_types: string;
-  /** 1 or 0. */
-  enabled: number;
+  /** SQLite holds 1 or 0, answered as a boolean (src/store/sqlite-statements.ts). */
+  enabled: boolean;
   disabled_reason: string | null;
   /** The signing secret, encrypted under the server's key (src/domain/secret-box.ts). */
   secret: string;
@@ -154,6 +152,12 @@ export interface WebhookEndpointsTable {
   answered_at: Timestamp | null;
   created_at: Timestamp;
   updated_at: Timestamp;
+}
+
+/** The event types an endpoint wants, a row each; `*` for every type, now and later. */
+export interface WebhookEndpointEventsTable {
+  endpoint_id: string;
+  event_type: string;
 }
 
 export interface WebhookDeliveriesTable {
@@ -176,6 +180,7 @@ export interface WebhookDeliveriesTable {
 export interface Tables {
   events: EventsTable;
   webhook_endpoints: WebhookEndpointsTable;
+  webhook_endpoint_events: WebhookEndpointEventsTable;
   webhook_deliveries: WebhookDeliveriesTable;
   id_counters: IdCountersTable;
   accounts: AccountsTable;
@@ -198,7 +203,8 @@ export type MessageRow = Selectable<MessagesTable>;
 export type NewMessageRow = Required<Insertable<MessagesTable>>;
 export type OrderRow = Selectable<OrdersTable>;
 export type EventRow = Selectable<EventsTable>;
-export type WebhookEndpointRow = Selectable<WebhookEndpointsTable>;
+/** An endpoint with the event types it wants: its rows of webhook_endpoint_events, sorted. */
+export type WebhookEndpointRow = Selectable<WebhookEndpointsTable> & { event_types: string[] };
 export type WebhookDeliveryRow = Selectable<WebhookDeliveriesTable>;
 export type IdempotencyKeyRow = Selectable<IdempotencyKeysTable>;
 
