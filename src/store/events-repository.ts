@@ -1,7 +1,7 @@
 import { PostgresAdapter, type RawBuilder, sql } from 'kysely';
 import type { ReadDb, Tx } from './handles.js';
 import { preparedWrite } from './prepared.js';
-import type { EventRow, WebhookDeliveryRow } from './tables.js';
+import { columnList, type EventRow, type WebhookDeliveryRow } from './tables.js';
 
 /** An event as inserted. */
 export type NewEventRow = {
@@ -13,9 +13,35 @@ export type NewEventRow = {
   created_at: string;
 };
 
-export const EVENT_COLUMNS = sql`account_id, id, type, resource, data, created_at`;
-export const DELIVERY_COLUMNS = sql`endpoint_id, event_id, account_id, resource, status, attempts,
-  available_at, created_at, updated_at`;
+/** An event's columns, in the order the inserts give their values. */
+export const EVENT_COLUMNS = columnList('events', [
+  'account_id',
+  'id',
+  'type',
+  'resource',
+  'data',
+  'created_at',
+]);
+/** What the fan-out needs of an event (fanOutOf's source). */
+export const FANNED_COLUMNS = columnList('events', [
+  'account_id',
+  'id',
+  'type',
+  'resource',
+  'created_at',
+]);
+/** A new delivery's columns, in the order the fan-out selects their values. */
+export const DELIVERY_COLUMNS = columnList('webhook_deliveries', [
+  'endpoint_id',
+  'event_id',
+  'account_id',
+  'resource',
+  'status',
+  'attempts',
+  'available_at',
+  'created_at',
+  'updated_at',
+]);
 
 /**
  * Whether the endpoint `endpoint` wants events of `type`: it has a row in
@@ -31,8 +57,8 @@ export function wants(endpoint: RawBuilder<unknown>, type: string | RawBuilder<u
 }
 
 /**
- * PostgreSQL: the deliveries of the events `source` names (a CTE of inserted events, with
- * `account_id, id, type, resource, created_at`), one per enabled endpoint of the event's
+ * PostgreSQL: the deliveries of the events `source` names (a CTE of inserted events, returning
+ * FANNED_COLUMNS), one per enabled endpoint of the event's
  * account that wants its type: the fan-out, for `insert into webhook_deliveries`.
  */
 export function fanOutOf(source: RawBuilder<unknown>) {
@@ -74,7 +100,7 @@ const insertEventPostgres = preparedWrite((tx: Tx, p: NewEventRow) => ({
     sql`with event as (
         insert into events (${EVENT_COLUMNS})
         values (${p.account_id}, ${p.id}, ${p.type}, ${p.resource}, ${p.data}, ${p.created_at})
-        returning account_id, id, type, resource, created_at
+        returning ${FANNED_COLUMNS}
       )
       insert into webhook_deliveries (${DELIVERY_COLUMNS})
       ${fanOutOf(sql`event`)}`.compile(tx),

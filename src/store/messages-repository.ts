@@ -3,6 +3,7 @@ import type { Database } from './database.js';
 import {
   DELIVERY_COLUMNS,
   EVENT_COLUMNS,
+  FANNED_COLUMNS,
   fanOutOf,
   insertEvent,
   type NewEventRow,
@@ -224,7 +225,7 @@ const settleSentPostgres = preparedWrite(
             ${p.createdAt}::timestamptz[])
             as v (message_id, account_id, id, type, resource, data, created_at)
           where v.message_id in (select id from settled)
-          returning account_id, id, type, resource, created_at
+          returning ${FANNED_COLUMNS}
         ), fanned as (
           insert into webhook_deliveries (${DELIVERY_COLUMNS})
           ${fanOutOf(sql`event`)}

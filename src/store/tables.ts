@@ -1,4 +1,4 @@
-import type { ColumnType, Insertable, Selectable } from 'kysely';
+import { type ColumnType, type Insertable, type RawBuilder, type Selectable, sql } from 'kysely';
 
 /** SQLite hands back timestamps as ISO text, PostgreSQL (`timestamptz`) as Date. */
 type Timestamp = ColumnType<Date | string, string, string>;
@@ -207,6 +207,17 @@ export type EventRow = Selectable<EventsTable>;
 export type WebhookEndpointRow = Selectable<WebhookEndpointsTable> & { event_types: string[] };
 export type WebhookDeliveryRow = Selectable<WebhookDeliveriesTable>;
 export type IdempotencyKeyRow = Selectable<IdempotencyKeysTable>;
+
+/**
+ * A list of `table`'s columns for raw SQL (`insert into events (${list}) …`): named from the
+ * table's interface, so a misspelt or dropped column does not compile.
+ */
+export function columnList<T extends keyof Tables>(
+  _table: T,
+  columns: ReadonlyArray<keyof Tables[T] & string>,
+): RawBuilder<unknown> {
+  return sql.join(columns.map((column) => sql.ref(column)));
+}
 
 // What toISOString() writes, and what we store in SQLite: already canonical, nothing to do.
 const CANONICAL_ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
