@@ -1,4 +1,5 @@
 import { PostgresAdapter, type RawBuilder, sql } from 'kysely';
+import type { Dialect } from './database.js';
 import type { ReadDb, Tx } from './handles.js';
 import { preparedWrite } from './prepared.js';
 import { columnList, type EventRow, type WebhookDeliveryRow } from './tables.js';
@@ -45,15 +46,22 @@ export const DELIVERY_COLUMNS = columnList('webhook_deliveries', [
 
 /**
  * Whether the endpoint `endpoint` wants events of `type`: it has a row in
- * webhook_endpoint_events for the type, or for `*`; a lookup of that table's key each. Two
- * EXISTS, not one with `in (type, '*')`: SQLite plans a lone EXISTS as a join, which costs
- * every fan-out more than both lookups (docs/decisions/0010-typed-columns.md).
+ * webhook_endpoint_events for the type, or for `*`, found by that table's key. Written for
+ * each planner (docs/decisions/0010-typed-columns.md): PostgreSQL makes one EXISTS with
+ * `in (type, '*')` a semi-join that looks up the key per endpoint, where an OR of two EXISTS
+ * became a hash of every account's rows of the type; SQLite plans that one EXISTS as a join
+ * that costs every fan-out more than two EXISTS, a lookup each.
  */
-export function wants(endpoint: RawBuilder<unknown>, type: string | RawBuilder<unknown>) {
-  const wanted = (what: unknown) => sql`exists (
+export function wants(
+  dialect: Dialect,
+  endpoint: RawBuilder<unknown>,
+  type: string | RawBuilder<unknown>,
+) {
+  const wanted = (types: RawBuilder<unknown>) => sql<boolean>`exists (
     select 1 from webhook_endpoint_events t
-    where t.endpoint_id = ${endpoint} and t.event_type = ${what})`;
-  return sql<boolean>`(${wanted(type)} or ${wanted(sql.lit('*'))})`;
+    where t.endpoint_id = ${endpoint} and t.event_type ${types})`;
+  if (dialect === 'postgres') return wanted(sql`in (${type}, '*')`);
+  return sql<boolean>`(${wanted(sql`= ${type}`)} or ${wanted(sql`= '*'`)})`;
 }
 
 /**
@@ -66,7 +74,7 @@ export function fanOutOf(source: RawBuilder<unknown>) {
       ev.created_at, ev.created_at, ev.created_at
     from ${source} ev
     join webhook_endpoints e on e.account_id = ev.account_id
-    where e.enabled and ${wants(sql.ref('e.id'), sql.ref('ev.type'))}`;
+    where e.enabled and ${wants('postgres', sql.ref('e.id'), sql.ref('ev.type'))}`;
 }
 
 /**
@@ -86,9 +94,8 @@ const fanOutSqlite = preparedWrite((tx: Tx, p: NewEventRow) => ({
       select e.id, ${p.id}, e.account_id, ${p.resource}, 'pending', 0,
         ${p.created_at}, ${p.created_at}, ${p.created_at}
       from webhook_endpoints e
-      where e.account_id = ${p.account_id} and e.enabled and ${wants(sql.ref('e.id'), p.type)}`.compile(
-      tx,
-    ),
+      where e.account_id = ${p.account_id} and e.enabled
+        and ${wants('sqlite', sql.ref('e.id'), p.type)}`.compile(tx),
 }));
 
 /**

@@ -1,5 +1,5 @@
 import { type Insertable, PostgresAdapter, sql, type Updateable } from 'kysely';
-import type { Database } from './database.js';
+import type { Database, Dialect } from './database.js';
 import { wants } from './events-repository.js';
 import type { ReadDb, Tx } from './handles.js';
 import { preparedQuery } from './prepared.js';
@@ -533,7 +533,8 @@ export async function endpointFailed(
 const anyEndpointWantsQuery = preparedQuery((db, p: { accountId: string; type: string }) => ({
   compile: () =>
     sql<{ id: string }>`select e.id from webhook_endpoints e
-      where e.account_id = ${p.accountId} and e.enabled and ${wants(sql.ref('e.id'), p.type)}
+      where e.account_id = ${p.accountId} and e.enabled
+        and ${wants(dialectOf(db), sql.ref('e.id'), p.type)}
       limit 1`.compile(db),
 }));
 
@@ -567,4 +568,8 @@ export async function deliveryStatusCounts(
     .groupBy('status')
     .execute();
   return new Map(rows.map((row) => [row.status, Number(row.n)]));
+}
+
+function dialectOf(db: ReadDb): Dialect {
+  return db.getExecutor().adapter instanceof PostgresAdapter ? 'postgres' : 'sqlite';
 }
