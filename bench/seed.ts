@@ -85,7 +85,7 @@ async function tenant(database: Database, pets: number, env: 'production') {
           id: first + done + i,
           name: `Pet ${done + i}`,
           category_id: category.id,
-          status: STATUSES[(done + i) % 3] as string,
+          status: STATUSES[(done + i) % 3] ?? 'available',
           created_at: now,
           updated_at: now,
         }));

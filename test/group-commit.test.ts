@@ -83,7 +83,11 @@ for (const target of targets) {
     it('refuses a blind write whose statement throws, and only it', async () => {
       const before = await names();
       const at = new Date().toISOString();
-      const row = { account_id: accountId, category_id: categoryId, status: 'available' };
+      const row = {
+        account_id: accountId,
+        category_id: categoryId,
+        status: 'available' as const,
+      };
       assert.deepEqual(
         await settled([
           database.write((tx) => pet(tx, 'Beside 1'), blind()),

@@ -14,7 +14,7 @@ const row = (accountId: string, categoryId: number) => {
     account_id: accountId,
     name: 'Handle',
     category_id: categoryId,
-    status: 'available',
+    status: 'available' as const,
     created_at: at,
     updated_at: at,
   };

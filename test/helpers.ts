@@ -107,6 +107,23 @@ function testDatabase(): { url: string; drop: () => Promise<void> } {
   return { url, drop: async () => cleanup() };
 }
 
+/** The stores a migration is tested on: SQLite always, PostgreSQL when TEST_DATABASE_URL is set. */
+export const dialects = [
+  'sqlite',
+  ...(process.env.TEST_DATABASE_URL ? ['postgres' as const] : []),
+] as const;
+
+/** An empty database of its own on `dialect`'s store: migrations are tested from their start. */
+export async function emptyDatabase(
+  dialect: 'sqlite' | 'postgres',
+): Promise<{ url: string; drop: () => Promise<void> }> {
+  if (dialect === 'sqlite') {
+    const made = sqliteDatabaseUrl();
+    return { url: made.url, drop: async () => made.cleanup() };
+  }
+  return freshPostgres(process.env.TEST_DATABASE_URL as string);
+}
+
 /** A fresh SQLite file, whatever TEST_DATABASE_URL says (for SQLite-only behaviour). */
 export function sqliteDatabaseUrl(): { url: string; cleanup: () => void } {
   const file = join(tmpdir(), `animal-store-test-${randomUUID()}.db`);

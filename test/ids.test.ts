@@ -14,9 +14,9 @@ import {
   as,
   createCategory,
   createPet as createPetThroughApi,
-  freshPostgres,
+  dialects,
+  emptyDatabase,
   newTenant,
-  sqliteDatabaseUrl,
   startApp,
   type TestApp,
   testPasswords,
@@ -82,26 +82,12 @@ describe('per-account ids through the API', () => {
   });
 });
 
-/** A database of its own on each store: migrations are tested from their start. */
-async function ownDatabase(dialect: 'sqlite' | 'postgres') {
-  if (dialect === 'sqlite') {
-    const made = sqliteDatabaseUrl();
-    return { url: made.url, drop: async () => made.cleanup() };
-  }
-  return freshPostgres(process.env.TEST_DATABASE_URL as string);
-}
-
-const dialects = [
-  'sqlite',
-  ...(process.env.TEST_DATABASE_URL ? ['postgres' as const] : []),
-] as const;
-
 for (const dialect of dialects) {
   describe(`per-account ids, the migration (${dialect})`, () => {
     let own: { url: string; drop: () => Promise<void> };
     let database: Database;
     before(async () => {
-      own = await ownDatabase(dialect);
+      own = await emptyDatabase(dialect);
       database = openDatabase(own.url, { poolSize: 2 });
     });
     after(async () => {
@@ -202,7 +188,7 @@ describe('per-account ids: two instances numbering one account at once (PostgreS
   let own: { url: string; drop: () => Promise<void> };
   let instances: Database[];
   before(async () => {
-    own = await ownDatabase('postgres');
+    own = await emptyDatabase('postgres');
     // A deadlock would not be broken within the test's time: it fails the test, not slows it.
     const admin = new pg.Client({ connectionString: own.url });
     await admin.connect();

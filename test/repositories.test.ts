@@ -8,6 +8,7 @@ import { createPet, listPetPage, updatePet } from '../src/domain/pets.js';
 import { listCategories } from '../src/store/categories-repository.js';
 import type { Database } from '../src/store/database.js';
 import { claimDue, findMessage, insertMessage, settle } from '../src/store/messages-repository.js';
+import type { MessageStatus } from '../src/store/tables.js';
 import { sqliteDatabaseUrl, storeWithAccount, testDatabaseUrl, testPasswords } from './helpers.js';
 
 // Services and repositories straight on the database: SQLite always, PostgreSQL when
@@ -113,7 +114,12 @@ for (const target of targets) {
 
     it('claims run-out leases first, then due messages oldest first, up to the limit', async () => {
       const at = (minute: number) => new Date(Date.UTC(2000, 0, 1, 0, minute)).toISOString();
-      const add = (id: string, status: string, availableMinute: number, leaseMinute?: number) =>
+      const add = (
+        id: string,
+        status: MessageStatus,
+        availableMinute: number,
+        leaseMinute?: number,
+      ) =>
         database.write((tx) =>
           insertMessage(tx, {
             id,

@@ -77,7 +77,7 @@ export async function signUp(
     id: `acct_${randomBase62(16)}`,
     email,
     password_hash: await passwords.hash(input.password),
-    plan: 'free',
+    plan: 'free' as const,
     per_minute: null,
     per_day: null,
     created_at: clock.now().toISOString(),

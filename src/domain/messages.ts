@@ -7,9 +7,9 @@ import { deliveryStatusCounts } from '../store/webhooks-repository.js';
 import { timeOrderedBase62 } from './random.js';
 import { fail, ok, type Result } from './result.js';
 
-/** queued → processing → sent, or back to queued for a retry, or failed after the last try. */
-export const MESSAGE_STATUSES = ['queued', 'processing', 'sent', 'failed'] as const;
-export type MessageStatus = (typeof MESSAGE_STATUSES)[number];
+/** The statuses a message may have: its row's (src/store/tables.ts). */
+export { MESSAGE_STATUSES } from '../store/tables.js';
+export type MessageStatus = MessageRow['status'];
 export const MESSAGE_MAX_LENGTH = 4096;
 
 export interface Message {
@@ -26,7 +26,7 @@ export function toMessage(row: MessageRow): Message {
   return {
     id: row.id,
     message: row.message,
-    status: row.status as MessageStatus,
+    status: row.status,
     createdAt: toIso(row.created_at),
     updatedAt: toIso(row.updated_at),
     failureReason: row.failure_reason,

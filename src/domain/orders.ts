@@ -14,8 +14,9 @@ import { decodeCursor, type Page, type PageRequest, pageSize, toPage } from './p
 import { type PetStatus, petEvent, toPet } from './pets.js';
 import { fail, ok, type Result } from './result.js';
 
-export const ORDER_STATUSES = ['placed', 'approved', 'delivered', 'cancelled'] as const;
-export type OrderStatus = (typeof ORDER_STATUSES)[number];
+/** The statuses an order may have: its row's (src/store/tables.ts). */
+export { ORDER_STATUSES } from '../store/tables.js';
+export type OrderStatus = OrderRow['status'];
 
 export interface Order {
   id: number;
@@ -43,7 +44,7 @@ function toOrder(row: OrderRow): Order {
   return {
     id: row.id,
     petId: row.pet_id,
-    status: row.status as OrderStatus,
+    status: row.status,
     createdAt: toIso(row.created_at),
     updatedAt: toIso(row.updated_at),
   };
@@ -149,7 +150,7 @@ async function moveOrder(
 ): Promise<Result<Order, 'not_found' | 'invalid_transition'> | undefined> {
   const current = await findOrder(tx, accountId, id);
   if (!current) return notFound(id);
-  const from = current.status as OrderStatus;
+  const from = current.status;
   if (from === to) return ok(toOrder(current));
   if (!NEXT[from].includes(to)) {
     const allowed = NEXT[from].length ? `; it can become ${NEXT[from].join(' or ')}` : '';

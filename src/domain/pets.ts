@@ -17,8 +17,9 @@ import { type NewEvent, recordEvents } from './events.js';
 import { decodeCursor, type Page, type PageRequest, pageSize, toPage } from './pagination.js';
 import { fail, ok, type Result } from './result.js';
 
-export const PET_STATUSES = ['available', 'pending', 'sold'] as const;
-export type PetStatus = (typeof PET_STATUSES)[number];
+/** The statuses a pet may have: its row's (src/store/tables.ts). */
+export { PET_STATUSES } from '../store/tables.js';
+export type PetStatus = PetRow['status'];
 
 export interface Pet {
   id: number;
@@ -54,7 +55,7 @@ export function toPet(row: PetRow): Pet {
     id: row.id,
     name: row.name,
     categoryId: row.category_id,
-    status: row.status as PetStatus,
+    status: row.status,
   };
 }
 
@@ -153,7 +154,7 @@ export async function updatePet(
   for (let attempt = 0; attempt < 5; attempt++) {
     const current = await findPet(tx, accountId, id);
     if (!current) return notFound(id);
-    const from = current.status as PetStatus;
+    const from = current.status;
     const to = changes.status ?? from;
     if (to !== from && (await hasOpenOrder(tx, accountId, id))) return onOrder(id);
     if (!canMove(from, to)) {
@@ -207,7 +208,7 @@ export interface Inventory {
 export async function inventory(db: ReadDb, accountId: string): Promise<Inventory> {
   const counts: Inventory = { available: 0, pending: 0, sold: 0 };
   for (const { status, n } of await countPetsByStatus(db, accountId)) {
-    if (status in counts) counts[status as PetStatus] = n;
+    if (status in counts) counts[status] = n;
   }
   return counts;
 }

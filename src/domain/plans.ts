@@ -1,5 +1,7 @@
-export const PLANS = ['free', 'pro', 'business', 'enterprise'] as const;
-export type Plan = (typeof PLANS)[number];
+import { PLANS, type Plan } from '../store/tables.js';
+
+/** The plans an account may be on: its row's (src/store/tables.ts). */
+export { PLANS, type Plan };
 
 export interface Limits {
   readonly perMinute: number;

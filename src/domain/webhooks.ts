@@ -84,12 +84,12 @@ export interface EndpointPatch {
 }
 
 function toEndpoint(row: WebhookEndpointRow): WebhookEndpoint {
-  const types = row.event_types.trim();
+  const types = row.event_types;
   return {
     id: row.id,
     url: row.url,
-    events: types === ALL_EVENTS ? [ALL_EVENTS] : (types.split(' ') as EventType[]),
-    enabled: row.enabled === 1,
+    events: types.includes(ALL_EVENTS) ? [ALL_EVENTS] : (types as EventType[]),
+    enabled: row.enabled,
     disabledReason: row.disabled_reason,
     createdAt: toIso(row.created_at),
     updatedAt: toIso(row.updated_at),
@@ -97,8 +97,7 @@ function toEndpoint(row: WebhookEndpointRow): WebhookEndpoint {
 }
 
 function toDelivery(row: DeliveryWithType): WebhookDelivery {
-  const status: DeliveryStatus =
-    row.status === 'sending' ? 'pending' : (row.status as DeliveryStatus);
+  const status: DeliveryStatus = row.status === 'sending' ? 'pending' : row.status;
   return {
     id: row.event_id,
     eventType: row.event_type,
@@ -112,10 +111,10 @@ function toDelivery(row: DeliveryWithType): WebhookDelivery {
   };
 }
 
-/** ` pet.created order.placed ` (sorted, once each), or ` * `: what the fan-out matches. */
-function storedTypes(events: readonly string[]): string {
-  if (events.includes(ALL_EVENTS)) return ` ${ALL_EVENTS} `;
-  return ` ${[...new Set(events)].sort().join(' ')} `;
+/** The types, once each, or `*` alone: what the fan-out matches. */
+function storedTypes(events: readonly string[]): string[] {
+  if (events.includes(ALL_EVENTS)) return [ALL_EVENTS];
+  return [...new Set(events)];
 }
 
 function newSecret(): string {
@@ -160,7 +159,7 @@ export async function createEndpoint(
         account_id: accountId,
         url: url.value,
         event_types: storedTypes(input.events),
-        enabled: 1,
+        enabled: true,
         disabled_reason: null,
         secret: sealed,
         previous_secret: null,
@@ -208,7 +207,7 @@ export async function changeEndpoint(
       ...(patch.events !== undefined && { event_types: storedTypes(patch.events) }),
       // Enabled again by its owner: its failures so far are forgiven.
       ...(patch.enabled !== undefined && {
-        enabled: patch.enabled ? 1 : 0,
+        enabled: patch.enabled,
         disabled_reason: null,
         ...(patch.enabled && { failing_since: null }),
       }),

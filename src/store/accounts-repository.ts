@@ -1,6 +1,6 @@
 import type { Insertable } from 'kysely';
 import type { ReadDb, Tx } from './handles.js';
-import type { AccountRow, AccountsTable } from './tables.js';
+import type { AccountRow, AccountsTable, Plan } from './tables.js';
 
 export async function insertAccount(tx: Tx, row: Insertable<AccountsTable>): Promise<boolean> {
   // ON CONFLICT DO NOTHING: a duplicate email is an expected outcome, not an exception.
@@ -23,7 +23,7 @@ export function findAccountById(db: ReadDb, id: string): Promise<AccountRow | un
 export async function updateAccountPlan(
   tx: Tx,
   id: string,
-  plan: string,
+  plan: Plan,
   perMinute: number | null,
   perDay: number | null,
 ): Promise<boolean> {

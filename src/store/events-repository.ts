@@ -1,7 +1,8 @@
 import { PostgresAdapter, type RawBuilder, sql } from 'kysely';
+import type { Dialect } from './database.js';
 import type { ReadDb, Tx } from './handles.js';
 import { preparedWrite } from './prepared.js';
-import type { EventRow, WebhookDeliveryRow } from './tables.js';
+import { columnList, type EventRow, type WebhookDeliveryRow } from './tables.js';
 
 /** An event as inserted. */
 export type NewEventRow = {
@@ -13,16 +14,59 @@ export type NewEventRow = {
   created_at: string;
 };
 
-/** The event and the type as it stands in `webhook_endpoints.event_types`: between spaces. */
-type Fanned = NewEventRow & { needle: string };
-
-export const EVENT_COLUMNS = sql`account_id, id, type, resource, data, created_at`;
-export const DELIVERY_COLUMNS = sql`endpoint_id, event_id, account_id, resource, status, attempts,
-  available_at, created_at, updated_at`;
+/** An event's columns, in the order the inserts give their values. */
+export const EVENT_COLUMNS = columnList('events', [
+  'account_id',
+  'id',
+  'type',
+  'resource',
+  'data',
+  'created_at',
+]);
+/** What the fan-out needs of an event (fanOutOf's source). */
+export const FANNED_COLUMNS = columnList('events', [
+  'account_id',
+  'id',
+  'type',
+  'resource',
+  'created_at',
+]);
+/** A new delivery's columns, in the order the fan-out selects their values. */
+export const DELIVERY_COLUMNS = columnList('webhook_deliveries', [
+  'endpoint_id',
+  'event_id',
+  'account_id',
+  'resource',
+  'status',
+  'attempts',
+  'available_at',
+  'created_at',
+  'updated_at',
+]);
 
 /**
- * PostgreSQL: the deliveries of the events `source` names (a CTE of inserted events, with
- * `account_id, id, type, resource, created_at`), one per enabled endpoint of the event's
+ * Whether the endpoint `endpoint` wants events of `type`: it has a row in
+ * webhook_endpoint_events for the type, or for `*`, found by that table's key. Written for
+ * each planner (docs/decisions/0010-typed-columns.md): PostgreSQL makes one EXISTS with
+ * `in (type, '*')` a semi-join that looks up the key per endpoint, where an OR of two EXISTS
+ * became a hash of every account's rows of the type; SQLite plans that one EXISTS as a join
+ * that costs every fan-out more than two EXISTS, a lookup each.
+ */
+export function wants(
+  dialect: Dialect,
+  endpoint: RawBuilder<unknown>,
+  type: string | RawBuilder<unknown>,
+) {
+  const wanted = (types: RawBuilder<unknown>) => sql<boolean>`exists (
+    select 1 from webhook_endpoint_events t
+    where t.endpoint_id = ${endpoint} and t.event_type ${types})`;
+  if (dialect === 'postgres') return wanted(sql`in (${type}, '*')`);
+  return sql<boolean>`(${wanted(sql`= ${type}`)} or ${wanted(sql`= '*'`)})`;
+}
+
+/**
+ * PostgreSQL: the deliveries of the events `source` names (a CTE of inserted events, returning
+ * FANNED_COLUMNS), one per enabled endpoint of the event's
  * account that wants its type: the fan-out, for `insert into webhook_deliveries`.
  */
 export function fanOutOf(source: RawBuilder<unknown>) {
@@ -30,17 +74,7 @@ export function fanOutOf(source: RawBuilder<unknown>) {
       ev.created_at, ev.created_at, ev.created_at
     from ${source} ev
     join webhook_endpoints e on e.account_id = ev.account_id
-    where e.enabled = 1
-      and (e.event_types = ' * ' or strpos(e.event_types, ' ' || ev.type || ' ') > 0)`;
-}
-
-/**
- * An event type as `webhook_endpoints.event_types` holds it, between spaces, to find with
- * instr/strpos. Not LIKE: SQLite prepares a statement again every time the parameter on the
- * right of a LIKE changes (its LIKE optimisation), which cost each write ~15 µs.
- */
-export function typeNeedle(type: string): string {
-  return ` ${type} `;
+    where e.enabled and ${wants('postgres', sql.ref('e.id'), sql.ref('ev.type'))}`;
 }
 
 /**
@@ -54,14 +88,14 @@ const insertEventSqlite = preparedWrite((tx: Tx, p: NewEventRow) => ({
       tx,
     ),
 }));
-const fanOutSqlite = preparedWrite((tx: Tx, p: Fanned) => ({
+const fanOutSqlite = preparedWrite((tx: Tx, p: NewEventRow) => ({
   compile: () =>
     sql`insert into webhook_deliveries (${DELIVERY_COLUMNS})
       select e.id, ${p.id}, e.account_id, ${p.resource}, 'pending', 0,
         ${p.created_at}, ${p.created_at}, ${p.created_at}
       from webhook_endpoints e
-      where e.account_id = ${p.account_id} and e.enabled = 1
-        and (e.event_types = ' * ' or instr(e.event_types, ${p.needle}) > 0)`.compile(tx),
+      where e.account_id = ${p.account_id} and e.enabled
+        and ${wants('sqlite', sql.ref('e.id'), p.type)}`.compile(tx),
 }));
 
 /**
@@ -73,7 +107,7 @@ const insertEventPostgres = preparedWrite((tx: Tx, p: NewEventRow) => ({
     sql`with event as (
         insert into events (${EVENT_COLUMNS})
         values (${p.account_id}, ${p.id}, ${p.type}, ${p.resource}, ${p.data}, ${p.created_at})
-        returning account_id, id, type, resource, created_at
+        returning ${FANNED_COLUMNS}
       )
       insert into webhook_deliveries (${DELIVERY_COLUMNS})
       ${fanOutOf(sql`event`)}`.compile(tx),
@@ -89,7 +123,7 @@ export async function insertEvent(tx: Tx, row: NewEventRow): Promise<void> {
     return;
   }
   await insertEventSqlite(tx, row);
-  await fanOutSqlite(tx, { ...row, needle: typeNeedle(row.type) });
+  await fanOutSqlite(tx, row);
 }
 
 /**

@@ -3,13 +3,14 @@ import type { Database } from './database.js';
 import {
   DELIVERY_COLUMNS,
   EVENT_COLUMNS,
+  FANNED_COLUMNS,
   fanOutOf,
   insertEvent,
   type NewEventRow,
 } from './events-repository.js';
 import type { ReadDb, Tx } from './handles.js';
 import { preparedWrite } from './prepared.js';
-import type { MessageRow, NewMessageRow, Tables } from './tables.js';
+import type { MessageRow, MessageStatus, NewMessageRow, Tables } from './tables.js';
 
 const insertMessageQuery = preparedWrite((tx, p: NewMessageRow) =>
   tx.insertInto('messages').values({
@@ -63,7 +64,7 @@ export interface Lease {
 /** The columns a claim sets: processing, one more attempt, under the new lease. */
 function underLease(lease: Lease) {
   return (eb: ExpressionBuilder<Tables, 'messages'>) => ({
-    status: 'processing',
+    status: 'processing' as const,
     attempts: eb('attempts', '+', 1),
     lease_token: lease.token,
     lease_until: lease.until,
@@ -133,7 +134,7 @@ const settleQuery = preparedWrite(
     p: {
       id: string;
       token: string;
-      status: string;
+      status: MessageStatus;
       updatedAt: string;
       /** Null keeps it. */
       availableAt: string | null;
@@ -164,7 +165,7 @@ export async function settle(
   id: string,
   token: string,
   changes: {
-    status: string;
+    status: MessageStatus;
     updated_at: string;
     available_at?: string;
     failure_reason?: string | null;
@@ -221,7 +222,7 @@ const settleSentPostgres = preparedWrite(
             ${p.createdAt}::timestamptz[])
             as v (message_id, account_id, id, type, resource, data, created_at)
           where v.message_id in (select id from settled)
-          returning account_id, id, type, resource, created_at
+          returning ${FANNED_COLUMNS}
         ), fanned as (
           insert into webhook_deliveries (${DELIVERY_COLUMNS})
           ${fanOutOf(sql`event`)}

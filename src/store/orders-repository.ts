@@ -1,6 +1,6 @@
 import type { ReadDb, Tx } from './handles.js';
 import { numberedInsert } from './numbered.js';
-import type { OrderRow } from './tables.js';
+import type { OrderRow, OrderStatus } from './tables.js';
 
 const insertOrderQuery = numberedInsert('orders', ['pet_id', 'status', 'created_at', 'updated_at']);
 
@@ -14,7 +14,7 @@ export async function insertOrder(
   const row = {
     account_id: accountId,
     pet_id: petId,
-    status: 'placed',
+    status: 'placed' as const,
     created_at: at,
     updated_at: at,
   };
@@ -39,13 +39,13 @@ export function findOrder(
 export function listOrders(
   db: ReadDb,
   accountId: string,
-  filter: { status?: string | undefined; afterId: number; take: number },
+  filter: { status?: OrderStatus | undefined; afterId: number; take: number },
 ): Promise<OrderRow[]> {
   return db
     .selectFrom('orders')
     .selectAll()
     .where('account_id', '=', accountId)
-    .$if(filter.status !== undefined, (q) => q.where('status', '=', filter.status as string))
+    .$if(filter.status !== undefined, (q) => q.where('status', '=', filter.status as OrderStatus))
     .where('id', '>', filter.afterId)
     .orderBy('id')
     .limit(filter.take)
@@ -57,8 +57,8 @@ export function updateOrderIfStatus(
   tx: Tx,
   accountId: string,
   id: number,
-  expected: string,
-  status: string,
+  expected: OrderStatus,
+  status: OrderStatus,
   at: string,
 ): Promise<OrderRow | undefined> {
   return tx

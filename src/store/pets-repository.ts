@@ -2,7 +2,7 @@ import type { Updateable } from 'kysely';
 import type { ReadDb, Tx } from './handles.js';
 import { type Numbered, numberedInsert, type Unnumbered } from './numbered.js';
 import { preparedQuery } from './prepared.js';
-import type { PetRow, PetsTable } from './tables.js';
+import type { PetRow, PetStatus, PetsTable } from './tables.js';
 
 const insertPetQuery = numberedInsert('pets', [
   'name',
@@ -54,7 +54,7 @@ const petsPage = preparedQuery((db, p: { accountId: string; afterId: number; tak
     .limit(p.take),
 );
 const petsPageByStatus = preparedQuery(
-  (db, p: { accountId: string; status: string; afterId: number; take: number }) =>
+  (db, p: { accountId: string; status: PetStatus; afterId: number; take: number }) =>
     db
       .selectFrom('pets')
       .selectAll()
@@ -73,7 +73,7 @@ export function listPets(
   db: ReadDb,
   accountId: string,
   filter: {
-    status?: string | undefined;
+    status?: PetStatus | undefined;
     ids?: readonly number[] | undefined;
     afterId: number;
     take: number;
@@ -87,7 +87,7 @@ export function listPets(
       .selectAll()
       .where('account_id', '=', accountId)
       .where('id', 'in', ids.length > 0 ? [...ids] : [0])
-      .$if(status !== undefined, (q) => q.where('status', '=', status as string))
+      .$if(status !== undefined, (q) => q.where('status', '=', status as PetStatus))
       .where('id', '>', afterId)
       .orderBy('id')
       .limit(take)
@@ -106,7 +106,7 @@ export function updatePetIfStatus(
   tx: Tx,
   accountId: string,
   id: number,
-  expectedStatus: string,
+  expectedStatus: PetStatus,
   changes: Updateable<PetsTable>,
 ): Promise<PetRow | undefined> {
   return tx
@@ -151,7 +151,7 @@ export function deletePetWithoutOpenOrder(
 export async function countPetsByStatus(
   db: ReadDb,
   accountId: string,
-): Promise<Array<{ status: string; n: number }>> {
+): Promise<Array<{ status: PetStatus; n: number }>> {
   const rows = await db
     .selectFrom('pets')
     .select((eb) => ['status', eb.fn.countAll<number>().as('n')])

@@ -1,13 +1,30 @@
-import type { ColumnType, Insertable, Selectable } from 'kysely';
+import { type ColumnType, type Insertable, type RawBuilder, type Selectable, sql } from 'kysely';
 
 /** SQLite hands back timestamps as ISO text, PostgreSQL (`timestamptz`) as Date. */
 type Timestamp = ColumnType<Date | string, string, string>;
+
+// What each status column may hold. The domain re-exports these lists (its rules say how a
+// row moves between them) and the HTTP schemas make their enums of them.
+export const PLANS = ['free', 'pro', 'business', 'enterprise'] as const;
+export type Plan = (typeof PLANS)[number];
+export const PET_STATUSES = ['available', 'pending', 'sold'] as const;
+export type PetStatus = (typeof PET_STATUSES)[number];
+export const ORDER_STATUSES = ['placed', 'approved', 'delivered', 'cancelled'] as const;
+export type OrderStatus = (typeof ORDER_STATUSES)[number];
+/** queued → processing → sent, or back to queued for a retry, or failed after the last try. */
+export const MESSAGE_STATUSES = ['queued', 'processing', 'sent', 'failed'] as const;
+export type MessageStatus = (typeof MESSAGE_STATUSES)[number];
+/**
+ * pending → sending (under a lease) → delivered, back to pending to retry, or failed. The API
+ * shows `sending` as `pending` (src/domain/webhooks.ts).
+ */
+export type WebhookDeliveryStatus = 'pending' | 'sending' | 'delivered' | 'failed';
 
 export interface AccountsTable {
   id: string;
   email: string;
   password_hash: string;
-  plan: string;
+  plan: Plan;
   /** Custom limits of an enterprise account; null means the plan's numbers. */
   per_minute: number | null;
   per_day: number | null;
@@ -41,7 +58,7 @@ export interface PetsTable {
   account_id: string;
   name: string;
   category_id: number;
-  status: string;
+  status: PetStatus;
   created_at: Timestamp;
   updated_at: Timestamp;
 }
@@ -50,7 +67,7 @@ export interface MessagesTable {
   id: string;
   account_id: string;
   message: string;
-  status: string;
+  status: MessageStatus;
   attempts: number;
   /** When the message may next be claimed (creation, or after a retry's back-off). */
   available_at: Timestamp;
@@ -73,7 +90,7 @@ export interface OrdersTable {
   id: number;
   account_id: string;
   pet_id: number;
-  status: string;
+  status: OrderStatus;
   created_at: Timestamp;
   updated_at: Timestamp;
 }
@@ -125,10 +142,8 @@ export interface WebhookEndpointsTable {
   id: string;
   account_id: string;
   url: string;
-  /** The event types between spaces (` pet.created order.placed `), or ` * `. */
-  event_types: string;
-  /** 1 or 0. */
-  enabled: number;
+  /** SQLite holds 1 or 0, answered as a boolean (src/store/sqlite-statements.ts). */
+  enabled: boolean;
   disabled_reason: string | null;
   /** The signing secret, encrypted under the server's key (src/domain/secret-box.ts). */
   secret: string;
@@ -141,12 +156,18 @@ export interface WebhookEndpointsTable {
   updated_at: Timestamp;
 }
 
+/** The event types an endpoint wants, a row each; `*` for every type, now and later. */
+export interface WebhookEndpointEventsTable {
+  endpoint_id: string;
+  event_type: string;
+}
+
 export interface WebhookDeliveriesTable {
   endpoint_id: string;
   event_id: string;
   account_id: string;
   resource: string;
-  status: string;
+  status: WebhookDeliveryStatus;
   attempts: number;
   available_at: Timestamp;
   lease_token: string | null;
@@ -161,6 +182,7 @@ export interface WebhookDeliveriesTable {
 export interface Tables {
   events: EventsTable;
   webhook_endpoints: WebhookEndpointsTable;
+  webhook_endpoint_events: WebhookEndpointEventsTable;
   webhook_deliveries: WebhookDeliveriesTable;
   id_counters: IdCountersTable;
   accounts: AccountsTable;
@@ -183,9 +205,21 @@ export type MessageRow = Selectable<MessagesTable>;
 export type NewMessageRow = Required<Insertable<MessagesTable>>;
 export type OrderRow = Selectable<OrdersTable>;
 export type EventRow = Selectable<EventsTable>;
-export type WebhookEndpointRow = Selectable<WebhookEndpointsTable>;
+/** An endpoint with the event types it wants: its rows of webhook_endpoint_events, sorted. */
+export type WebhookEndpointRow = Selectable<WebhookEndpointsTable> & { event_types: string[] };
 export type WebhookDeliveryRow = Selectable<WebhookDeliveriesTable>;
 export type IdempotencyKeyRow = Selectable<IdempotencyKeysTable>;
+
+/**
+ * A list of `table`'s columns for raw SQL (`insert into events (${list}) …`): named from the
+ * table's interface, so a misspelt or dropped column does not compile.
+ */
+export function columnList<T extends keyof Tables>(
+  _table: T,
+  columns: ReadonlyArray<keyof Tables[T] & string>,
+): RawBuilder<unknown> {
+  return sql.join(columns.map((column) => sql.ref(column)));
+}
 
 // What toISOString() writes, and what we store in SQLite: already canonical, nothing to do.
 const CANONICAL_ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;

@@ -1,15 +1,63 @@
 import { type Insertable, PostgresAdapter, sql, type Updateable } from 'kysely';
-import type { Database } from './database.js';
-import { typeNeedle } from './events-repository.js';
+import type { Database, Dialect } from './database.js';
+import { wants } from './events-repository.js';
 import type { ReadDb, Tx } from './handles.js';
 import { preparedQuery } from './prepared.js';
-import type { WebhookDeliveryRow, WebhookEndpointRow, WebhookEndpointsTable } from './tables.js';
+import type {
+  WebhookDeliveriesTable,
+  WebhookDeliveryRow,
+  WebhookEndpointRow,
+  WebhookEndpointsTable,
+} from './tables.js';
+
+/** The event types an endpoint wants, as given and as answered: `*` for every type. */
+type Wanted = { event_types: readonly string[] };
+
+/** Writes the types an endpoint wants (none written yet). */
+async function insertTypes(tx: Tx, endpointId: string, types: readonly string[]): Promise<void> {
+  if (types.length === 0) return;
+  await tx
+    .insertInto('webhook_endpoint_events')
+    .values(types.map((type) => ({ endpoint_id: endpointId, event_type: type })))
+    .execute();
+}
+
+/** The types each of the endpoints wants, sorted, by endpoint. */
+async function typesOf(db: ReadDb, endpointIds: readonly string[]): Promise<Map<string, string[]>> {
+  const types = new Map<string, string[]>(endpointIds.map((id) => [id, []]));
+  if (endpointIds.length === 0) return types;
+  const rows = await db
+    .selectFrom('webhook_endpoint_events')
+    .select(['endpoint_id', 'event_type'])
+    .where('endpoint_id', 'in', [...endpointIds])
+    .execute();
+  for (const row of rows) types.get(row.endpoint_id)?.push(row.event_type);
+  for (const list of types.values()) list.sort();
+  return types;
+}
+
+/** The rows with the types each endpoint wants. */
+async function withTypes(
+  db: ReadDb,
+  rows: ReadonlyArray<Omit<WebhookEndpointRow, 'event_types'>>,
+): Promise<WebhookEndpointRow[]> {
+  const ids = rows.map((row) => row.id);
+  const types = await typesOf(db, ids);
+  return rows.map((row) => ({ ...row, event_types: types.get(row.id) ?? [] }));
+}
 
 export async function insertEndpoint(
   tx: Tx,
-  row: Insertable<WebhookEndpointsTable>,
+  row: Insertable<WebhookEndpointsTable> & Wanted,
 ): Promise<WebhookEndpointRow> {
-  return tx.insertInto('webhook_endpoints').values(row).returningAll().executeTakeFirstOrThrow();
+  const { event_types, ...columns } = row;
+  const inserted = await tx
+    .insertInto('webhook_endpoints')
+    .values(columns)
+    .returningAll()
+    .executeTakeFirstOrThrow();
+  await insertTypes(tx, inserted.id, event_types);
+  return { ...inserted, event_types: [...event_types].sort() };
 }
 
 export function countEndpoints(db: ReadDb, accountId: string): Promise<number> {
@@ -21,41 +69,50 @@ export function countEndpoints(db: ReadDb, accountId: string): Promise<number> {
     .then((row) => Number(row?.n ?? 0));
 }
 
-export function findEndpoint(
+export async function findEndpoint(
   db: ReadDb,
   accountId: string,
   id: string,
 ): Promise<WebhookEndpointRow | undefined> {
-  return db
+  const row = await db
     .selectFrom('webhook_endpoints')
     .selectAll()
     .where('account_id', '=', accountId)
     .where('id', '=', id)
     .executeTakeFirst();
+  return row && (await withTypes(db, [row]))[0];
 }
 
-export function listEndpoints(db: ReadDb, accountId: string): Promise<WebhookEndpointRow[]> {
-  return db
+export async function listEndpoints(db: ReadDb, accountId: string): Promise<WebhookEndpointRow[]> {
+  const rows = await db
     .selectFrom('webhook_endpoints')
     .selectAll()
     .where('account_id', '=', accountId)
     .orderBy('id')
     .execute();
+  return withTypes(db, rows);
 }
 
-export function updateEndpoint(
+/** Changes the endpoint's columns and, when given, the types it wants (all of them). */
+export async function updateEndpoint(
   tx: Tx,
   accountId: string,
   id: string,
-  changes: Updateable<WebhookEndpointsTable>,
+  changes: Updateable<WebhookEndpointsTable> & Partial<Wanted>,
 ): Promise<WebhookEndpointRow | undefined> {
-  return tx
+  const { event_types, ...columns } = changes;
+  const row = await tx
     .updateTable('webhook_endpoints')
-    .set(changes)
+    .set(columns)
     .where('account_id', '=', accountId)
     .where('id', '=', id)
     .returningAll()
     .executeTakeFirst();
+  if (!row) return undefined;
+  if (event_types === undefined) return (await withTypes(tx, [row]))[0];
+  await tx.deleteFrom('webhook_endpoint_events').where('endpoint_id', '=', id).execute();
+  await insertTypes(tx, id, event_types);
+  return { ...row, event_types: [...event_types].sort() };
 }
 
 /** Removes the endpoint and every delivery to it; false when it was not the account's. */
@@ -167,7 +224,7 @@ export interface DeliveryKey {
  * endpoint: the events of one resource reach an endpoint in order.
  */
 function firstOfResource(alias: 'd' | 'x') {
-  const ref = (column: string) => sql.ref(`${alias}.${column}`);
+  const ref = (column: keyof WebhookDeliveriesTable) => sql.ref(`${alias}.${column}`);
   return sql<boolean>`not exists (
     select 1 from webhook_deliveries p
     where p.endpoint_id = ${ref('endpoint_id')} and p.resource = ${ref('resource')}
@@ -176,7 +233,7 @@ function firstOfResource(alias: 'd' | 'x') {
 
 /** Whether the delivery `d` may go out: first of its resource, to an enabled endpoint. */
 const mayGo = sql<boolean>`${firstOfResource('d')} and exists (
-  select 1 from webhook_endpoints e where e.id = d.endpoint_id and e.enabled = 1)`;
+  select 1 from webhook_endpoints e where e.id = d.endpoint_id and e.enabled)`;
 
 /**
  * How an endpoint `w` stands: 0 answering (it has taken a delivery, and failed none since), 1
@@ -201,13 +258,13 @@ function firstDue(db: ReadDb, p: { now: string; perEndpoint: number }) {
   if (db.getExecutor().adapter instanceof PostgresAdapter) {
     return sql`select f.endpoint_id, f.event_id, f.account_id, 1 as due, ${level}
       from webhook_endpoints w cross join lateral (${firsts}) f
-      where w.enabled = 1`;
+      where w.enabled`;
   }
   // No LATERAL in SQLite: the chosen deliveries looked up by key, endpoint by endpoint (SQLite
   // keeps a CROSS JOIN's order as written).
   return sql`select d.endpoint_id, d.event_id, d.account_id, 1 as due, ${level}
     from webhook_endpoints w cross join webhook_deliveries d
-    where w.enabled = 1 and d.endpoint_id = w.id
+    where w.enabled and d.endpoint_id = w.id
       and d.event_id in (select f.event_id from (${firsts}) f)`;
 }
 
@@ -461,23 +518,23 @@ export async function endpointFailed(
   const disabled = await tx
     .updateTable('webhook_endpoints')
     .set({
-      enabled: 0,
+      enabled: false,
       disabled_reason: reason,
       updated_at: now,
     })
     .where('id', '=', endpointId)
-    .where('enabled', '=', 1)
+    .where('enabled', '=', true)
     .where('failing_since', '<=', disableBefore)
     .returning('id')
     .executeTakeFirst();
   return disabled !== undefined;
 }
 
-const anyEndpointWantsQuery = preparedQuery((db, p: { accountId: string; needle: string }) => ({
+const anyEndpointWantsQuery = preparedQuery((db, p: { accountId: string; type: string }) => ({
   compile: () =>
-    sql<{ id: string }>`select id from webhook_endpoints
-      where account_id = ${p.accountId} and enabled = 1
-        and (event_types = ' * ' or ${containsNeedle(db, p.needle)})
+    sql<{ id: string }>`select e.id from webhook_endpoints e
+      where e.account_id = ${p.accountId} and e.enabled
+        and ${wants(dialectOf(db), sql.ref('e.id'), p.type)}
       limit 1`.compile(db),
 }));
 
@@ -490,7 +547,7 @@ export async function anyEndpointWants(
   accountId: string,
   type: string,
 ): Promise<boolean> {
-  const rows = await anyEndpointWantsQuery(db, { accountId, needle: typeNeedle(type) });
+  const rows = await anyEndpointWantsQuery(db, { accountId, type });
   return rows.length > 0;
 }
 
@@ -513,9 +570,6 @@ export async function deliveryStatusCounts(
   return new Map(rows.map((row) => [row.status, Number(row.n)]));
 }
 
-/** `event_types` holds `needle` (typeNeedle: a substring search, not LIKE). */
-function containsNeedle(db: ReadDb, needle: string) {
-  return db.getExecutor().adapter instanceof PostgresAdapter
-    ? sql<boolean>`strpos(event_types, ${needle}::text) > 0`
-    : sql<boolean>`instr(event_types, ${needle}) > 0`;
+function dialectOf(db: ReadDb): Dialect {
+  return db.getExecutor().adapter instanceof PostgresAdapter ? 'postgres' : 'sqlite';
 }
