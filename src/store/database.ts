@@ -19,6 +19,7 @@ import * as idempotencyKeys from './migrations/0007_idempotency_keys.js';
 import * as eventsWebhooks from './migrations/0008_events_webhooks.js';
 import * as idempotencyKeyedHashes from './migrations/0010_idempotency_keyed_hashes.js';
 import * as webhookDeliverySlots from './migrations/0011_webhook_delivery_slots.js';
+import * as requestLog from './migrations/0013_request_log.js';
 import { PgGroupCommit } from './pg-group-commit.js';
 import { sqliteStatements } from './sqlite-statements.js';
 import type { Tables } from './tables.js';
@@ -272,6 +273,7 @@ function migrations(dialect: Dialect): Record<string, Migration> {
     '0008_events_webhooks': { up: (db) => eventsWebhooks.up(db, dialect) },
     '0010_idempotency_keyed_hashes': { up: (db) => idempotencyKeyedHashes.up(db) },
     '0011_webhook_delivery_slots': { up: (db) => webhookDeliverySlots.up(db, dialect) },
+    '0013_request_log': { up: (db) => requestLog.up(db, dialect) },
   };
 }
 
