@@ -26,6 +26,7 @@ import { IdempotentAnswers } from './http/idempotency.js';
 import { registerOpenApi } from './http/openapi.js';
 import { PageCache } from './http/page-cache.js';
 import { RateLimitGuard } from './http/rate-limit.js';
+import { requestLogPlugin } from './http/request-log.js';
 import { accountRoutes, signUpRoutes } from './http/routes/accounts.js';
 import { categoryRoutes } from './http/routes/categories.js';
 import { eventRoutes } from './http/routes/events.js';
@@ -326,6 +327,7 @@ export async function buildApp({
     else setImmediate(done);
   });
   countCaller = countApiCaller(context.keys, limits, context.freshness);
+  await app.register(requestLogPlugin); // before the routes and the 404s: it sees every answer
   registerErrorHandling(app);
   noStoreForSecrets(app);
   await registerOpenApi(app, config);

@@ -44,6 +44,7 @@ describe('config', () => {
     ['PUBLIC_BASE_URL', 'not a url'],
     ['PUBLIC_BASE_URL', 'ftp://example.com'],
     ['BODY_LIMIT', '12'],
+    ['REQUEST_LOG_BUFFER', '0'],
     ['SESSION_SECRET', 'too short'],
     ['SESSION_SECRET', `${'x'.repeat(32)},short`],
   ];
