@@ -35,6 +35,7 @@ import { keyRoutes } from './http/routes/keys.js';
 import { messageRoutes } from './http/routes/messages.js';
 import { opsRoutes } from './http/routes/ops.js';
 import { petRoutes } from './http/routes/pets.js';
+import { requestRoutes } from './http/routes/requests.js';
 import { storeRoutes } from './http/routes/store.js';
 import { webhookRoutes } from './http/routes/webhooks.js';
 import { everyAnswer, noStoreForSecrets } from './http/security-headers.js';
@@ -362,6 +363,7 @@ export async function buildApp({
         scope.addHook('onRequest', bearerAuth(context.keys, limits, context.freshness));
         await scope.register(eventRoutes);
         await scope.register(webhookRoutes);
+        await scope.register(requestRoutes);
       });
     },
     { prefix: '/v1' },
