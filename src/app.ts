@@ -5,6 +5,7 @@ import { type Clock, systemClock } from './clock.js';
 import type { Config } from './config.js';
 import { Passwords } from './domain/passwords.js';
 import { clientErrorHandler, MAX_HEADER_BYTES } from './http/client-errors.js';
+import { requestLogPlugin } from './http/request-log.js';
 import { createLog, requestLogger } from './log.js';
 import { apiPlugin } from './plugins/api.js';
 import { cachesPlugin } from './plugins/caches.js';
@@ -118,6 +119,8 @@ export async function buildApp({
     await app.register(webhooksPlugin, basics);
     await app.register(queuePlugin, { ...basics, sink });
     await app.register(contextPlugin, basics);
+    // Before the routes and the 404s: it sees every answer.
+    await app.register(requestLogPlugin);
     await app.register(requestsPlugin, basics);
     await app.register(docsPlugin, basics);
     await app.register(apiPlugin);

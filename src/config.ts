@@ -102,6 +102,10 @@ export interface Config {
     /** How often an idle dispatcher looks for due deliveries. */
     pollMs: number;
   };
+  requestLog: {
+    /** Entries held in memory, waiting for their batch, at most: past it they are dropped. */
+    buffer: number;
+  };
   rateLimit: {
     /** Requests refused while limited, in one window, before a key is banned. */
     banThreshold: number;
@@ -415,6 +419,9 @@ export function loadConfig(env: Env = process.env): Config {
       leaseMs: integer(env, 'MESSAGE_LEASE_SECONDS', 30, 1, 3_600) * 1000,
     },
     webhooks: webhooks(env, appEnv, session),
+    requestLog: {
+      buffer: integer(env, 'REQUEST_LOG_BUFFER', 10_000, 1, 1_000_000),
+    },
     rateLimit: {
       banThreshold: integer(env, 'RATE_LIMIT_BAN_THRESHOLD', 20, 1, 1_000_000),
       banSeconds: integer(env, 'RATE_LIMIT_BAN_SECONDS', 900, 1, 86_400 * 30),

@@ -40,6 +40,7 @@ const ALLOWED: Record<string, string> = {
   'domain/events.ts#EVENT_CURSOR': 'an immutable cursor format',
   'domain/pagination.ts#ID_CURSOR': 'an immutable cursor format',
   'domain/webhooks.ts#DELIVERY_CURSOR': 'an immutable cursor format',
+  'domain/request-log.ts#REQUEST_CURSOR': 'an immutable cursor format',
 };
 
 function* sources(dir: URL): Generator<URL> {

@@ -179,7 +179,8 @@ describe('OpenAPI document for clients', () => {
       }
     }
     // 114 KB for the catalogue's 24 operations; the 10 of events and webhooks brought it to ~150.
-    assert.ok(JSON.stringify(doc).length < 180_000, 'the document grew past 180 KB');
+    // The request log's three operations and each operation's scope took it past 180 KB.
+    assert.ok(JSON.stringify(doc).length < 200_000, 'the document grew past 200 KB');
   });
 
   it('has an example on every request body and every response with a body, valid for its schema', () => {
@@ -464,7 +465,7 @@ describe('OpenAPI document for clients', () => {
     const getPet = types.slice(types.indexOf('    getPet: {'));
     const ok = getPet.slice(getPet.indexOf('200: {'), getPet.indexOf('400: '));
     assert.match(ok, /"application\/json": components\["schemas"\]\["Pet"\];/);
-    assert.ok(types.split('\n').length < 4500, `${types.split('\n').length} lines of types`);
+    assert.ok(types.split('\n').length < 5000, `${types.split('\n').length} lines of types`);
   });
 });
 

@@ -40,6 +40,9 @@ const EXPECTED_OPERATIONS = [
   'testWebhook',
   'listWebhookDeliveries',
   'retryWebhookDelivery',
+  'listRequests',
+  'getRequest',
+  'getRequestStats',
 ];
 /** Operations that need no credentials at all. */
 const PUBLIC_OPERATIONS = ['createAccount'];

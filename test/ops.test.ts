@@ -351,7 +351,9 @@ describe('shutting down', () => {
         },
       }),
     });
-    const hold = () => {
+    // Once the request log has written what it holds: no write of its own is held instead.
+    const hold = async () => {
+      await t.app.requestLog.flush();
       let release!: () => void;
       const held = new Promise<void>((resolve) => {
         reached = resolve;
@@ -370,7 +372,7 @@ describe('shutting down', () => {
     try {
       const tenant = await newTenant(t.app);
       const category = await createCategory(t.app, tenant, 'Late');
-      const { held, release } = hold();
+      const { held, release } = await hold();
       const base = await t.app.listen({ port: 0, host: '127.0.0.1' });
       const client = request(`${base}/v1/pets`, {
         method: 'POST',
@@ -428,7 +430,7 @@ describe('shutting down', () => {
     try {
       const tenant = await newTenant(t.app);
       const category = await createCategory(t.app, tenant, 'Forever');
-      const { held, release } = hold();
+      const { held, release } = await hold();
       const post = as(t.app, tenant, {
         method: 'POST',
         url: '/v1/pets',
@@ -472,7 +474,7 @@ describe('shutting down', () => {
     try {
       const tenant = await newTenant(t.app);
       const category = await createCategory(t.app, tenant, 'Late');
-      const { held, release } = hold();
+      const { held, release } = await hold();
       const { port } = new URL(await t.app.listen({ port: 0, host: '127.0.0.1' }));
       const socket = connect(Number(port), '127.0.0.1');
       let answers = '';

@@ -75,6 +75,7 @@ interface Ids {
   orderId?: number;
   webhookId?: string;
   deliveryId?: string;
+  requestId?: string;
 }
 
 function urlFor(op: Operation, ids: Ids): string {
@@ -145,6 +146,8 @@ let ids: Ids;
 let busyCategory: { id: number; name: string };
 let messageId: string;
 let orderId: number;
+/** A request of the owner's, in its request log. */
+let requestId: string;
 let emptyCategory: { id: number; name: string };
 let pet: { id: number; name: string; categoryId: number; status: string };
 
@@ -204,6 +207,8 @@ before(async () => {
     payload: { petId: ordered.id },
   });
   orderId = order.json().id;
+  requestId = String(order.headers['x-request-id']);
+  await t.app.requestLog.flush();
   ids = { petId: pet.id, categoryId: emptyCategory.id };
 });
 
@@ -389,7 +394,7 @@ describe('bearer authentication, on every bearer-protected operation', () => {
           const res = await t.app.inject(
             requestFor(
               op,
-              { petId: fresh.id, categoryId: category.id, messageId, orderId, ...hook },
+              { petId: fresh.id, categoryId: category.id, messageId, orderId, requestId, ...hook },
               { authorization: `${scheme} ${owner.key}` },
             ),
           );

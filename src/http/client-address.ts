@@ -32,6 +32,15 @@ export function addressBlock(ip: string): string {
     .join(':')}::/64`;
 }
 
+/**
+ * A client address as the request log shows it: an IPv4 address's /24 (`203.0.113.0/24`), an
+ * IPv6 address's /64. Enough to tell a client's network, not to single out one of its hosts.
+ */
+export function addressPrefix(ip: string): string {
+  const block = addressBlock(ip);
+  return isIPv4(block) ? `${block.slice(0, block.lastIndexOf('.'))}.0/24` : block;
+}
+
 /** Whether a valid IPv6 address is IPv4-mapped (`::ffff:a.b.c.d`, in any spelling). */
 export function isIPv4Mapped(ip: string): boolean {
   const groups = expand(ip);

@@ -30,6 +30,12 @@ import {
 } from './schemas/orders.js';
 import { NewPet, Pet, PetPage, PetPatch, PetStatus } from './schemas/pets.js';
 import {
+  RequestCounts,
+  RequestLogEntry,
+  RequestLogPage,
+  RequestStats,
+} from './schemas/requests.js';
+import {
   DeliveryPage,
   NewWebhook,
   WebhookDelivery,
@@ -57,6 +63,10 @@ import {
 
 /** The named schemas: the component of each title. Nested titled schemas are found in them. */
 const COMPONENTS: TSchema[] = [
+  RequestLogEntry,
+  RequestLogPage,
+  RequestStats,
+  RequestCounts,
   Event,
   EventPage,
   EventType,

@@ -116,6 +116,12 @@ export async function registerOpenApi(app: FastifyInstance, config: Config): Pro
           description: 'Endpoints that events are POSTed to, signed; their delivery logs.',
         },
         {
+          name: 'Requests',
+          description:
+            "The account's request log: its API requests of the last 7 days as they were " +
+            'answered, and their counts per hour.',
+        },
+        {
           name: 'Messages',
           description: 'The quickstart example: a message queued, then sent by a worker.',
         },

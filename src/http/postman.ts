@@ -173,7 +173,13 @@ const RUN: Array<{ folder: string; description?: string; steps: Step[] }> = [
         tests: USE_NEW_KEY,
       },
       { operation: 'GET /keys' },
-      { operation: 'GET /account', same: { email: 'email' } },
+      {
+        operation: 'GET /account',
+        same: { email: 'email' },
+        tests: [
+          "pm.collectionVariables.set('requestId', pm.response.headers.get('X-Request-Id'));",
+        ],
+      },
     ],
   },
   {
@@ -253,6 +259,19 @@ const RUN: Array<{ folder: string; description?: string; steps: Step[] }> = [
     ],
   },
   {
+    folder: 'Requests',
+    steps: [
+      { operation: 'GET /requests' },
+      {
+        operation: 'GET /requests/{requestId}',
+        same: { id: 'requestId' },
+        // An entry is written within a second of its answer.
+        prerequest: ['setTimeout(function () {}, 1000);'],
+      },
+      { operation: 'GET /requests/stats' },
+    ],
+  },
+  {
     folder: 'Clean up',
     description: 'Removes what the run made, the key last.',
     steps: [
@@ -274,6 +293,7 @@ const CAPTURED: Record<string, string> = {
   webhookId: 'Set by the run: the webhook endpoint it made.',
   deliveryId: 'Set by the run: the test delivery it sent.',
   messageId: 'Set by the run: the message it sent.',
+  requestId: 'Set by the run: the `X-Request-Id` of its `GET /account`.',
 };
 
 /** `/pets/:petId` is `/pets/{petId}`. */

@@ -1,10 +1,21 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { Clock } from '../clock.js';
 import { eventsKeptSince } from '../domain/events.js';
+import {
+  HOUR_MS,
+  REQUEST_LOG_MAX_ENTRIES,
+  requestHoursKeptSince,
+  requestLogKeptSince,
+} from '../domain/request-log.js';
 import type { Writer } from '../store/database.js';
 import { deleteOldDeliveries, deleteOldEvents } from '../store/events-repository.js';
 import type { Tx } from '../store/handles.js';
 import { deleteExpiredAnswers } from '../store/idempotency-repository.js';
+import {
+  deleteOldRequestHours,
+  deleteOldRequestLog,
+  deleteRequestLogOverCap,
+} from '../store/request-log-repository.js';
 import type { Outages } from './outages.js';
 
 /** How often the chores run, and how many rows one statement deletes at most. */
@@ -16,12 +27,26 @@ type Chore = (tx: Tx, now: string, limit: number) => Promise<number>;
 
 const eventsBefore = (now: string) => eventsKeptSince(new Date(now));
 
+const logSince = (now: string) => requestLogKeptSince(new Date(now));
+
+/** The hour of the oldest entry kept: counts since then are never fewer than the entries. */
+function logHoursSince(now: string): string {
+  const ms = Date.parse(logSince(now));
+  return new Date(ms - (ms % HOUR_MS)).toISOString();
+}
+
 /** What runs out and is deleted: idempotency keys' kept answers (24 h), events and their
- * deliveries (30 days). */
+ * deliveries (30 days), the request log (7 days, and an account's entries past its newest
+ * 10,000) and its hourly counts (7 days). */
 const CHORES: Record<string, Chore> = {
   'idempotency keys': deleteExpiredAnswers,
   'webhook deliveries': (tx, now, limit) => deleteOldDeliveries(tx, eventsBefore(now), limit),
   events: (tx, now, limit) => deleteOldEvents(tx, eventsBefore(now), limit),
+  'request log': (tx, now, limit) => deleteOldRequestLog(tx, logSince(now), limit),
+  'request log past 10,000': (tx, now, limit) =>
+    deleteRequestLogOverCap(tx, logHoursSince(now), REQUEST_LOG_MAX_ENTRIES, limit),
+  'request counts': (tx, now, limit) =>
+    deleteOldRequestHours(tx, requestHoursKeptSince(new Date(now)), limit),
 };
 
 /**

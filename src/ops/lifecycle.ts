@@ -20,6 +20,8 @@ const POLL_MS = 10;
 export class Lifecycle {
   starting = true;
   draining = false;
+  /** The wait for the requests begun to be answered, once it has begun (`answered`). */
+  private answering: Promise<number> | undefined;
   /** Requests begun whose responses have not closed. */
   private open = 0;
   /** Responses closed before they were answered (their clients left): a handler runs on. */
@@ -76,9 +78,15 @@ export class Lifecycle {
    * connection, or once its deadline has passed: a handler stuck for good must not keep the
    * process from closing. Called once no request can begin (the listener closed). Resolves to
    * how many requests it gave up on (0 when all were answered); a write among them that
-   * reaches the database after it closed is refused with 503, nothing done.
+   * reaches the database after it closed is refused with 503, nothing done. Every caller
+   * (each plugin's onClose that needs its requests answered) waits for the one wait.
    */
-  async answered(): Promise<number> {
+  answered(): Promise<number> {
+    this.answering ??= this.waitForAnswers();
+    return this.answering;
+  }
+
+  private async waitForAnswers(): Promise<number> {
     const { answerWithinMs, log } = this.closing;
     const deadline = Date.now() + answerWithinMs;
     for (this.sweep(); this.unanswered() > 0; this.sweep()) {

@@ -41,6 +41,10 @@ export class Metrics implements OutageObserver {
   private readonly webhookOutcomes: Counter<'outcome'>;
   private readonly outages: Counter<'dependency'>;
   private readonly up: Gauge<'dependency'>;
+  private readonly logWritten: Counter;
+  private readonly logDropped: Counter<'reason'>;
+  /** Entries the request log holds, not yet written (RequestLog, once it exists). */
+  private logBuffered: () => number = () => 0;
   // One child per label set, so a request costs no label hashing after the first of its kind.
   private readonly children = new Map<string, { count: Counter; seconds: Histogram }>();
   /** The instance's caches, each told by its owner (`watch`), read at scrape time. */
@@ -101,6 +105,26 @@ export class Metrics implements OutageObserver {
       help: 'Whether a dependency (database, redis) answers, as this instance last found it: 1 or 0.',
       labelNames: ['dependency'],
       registers,
+    });
+    this.logWritten = new Counter({
+      name: 'request_log_written_total',
+      help: 'Request log entries written to the store.',
+      registers,
+    });
+    this.logDropped = new Counter({
+      name: 'request_log_dropped_total',
+      help: 'Request log entries dropped: buffer_full (the buffer held REQUEST_LOG_BUFFER entries), write_failed (their batch could not be written), closed (answered after the log closed).',
+      labelNames: ['reason'],
+      registers,
+    });
+    const metrics = this;
+    new Gauge({
+      name: 'request_log_buffered',
+      help: 'Request log entries held in memory, not yet written.',
+      registers,
+      collect() {
+        this.set(metrics.logBuffered());
+      },
     });
     new Gauge({
       name: 'messages_queue_depth',
@@ -190,6 +214,19 @@ export class Metrics implements OutageObserver {
 
   dependencyUp(dependency: Dependency): void {
     this.up.set({ dependency }, 1);
+  }
+
+  /** Where the request log's buffered entries are counted, for `request_log_buffered`. */
+  watchRequestLog(buffered: () => number): void {
+    this.logBuffered = buffered;
+  }
+
+  requestLogWritten(entries: number): void {
+    this.logWritten.inc(entries);
+  }
+
+  requestLogDropped(reason: 'buffer_full' | 'write_failed' | 'closed', entries = 1): void {
+    this.logDropped.inc({ reason }, entries);
   }
 
   deprecatedCall(operation: string): void {

@@ -9,6 +9,7 @@ import { keyRoutes } from '../http/routes/keys.js';
 import { messageRoutes } from '../http/routes/messages.js';
 import { opsRoutes } from '../http/routes/ops.js';
 import { petRoutes } from '../http/routes/pets.js';
+import { requestRoutes } from '../http/routes/requests.js';
 import { storeRoutes } from '../http/routes/store.js';
 import { webhookRoutes } from '../http/routes/webhooks.js';
 
@@ -50,6 +51,7 @@ export const apiPlugin = fp(
           scope.addHook('onRequest', bearerAuth(keys, limits, freshness));
           await scope.register(eventRoutes);
           await scope.register(webhookRoutes);
+          await scope.register(requestRoutes);
         });
       },
       { prefix: '/v1' },

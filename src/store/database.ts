@@ -21,6 +21,7 @@ import * as eventsWebhooks from './migrations/0008_events_webhooks.js';
 import * as idempotencyKeyedHashes from './migrations/0010_idempotency_keyed_hashes.js';
 import * as webhookDeliverySlots from './migrations/0011_webhook_delivery_slots.js';
 import * as webhookEndpointEvents from './migrations/0012_webhook_endpoint_events.js';
+import * as requestLog from './migrations/0013_request_log.js';
 import * as keyScopes from './migrations/0014_key_scopes.js';
 import { PgGroupCommit } from './pg-group-commit.js';
 import { sqliteStatements } from './sqlite-statements.js';
@@ -268,6 +269,7 @@ function migrations(dialect: Dialect): Record<string, Migration> {
     '0010_idempotency_keyed_hashes': { up: (db) => idempotencyKeyedHashes.up(db) },
     '0011_webhook_delivery_slots': { up: (db) => webhookDeliverySlots.up(db, dialect) },
     '0012_webhook_endpoint_events': { up: (db) => webhookEndpointEvents.up(db, dialect) },
+    '0013_request_log': { up: (db) => requestLog.up(db, dialect) },
     '0014_key_scopes': { up: (db) => keyScopes.up(db) },
   };
 }

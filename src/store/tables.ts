@@ -1,4 +1,11 @@
-import { type ColumnType, type Insertable, type RawBuilder, type Selectable, sql } from 'kysely';
+import {
+  type ColumnType,
+  type Generated,
+  type Insertable,
+  type RawBuilder,
+  type Selectable,
+  sql,
+} from 'kysely';
 
 /** SQLite hands back timestamps as ISO text, PostgreSQL (`timestamptz`) as Date. */
 type Timestamp = ColumnType<Date | string, string, string>;
@@ -179,7 +186,49 @@ export interface WebhookDeliveriesTable {
   updated_at: Timestamp;
 }
 
+/** An API request of an account (src/domain/request-log.ts), kept 7 days. */
+export interface RequestLogTable {
+  /** The order the entries were written in. */
+  seq: Generated<number>;
+  account_id: string;
+  /** The request's `X-Request-Id`. */
+  id: string;
+  key_id: string | null;
+  method: string;
+  /** `/v1/pets/{petId}`; null when no operation matched. */
+  route: string | null;
+  path: string;
+  status: number;
+  duration_ms: number;
+  error_code: string | null;
+  idempotency_key: string | null;
+  /** 1 or 0. */
+  replayed: number;
+  /** An IPv4 /24 or an IPv6 /64. */
+  client: string;
+  /** 4xx and 5xx: the redacted JSON body, at most 4 KB. */
+  request_body: string | null;
+  /** 1 when request_body was cut at 4 KB. */
+  request_body_truncated: number;
+  /** 4xx and 5xx: the Error answered, as JSON text. */
+  error_body: string | null;
+  created_at: Timestamp;
+}
+
+/** An account's requests in one hour by status class, as one process counted them. */
+export interface RequestLogHoursTable {
+  account_id: string;
+  hour: Timestamp;
+  writer: string;
+  s2xx: number;
+  s4xx: number;
+  s5xx: number;
+  s429: number;
+}
+
 export interface Tables {
+  request_log: RequestLogTable;
+  request_log_hours: RequestLogHoursTable;
   events: EventsTable;
   webhook_endpoints: WebhookEndpointsTable;
   webhook_endpoint_events: WebhookEndpointEventsTable;
@@ -209,6 +258,9 @@ export type EventRow = Selectable<EventsTable>;
 export type WebhookEndpointRow = Selectable<WebhookEndpointsTable> & { event_types: string[] };
 export type WebhookDeliveryRow = Selectable<WebhookDeliveriesTable>;
 export type IdempotencyKeyRow = Selectable<IdempotencyKeysTable>;
+export type RequestLogRow = Selectable<RequestLogTable>;
+/** A request log entry as inserted: every column but its number. */
+export type NewRequestLogRow = Required<Omit<Insertable<RequestLogTable>, 'seq'>>;
 
 /**
  * A list of `table`'s columns for raw SQL (`insert into events (${list}) …`): named from the

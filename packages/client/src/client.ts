@@ -12,6 +12,7 @@ import type { Requests } from './resources/context.js';
 import { type EventsResource, eventsResource } from './resources/events.js';
 import { type MessagesResource, messagesResource } from './resources/messages.js';
 import { type PetsResource, petsResource } from './resources/pets.js';
+import { type RequestsResource, requestsResource } from './resources/requests.js';
 import { type StoreResource, storeResource } from './resources/store.js';
 import { type WebhooksResource, webhooksResource } from './resources/webhooks.js';
 import type { paths } from './schema.js';
@@ -63,6 +64,8 @@ export interface AnimalStoreClient {
   /** The account's events, as webhooks deliver them, for those who poll. */
   readonly events: EventsResource;
   readonly webhooks: WebhooksResource;
+  /** The account's request log: its API requests of the last 7 days, and their counts. */
+  readonly requests: RequestsResource;
   /** The typed openapi-fetch clients underneath (same retries and limits), for anything else. */
   readonly api: Client<paths>;
   readonly messagesApi: Client<paths>;
@@ -106,6 +109,7 @@ export function createClient(options: ClientOptions = {}): AnimalStoreClient {
     keys: keysResource(requests),
     events: eventsResource(requests),
     webhooks: webhooksResource(requests),
+    requests: requestsResource(requests),
     api,
     messagesApi,
   };

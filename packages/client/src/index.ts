@@ -30,6 +30,7 @@ export type { CategoriesResource } from './resources/categories.js';
 export type { EventsResource } from './resources/events.js';
 export type { MessagesResource } from './resources/messages.js';
 export type { PetsResource } from './resources/pets.js';
+export type { RequestsResource } from './resources/requests.js';
 export type { StoreResource } from './resources/store.js';
 export type { WebhooksResource } from './resources/webhooks.js';
 export type { components, operations, paths } from './schema.js';

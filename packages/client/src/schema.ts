@@ -466,6 +466,72 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/requests": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List requests
+         * @description The account's API requests of the last 7 days (at most 10,000), newest first, whatever their answer; the next page is in the `Link` header. A request shows here within a second of its answer. Reading the log is not logged.
+         *
+         *     Scope: `requests:read` (a restricted key needs it, or the same resource's `write`).
+         */
+        get: operations["listRequests"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/requests/stats": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Count requests per hour
+         * @description The account's API requests per hour over the last 7 days (`period=7d`, the default) or 24 hours, split into 2xx, 4xx, 5xx and 429; the current hour is the last, and still counting.
+         *
+         *     Scope: `requests:read` (a restricted key needs it, or the same resource's `write`).
+         */
+        get: operations["getRequestStats"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/requests/{requestId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a request
+         * @description One request of the account, by its `X-Request-Id`; for a 4xx or 5xx answer, with its request body (redacted, at most 4 KB) and the Error answered.
+         *
+         *     Scope: `requests:read` (a restricted key needs it, or the same resource's `write`).
+         */
+        get: operations["getRequest"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/messages": {
         parameters: {
             query?: never;
@@ -514,6 +580,234 @@ export interface paths {
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
+        /**
+         * RequestLogEntry
+         * @description An API request of the account, as it was answered; `getRequest` adds the bodies of an error.
+         * @example {
+         *       "id": "0b6e1c9e-4f2a-4c1e-9a57-3d2f8c1b7e40",
+         *       "method": "POST",
+         *       "route": "/v1/pets",
+         *       "path": "/v1/pets",
+         *       "status": 400,
+         *       "durationMs": 1.25,
+         *       "keyId": "key_0aBcDeFgHiJkLmNo",
+         *       "errorCode": "validation_failed",
+         *       "idempotencyKey": "5f0c7a1e-fish",
+         *       "replayed": false,
+         *       "clientAddress": "203.0.113.0/24",
+         *       "createdAt": "2026-11-24T12:00:00.000Z",
+         *       "requestBody": "{\"name\":\"\",\"categoryId\":1,\"apiKey\":\"[redacted]\"}",
+         *       "requestBodyTruncated": false,
+         *       "errorBody": {
+         *         "code": "validation_failed",
+         *         "message": "Invalid body/name: must NOT have fewer than 1 characters.",
+         *         "status": 400
+         *       }
+         *     }
+         */
+        RequestLogEntry: {
+            /** @description The request's `X-Request-Id`: the client's, or the UUID the service gave it. */
+            id: string;
+            /** @description The HTTP method. */
+            method: string;
+            /** @description The operation's path (`/v1/pets/{petId}`); null when none matched. */
+            route: string | null;
+            /** @description The path as sent (percent-encoded as it was), without the query. */
+            path: string;
+            /**
+             * Format: int32
+             * @description The HTTP status answered.
+             */
+            status: number;
+            /** @description Milliseconds from the request received to its answer sent. */
+            durationMs: number;
+            /** @description The API key used (`key_…`); null for HTTP Basic (`/v1/keys`). */
+            keyId: string | null;
+            /** @description The error's `code` (4xx, 5xx), or null. */
+            errorCode: string | null;
+            /** @description The `Idempotency-Key` sent, or null. */
+            idempotencyKey: string | null;
+            /** @description Answered with the kept answer of its key. */
+            replayed: boolean;
+            /** @description The client's IPv4 /24 or IPv6 /64. */
+            clientAddress: string;
+            /**
+             * Format: date-time
+             * @description When the request arrived (UTC).
+             */
+            createdAt: string;
+            /** @description `getRequest` only. For a 4xx or 5xx answer, the request's JSON body as text, at most 4 KB, the value of every field whose name contains `password`, `secret`, `key` or `token` (in any case, at any depth) replaced by `"[redacted]"` before it was stored. Null for a success, or without a JSON body. */
+            requestBody?: string | null;
+            /** @description `getRequest` only. The body was longer than 4 KB: `requestBody` is its start, cut on a character boundary (so not valid JSON). */
+            requestBodyTruncated?: boolean;
+            /** @description `getRequest` only. For a 4xx or 5xx answer, the Error answered; else null. */
+            errorBody?: components["schemas"]["Error"] | null;
+        };
+        /**
+         * Error
+         * @description Every error the service answers, whatever the status.
+         * @example {
+         *       "code": "validation_failed",
+         *       "message": "Invalid body/status: must be one of: available, pending, sold.",
+         *       "status": 400,
+         *       "details": [
+         *         {
+         *           "location": "body/status",
+         *           "message": "must be one of: available, pending, sold"
+         *         }
+         *       ]
+         *     }
+         */
+        Error: {
+            /** @description Machine-readable error code (snake_case), from the table in the introduction. Branch on this, not on the message. */
+            code: string;
+            /** @description Human-readable description, for people; its wording may change. */
+            message: string;
+            /**
+             * Format: int32
+             * @description The HTTP status code, repeated.
+             */
+            status: number;
+            /** @description Field-level problems, for validation errors. */
+            details?: components["schemas"]["ErrorDetail"][];
+        };
+        /**
+         * ErrorDetail
+         * @description One problem with one field.
+         * @example {
+         *       "location": "body/status",
+         *       "message": "must be one of: available, pending, sold"
+         *     }
+         */
+        ErrorDetail: {
+            /** @description Where: `body/name`, `query/limit`, `path/petId`, … */
+            location: string;
+            /** @description What is wrong there, in plain words. */
+            message: string;
+        };
+        /**
+         * RequestLogPage
+         * @description A page of requests, newest first; the next page is in the `Link` header.
+         * @example [
+         *       {
+         *         "id": "0b6e1c9e-4f2a-4c1e-9a57-3d2f8c1b7e40",
+         *         "method": "POST",
+         *         "route": "/v1/pets",
+         *         "path": "/v1/pets",
+         *         "status": 400,
+         *         "durationMs": 1.25,
+         *         "keyId": "key_0aBcDeFgHiJkLmNo",
+         *         "errorCode": "validation_failed",
+         *         "idempotencyKey": "5f0c7a1e-fish",
+         *         "replayed": false,
+         *         "clientAddress": "203.0.113.0/24",
+         *         "createdAt": "2026-11-24T12:00:00.000Z"
+         *       }
+         *     ]
+         */
+        RequestLogPage: components["schemas"]["RequestLogEntry"][];
+        /**
+         * RequestStats
+         * @description The account's API requests per hour, by status class: counted as they are logged, kept 7 days.
+         * @example {
+         *       "period": "24h",
+         *       "from": "2026-11-23T13:00:00.000Z",
+         *       "to": "2026-11-24T13:00:00.000Z",
+         *       "hours": [
+         *         {
+         *           "hour": "2026-11-24T12:00:00.000Z",
+         *           "status2xx": 120,
+         *           "status4xx": 3,
+         *           "status5xx": 0,
+         *           "status429": 1
+         *         }
+         *       ],
+         *       "totals": {
+         *         "status2xx": 120,
+         *         "status4xx": 3,
+         *         "status5xx": 0,
+         *         "status429": 1
+         *       }
+         *     }
+         */
+        RequestStats: {
+            /**
+             * @description The last 24 hours (`24h`) or 7 days (`7d`), each ending with the current hour.
+             * @enum {unknown}
+             */
+            period: "24h" | "7d";
+            /**
+             * Format: date-time
+             * @description The first hour's start (UTC).
+             */
+            from: string;
+            /**
+             * Format: date-time
+             * @description The current hour's end (UTC).
+             */
+            to: string;
+            /** @description Every hour of the period, oldest first; an hour without requests is zeros. */
+            hours: {
+                /**
+                 * Format: date-time
+                 * @description The hour's start (UTC).
+                 */
+                hour: string;
+                /**
+                 * Format: int64
+                 * @description 2xx answers.
+                 */
+                status2xx: number;
+                /**
+                 * Format: int64
+                 * @description 4xx answers but 429.
+                 */
+                status4xx: number;
+                /**
+                 * Format: int64
+                 * @description 5xx answers.
+                 */
+                status5xx: number;
+                /**
+                 * Format: int64
+                 * @description 429 answers.
+                 */
+                status429: number;
+            }[];
+            totals: components["schemas"]["RequestCounts"];
+        };
+        /**
+         * RequestCounts
+         * @description The period's requests.
+         * @example {
+         *       "status2xx": 120,
+         *       "status4xx": 3,
+         *       "status5xx": 0,
+         *       "status429": 1
+         *     }
+         */
+        RequestCounts: {
+            /**
+             * Format: int64
+             * @description 2xx answers.
+             */
+            status2xx: number;
+            /**
+             * Format: int64
+             * @description 4xx answers but 429.
+             */
+            status4xx: number;
+            /**
+             * Format: int64
+             * @description 5xx answers.
+             */
+            status5xx: number;
+            /**
+             * Format: int64
+             * @description 429 answers.
+             */
+            status429: number;
+        };
         /**
          * Event
          * @description Also the body of every webhook delivery.
@@ -1337,48 +1631,6 @@ export interface components {
              * @description Creation time (UTC).
              */
             createdAt: string;
-        };
-        /**
-         * Error
-         * @description Every error the service answers, whatever the status.
-         * @example {
-         *       "code": "validation_failed",
-         *       "message": "Invalid body/status: must be one of: available, pending, sold.",
-         *       "status": 400,
-         *       "details": [
-         *         {
-         *           "location": "body/status",
-         *           "message": "must be one of: available, pending, sold"
-         *         }
-         *       ]
-         *     }
-         */
-        Error: {
-            /** @description Machine-readable error code (snake_case), from the table in the introduction. Branch on this, not on the message. */
-            code: string;
-            /** @description Human-readable description, for people; its wording may change. */
-            message: string;
-            /**
-             * Format: int32
-             * @description The HTTP status code, repeated.
-             */
-            status: number;
-            /** @description Field-level problems, for validation errors. */
-            details?: components["schemas"]["ErrorDetail"][];
-        };
-        /**
-         * ErrorDetail
-         * @description One problem with one field.
-         * @example {
-         *       "location": "body/status",
-         *       "message": "must be one of: available, pending, sold"
-         *     }
-         */
-        ErrorDetail: {
-            /** @description Where: `body/name`, `query/limit`, `path/petId`, … */
-            location: string;
-            /** @description What is wrong there, in plain words. */
-            message: string;
         };
     };
     responses: {
@@ -3873,6 +4125,225 @@ export interface operations {
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["WriteUnavailable"];
+        };
+    };
+    listRequests: {
+        parameters: {
+            query?: {
+                /** @description Maximum number of items returned (1 to 100, default 20). */
+                limit?: components["parameters"]["Limit"];
+                /**
+                 * @description Only this status (`404`), or this class (`2xx`, `4xx`, `5xx`; `4xx` includes `429`).
+                 * @example 4xx
+                 */
+                status?: "2xx" | "4xx" | "5xx" | "200" | "201" | "202" | "204" | "400" | "401" | "403" | "404" | "405" | "408" | "409" | "410" | "413" | "414" | "422" | "429" | "431" | "500" | "503";
+                /** @description Only the requests made with this key (`key_…`). */
+                keyId?: string;
+                /** @description Only this method. */
+                method?: "GET" | "HEAD" | "POST" | "PUT" | "PATCH" | "DELETE" | "OPTIONS";
+                /** @description Only this path, exactly (`/v1/pets/7`). */
+                path?: string;
+                /** @description Opaque cursor of the next page, taken from the `Link: rel="next"` header. */
+                cursor?: components["parameters"]["Cursor"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of requests. */
+            200: {
+                headers: {
+                    Link: components["headers"]["Link"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example [
+                     *       {
+                     *         "id": "0b6e1c9e-4f2a-4c1e-9a57-3d2f8c1b7e40",
+                     *         "method": "POST",
+                     *         "route": "/v1/pets",
+                     *         "path": "/v1/pets",
+                     *         "status": 400,
+                     *         "durationMs": 1.25,
+                     *         "keyId": "key_0aBcDeFgHiJkLmNo",
+                     *         "errorCode": "validation_failed",
+                     *         "idempotencyKey": "5f0c7a1e-fish",
+                     *         "replayed": false,
+                     *         "clientAddress": "203.0.113.0/24",
+                     *         "createdAt": "2026-11-24T12:00:00.000Z"
+                     *       }
+                     *     ]
+                     */
+                    "application/json": components["schemas"]["RequestLogPage"];
+                };
+            };
+            /** @description `bad_request`: The request could not be understood. `validation_failed`: A parameter or body field is missing, unknown, or holds an invalid value. `invalid_cursor`: The `cursor` parameter is not one we issued. */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit-IfCounted"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining-IfCounted"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset-IfCounted"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy-IfCounted"];
+                    RateLimit: components["headers"]["RateLimit-IfCounted"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getRequestStats: {
+        parameters: {
+            query?: {
+                /** @description The last 24 hours (`24h`) or 7 days (`7d`), each ending with the current hour. */
+                period?: "24h" | "7d";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The counts. */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "period": "24h",
+                     *       "from": "2026-11-23T13:00:00.000Z",
+                     *       "to": "2026-11-24T13:00:00.000Z",
+                     *       "hours": [
+                     *         {
+                     *           "hour": "2026-11-24T12:00:00.000Z",
+                     *           "status2xx": 120,
+                     *           "status4xx": 3,
+                     *           "status5xx": 0,
+                     *           "status429": 1
+                     *         }
+                     *       ],
+                     *       "totals": {
+                     *         "status2xx": 120,
+                     *         "status4xx": 3,
+                     *         "status5xx": 0,
+                     *         "status429": 1
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["RequestStats"];
+                };
+            };
+            /** @description `bad_request`: The request could not be understood. `validation_failed`: A parameter or body field is missing, unknown, or holds an invalid value. */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit-IfCounted"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining-IfCounted"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset-IfCounted"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy-IfCounted"];
+                    RateLimit: components["headers"]["RateLimit-IfCounted"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getRequest: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The request's `X-Request-Id`: the client's, or the UUID the service gave it. */
+                requestId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The request. */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "0b6e1c9e-4f2a-4c1e-9a57-3d2f8c1b7e40",
+                     *       "method": "POST",
+                     *       "route": "/v1/pets",
+                     *       "path": "/v1/pets",
+                     *       "status": 400,
+                     *       "durationMs": 1.25,
+                     *       "keyId": "key_0aBcDeFgHiJkLmNo",
+                     *       "errorCode": "validation_failed",
+                     *       "idempotencyKey": "5f0c7a1e-fish",
+                     *       "replayed": false,
+                     *       "clientAddress": "203.0.113.0/24",
+                     *       "createdAt": "2026-11-24T12:00:00.000Z",
+                     *       "requestBody": "{\"name\":\"\",\"categoryId\":1,\"apiKey\":\"[redacted]\"}",
+                     *       "requestBodyTruncated": false,
+                     *       "errorBody": {
+                     *         "code": "validation_failed",
+                     *         "message": "Invalid body/name: must NOT have fewer than 1 characters.",
+                     *         "status": 400
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["RequestLogEntry"];
+                };
+            };
+            /** @description `bad_request`: The request could not be understood. `validation_failed`: A parameter or body field is missing, unknown, or holds an invalid value. */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit-IfCounted"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining-IfCounted"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset-IfCounted"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy-IfCounted"];
+                    RateLimit: components["headers"]["RateLimit-IfCounted"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     sendMessage: {

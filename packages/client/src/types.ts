@@ -70,6 +70,18 @@ export type WebhookDelivery = Answer<'testWebhook', 202>;
 export type WebhookDeliveryStatus = WebhookDelivery['status'];
 export type ListWebhookDeliveriesQuery = Omit<Query<'listWebhookDeliveries'>, 'cursor'>;
 
+/** An API request of the account, as `requests.list` lists it. */
+export type RequestLogEntry = Omit<
+  Item<Answer<'listRequests', 200>>,
+  'requestBody' | 'requestBodyTruncated' | 'errorBody'
+>;
+/** A request as `requests.get` reads it: with the bodies of a 4xx or 5xx (else null). */
+export type RequestLogEntryDetail = Required<Answer<'getRequest', 200>>;
+export type ListRequestsQuery = Omit<Query<'listRequests'>, 'cursor'>;
+/** Requests per hour, split into 2xx, 4xx (429 apart), 5xx and 429. */
+export type RequestStats = Answer<'getRequestStats', 200>;
+export type RequestStatsPeriod = RequestStats['period'];
+
 /** What happened: `pet.created`, `order.placed`, `message.sent`, … and `webhook.test`. */
 export type EventType = components['schemas']['EventType'];
 export type ListEventsQuery = Omit<Query<'listEvents'>, 'cursor'>;

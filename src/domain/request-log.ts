@@ -1,0 +1,321 @@
+import type { ErrorDetail } from '../errors.js';
+import type { ReadDb } from '../store/handles.js';
+import {
+  findRequestLog,
+  hourCounts,
+  listRequestLog,
+  type RequestLogListRow,
+} from '../store/request-log-repository.js';
+import { type RequestLogRow, toIso } from '../store/tables.js';
+import { KeysetCursor, type Page, type PageRequest, pageSize } from './pagination.js';
+import { fail, ok, type Result } from './result.js';
+
+/**
+ * The request log: each account's API requests, as they were answered, for the account to
+ * look one up (docs/decisions/0013-request-log.md). Entries are captured when a request is
+ * answered and written in batches off the request path (src/ops/request-log.ts); this module
+ * holds the rules: what an entry keeps, what is redacted, how long it is kept, and how it is
+ * read.
+ */
+export const HOUR_MS = 60 * 60 * 1000;
+/** How far back the log lists, and how long entries are kept… */
+export const REQUEST_LOG_KEPT_MS = 7 * 24 * HOUR_MS;
+/** …and how many of an account's, at most: whichever is less. */
+export const REQUEST_LOG_MAX_ENTRIES = 10_000;
+/** The most of a request's body kept, in bytes of UTF-8. */
+export const BODY_MAX_BYTES = 4096;
+/** What stands for the value of a field named like a secret. */
+export const REDACTED = '[redacted]';
+/** A field whose name contains one of these (in any case) has its value redacted. */
+const SECRET_NAME = /password|secret|key|token/i;
+
+/** The oldest instant whose entries are still kept at `now`. */
+export function requestLogKeptSince(now: Date): string {
+  return new Date(now.getTime() - REQUEST_LOG_KEPT_MS).toISOString();
+}
+
+/** A request body as kept: JSON text, redacted, at most BODY_MAX_BYTES. */
+export interface KeptBody {
+  text: string;
+  /** The text was cut at BODY_MAX_BYTES (on a character boundary: it is no longer JSON). */
+  truncated: boolean;
+}
+
+/**
+ * The JSON text of a request's body with the value of every field named like a secret, at any
+ * depth, replaced by `"[redacted]"`, cut at BODY_MAX_BYTES. Written as it is walked and
+ * stopped once past the limit, so a large body costs no more than 4 KB of it. Null without a
+ * body.
+ */
+export function keptBody(value: unknown): KeptBody | null {
+  if (value === undefined || value === null) return null;
+  const out = { text: '' };
+  const whole = write(value, out);
+  let text = out.text;
+  let truncated = !whole;
+  if (truncated || text.length * 3 > BODY_MAX_BYTES) {
+    const bytes = Buffer.from(text);
+    if (bytes.length > BODY_MAX_BYTES) {
+      let end = BODY_MAX_BYTES;
+      // Back to the first byte of the character the limit falls in.
+      while (end > 0 && ((bytes[end] ?? 0) & 0xc0) === 0x80) end--;
+      text = bytes.subarray(0, end).toString('utf8');
+      truncated = true;
+    }
+  }
+  return { text, truncated };
+}
+
+/**
+ * Writes a parsed JSON value, redacted, onto `out.text`; false once past BODY_MAX_BYTES
+ * characters (so at least as many bytes), where it stops.
+ */
+function write(value: unknown, out: { text: string }): boolean {
+  if (typeof value === 'string') {
+    // A long string is cut before it is escaped: past the limit, the rest is not kept anyway.
+    out.text += JSON.stringify(
+      value.length > BODY_MAX_BYTES ? value.slice(0, BODY_MAX_BYTES + 1) : value,
+    );
+  } else if (value === null || typeof value !== 'object') {
+    out.text += JSON.stringify(value) ?? 'null';
+  } else if (Array.isArray(value)) {
+    out.text += '[';
+    for (let i = 0; i < value.length; i++) {
+      if (i > 0) out.text += ',';
+      if (!write(value[i], out)) return false;
+    }
+    out.text += ']';
+  } else {
+    out.text += '{';
+    let first = true;
+    for (const name of Object.keys(value)) {
+      const field = (value as Record<string, unknown>)[name];
+      if (field === undefined) continue;
+      out.text += first ? JSON.stringify(name) : `,${JSON.stringify(name)}`;
+      first = false;
+      if (SECRET_NAME.test(name)) out.text += `:"${REDACTED}"`;
+      else {
+        out.text += ':';
+        if (!write(field, out)) return false;
+      }
+    }
+    out.text += '}';
+  }
+  return out.text.length <= BODY_MAX_BYTES;
+}
+
+/**
+ * An Error answer as kept: whole up to BODY_MAX_BYTES (every Error but one with many long
+ * details), else without the details that do not fit.
+ */
+export function keptErrorBody(text: string): string {
+  if (text.length <= BODY_MAX_BYTES / 3 || Buffer.byteLength(text) <= BODY_MAX_BYTES) return text;
+  try {
+    const error = JSON.parse(text) as { details?: unknown[] };
+    const details = Array.isArray(error.details) ? [...error.details] : [];
+    let kept = JSON.stringify({ ...error, details });
+    while (details.length > 0 && Buffer.byteLength(kept) > BODY_MAX_BYTES) {
+      details.pop();
+      kept = JSON.stringify({ ...error, details });
+    }
+    return Buffer.byteLength(kept) <= BODY_MAX_BYTES
+      ? kept
+      : JSON.stringify({ ...error, details: [], message: '' });
+  } catch {
+    return '';
+  }
+}
+
+export interface RequestLogEntry {
+  id: string;
+  method: string;
+  route: string | null;
+  path: string;
+  status: number;
+  durationMs: number;
+  keyId: string | null;
+  errorCode: string | null;
+  idempotencyKey: string | null;
+  replayed: boolean;
+  clientAddress: string;
+  createdAt: string;
+}
+
+/** An Error as answered (src/http/error-handler.ts). */
+export interface AnsweredError {
+  code: string;
+  message: string;
+  status: number;
+  details?: ErrorDetail[];
+}
+
+export interface RequestLogEntryDetail extends RequestLogEntry {
+  requestBody: string | null;
+  requestBodyTruncated: boolean;
+  errorBody: AnsweredError | null;
+}
+
+function toEntry(row: RequestLogListRow): RequestLogEntry {
+  return {
+    id: row.id,
+    method: row.method,
+    route: row.route,
+    path: row.path,
+    status: row.status,
+    durationMs: row.duration_ms,
+    keyId: row.key_id,
+    errorCode: row.error_code,
+    idempotencyKey: row.idempotency_key,
+    replayed: row.replayed === 1,
+    clientAddress: row.client,
+    createdAt: toIso(row.created_at),
+  };
+}
+
+/** The Error an entry keeps; null for none, or for a body that is no Error of ours. */
+function answeredError(text: string | null): AnsweredError | null {
+  if (!text) return null;
+  try {
+    const body = JSON.parse(text) as Partial<AnsweredError> | null;
+    return typeof body?.code === 'string' &&
+      typeof body.message === 'string' &&
+      typeof body.status === 'number'
+      ? (body as AnsweredError)
+      : null;
+  } catch {
+    return null;
+  }
+}
+
+function toDetail(row: RequestLogRow): RequestLogEntryDetail {
+  return {
+    ...toEntry(row),
+    requestBody: row.request_body,
+    requestBodyTruncated: row.request_body_truncated === 1,
+    errorBody: answeredError(row.error_body),
+  };
+}
+
+/** The log's cursors: the last entry's number (the order written). */
+const REQUEST_CURSOR = new KeysetCursor('r1', '[1-9][0-9]{0,15}', 16);
+
+export interface RequestListQuery extends PageRequest {
+  /** `404`, or a class: `4xx`. */
+  status?: string | undefined;
+  keyId?: string | undefined;
+  method?: string | undefined;
+  path?: string | undefined;
+}
+
+/** `404` as the range 404–404, `4xx` as 400–499. */
+function statusRange(status: string | undefined): { from: number; to: number } | undefined {
+  if (status === undefined) return undefined;
+  if (status.endsWith('xx')) {
+    const from = Number(status[0]) * 100;
+    return { from, to: from + 99 };
+  }
+  return { from: Number(status), to: Number(status) };
+}
+
+/** The account's entries of the last 7 days, newest (last written) first, in keyset pages. */
+export async function listRequestPage(
+  db: ReadDb,
+  accountId: string,
+  now: Date,
+  query: RequestListQuery,
+): Promise<Result<Page<RequestLogEntry>, 'invalid_cursor'>> {
+  const cursor = REQUEST_CURSOR.decode(query.cursor);
+  if (!cursor.ok) return cursor;
+  const limit = pageSize(query);
+  const rows = await listRequestLog(db, accountId, {
+    since: requestLogKeptSince(now),
+    status: statusRange(query.status),
+    keyId: query.keyId,
+    method: query.method,
+    path: query.path,
+    beforeSeq: cursor.value === undefined ? undefined : Number(cursor.value),
+    take: limit + 1,
+  });
+  return ok(REQUEST_CURSOR.page(rows, limit, (row) => row.seq, toEntry));
+}
+
+/** One entry of the account's, with the bodies of an error. */
+export async function getRequestEntry(
+  db: ReadDb,
+  accountId: string,
+  now: Date,
+  id: string,
+): Promise<Result<RequestLogEntryDetail, 'not_found'>> {
+  const row = await findRequestLog(db, accountId, id, requestLogKeptSince(now));
+  return row
+    ? ok(toDetail(row))
+    : fail('not_found', `No request ${id} in this account's log (kept 7 days).`);
+}
+
+export const STATS_PERIODS = { '24h': 24, '7d': 7 * 24 } as const;
+export type StatsPeriod = keyof typeof STATS_PERIODS;
+
+/** The first hour of a period's counts at `now`: the period ends with the current hour. */
+function firstHour(now: Date, period: StatsPeriod): number {
+  const current = now.getTime() - (now.getTime() % HOUR_MS);
+  return current - (STATS_PERIODS[period] - 1) * HOUR_MS;
+}
+
+/** The oldest hour whose counts are still kept at `now` (the first the 7 days show). */
+export function requestHoursKeptSince(now: Date): string {
+  return new Date(firstHour(now, '7d')).toISOString();
+}
+
+export interface StatusCounts {
+  status2xx: number;
+  status4xx: number;
+  status5xx: number;
+  status429: number;
+}
+
+export interface RequestStats {
+  period: StatsPeriod;
+  /** The first hour's start… */
+  from: string;
+  /** …and the end of the last (the current hour's). */
+  to: string;
+  /** Every hour of the period, oldest first, those without requests as zeros. */
+  hours: Array<{ hour: string } & StatusCounts>;
+  totals: StatusCounts;
+}
+
+/** The account's requests per hour over the period, ending with the current hour. */
+export async function requestStats(
+  db: ReadDb,
+  accountId: string,
+  now: Date,
+  period: StatsPeriod,
+): Promise<RequestStats> {
+  const from = firstHour(now, period);
+  const current = now.getTime() - (now.getTime() % HOUR_MS);
+  const rows = await hourCounts(db, accountId, new Date(from).toISOString());
+  const byHour = new Map(rows.map((row) => [Date.parse(toIso(row.hour)), row]));
+  const totals: StatusCounts = { status2xx: 0, status4xx: 0, status5xx: 0, status429: 0 };
+  const hours: RequestStats['hours'] = [];
+  for (let hour = from; hour <= current; hour += HOUR_MS) {
+    const row = byHour.get(hour);
+    const counts: StatusCounts = {
+      status2xx: Number(row?.s2xx ?? 0),
+      status4xx: Number(row?.s4xx ?? 0),
+      status5xx: Number(row?.s5xx ?? 0),
+      status429: Number(row?.s429 ?? 0),
+    };
+    totals.status2xx += counts.status2xx;
+    totals.status4xx += counts.status4xx;
+    totals.status5xx += counts.status5xx;
+    totals.status429 += counts.status429;
+    hours.push({ hour: new Date(hour).toISOString(), ...counts });
+  }
+  return {
+    period,
+    from: new Date(from).toISOString(),
+    to: new Date(current + HOUR_MS).toISOString(),
+    hours,
+    totals,
+  };
+}

@@ -1,0 +1,376 @@
+import type { FastifyInstance, onResponseHookHandler, onSendHookHandler } from 'fastify';
+import fp from 'fastify-plugin';
+import type { Clock } from '../clock.js';
+import { randomBase62 } from '../domain/random.js';
+import { HOUR_MS, type KeptBody, keptBody, keptErrorBody } from '../domain/request-log.js';
+import type { Log } from '../log.js';
+import type { Metrics } from '../ops/metrics.js';
+import { brief, type Outages } from '../ops/outages.js';
+import type { Writer } from '../store/database.js';
+import { WriteRefusedError } from '../store/group-commit.js';
+import { type HourCounts, insertRequestLog } from '../store/request-log-repository.js';
+import type { NewRequestLogRow } from '../store/tables.js';
+import { addressPrefix } from './client-address.js';
+import { REPLAYED_HEADER } from './idempotency.js';
+
+/**
+ * The request log's capture and its writer (docs/decisions/0013-request-log.md): every API
+ * request of a known account, whatever its answer, is captured when it is answered (an object
+ * pushed; its body redacted first, for an error) and written with the others of its batch,
+ * off the request path. Reading the log is not logged (routes with `config.requestLog` false).
+ */
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** The Error this request was answered with, as sent (4xx and 5xx of an account's). */
+    answeredError: string | null;
+  }
+  interface FastifyContextConfig {
+    /** `false`: this route's requests are not logged (the log's own). */
+    requestLog?: false;
+  }
+  interface FastifyInstance {
+    requestLog: RequestLog;
+  }
+}
+
+/** A request as captured when it was answered: what its entry is made of, at the next batch. */
+export interface AnsweredRequest {
+  accountId: string;
+  keyId: string | null;
+  /** Its `X-Request-Id`. */
+  id: string;
+  method: string;
+  /** The route's pattern as Fastify has it (`/v1/pets/:petId`); undefined when none matched. */
+  route: string | undefined;
+  /** Path and query, as sent. */
+  url: string;
+  status: number;
+  durationMs: number;
+  /** When it arrived (ms since the epoch). */
+  at: number;
+  ip: string;
+  idempotencyKey: string | string[] | undefined;
+  replayed: boolean;
+  /** 4xx and 5xx: the body, redacted and cut (`keptBody`), or null without one. */
+  body: KeptBody | null;
+  /** 4xx and 5xx: the Error answered, as sent. */
+  errorBody: string | null;
+}
+
+/** The code of an Error answer; null for any other body. */
+function errorCodeOf(body: string | null): string | null {
+  if (!body) return null;
+  try {
+    const { code } = JSON.parse(body) as { code?: unknown };
+    return typeof code === 'string' ? code : null;
+  } catch {
+    return null;
+  }
+}
+
+/** `/v1/pets/:petId` as the OpenAPI document writes it: `/v1/pets/{petId}`. */
+function routePattern(route: string | undefined): string | null {
+  return route === undefined ? null : route.replace(/:(\w+)/g, '{$1}');
+}
+
+/** Which of the hours' counts a status is added to; none for 1xx and 3xx. */
+function countOf(status: number): 's2xx' | 's4xx' | 's5xx' | 's429' | undefined {
+  if (status === 429) return 's429';
+  if (status >= 200 && status < 300) return 's2xx';
+  if (status >= 400 && status < 500) return 's4xx';
+  if (status >= 500 && status < 600) return 's5xx';
+  return undefined;
+}
+
+const MAX_PATH = 2048;
+const MAX_IDEMPOTENCY_KEY = 255;
+
+/** A batch's rows: its entries, and the counts of its requests by account and hour. */
+export function rowsOf(
+  requests: readonly AnsweredRequest[],
+  writer: string,
+): { entries: NewRequestLogRow[]; hours: HourCounts[] } {
+  const entries: NewRequestLogRow[] = [];
+  const hours = new Map<string, HourCounts>();
+  for (const request of requests) {
+    const query = request.url.indexOf('?');
+    const key = Array.isArray(request.idempotencyKey)
+      ? request.idempotencyKey[0]
+      : request.idempotencyKey;
+    entries.push({
+      account_id: request.accountId,
+      id: request.id,
+      key_id: request.keyId,
+      method: request.method,
+      route: routePattern(request.route),
+      path: (query < 0 ? request.url : request.url.slice(0, query)).slice(0, MAX_PATH),
+      status: request.status,
+      duration_ms: Math.round(request.durationMs * 1000) / 1000,
+      error_code: errorCodeOf(request.errorBody),
+      idempotency_key: key === undefined ? null : key.slice(0, MAX_IDEMPOTENCY_KEY),
+      replayed: request.replayed ? 1 : 0,
+      client: addressPrefix(request.ip),
+      request_body: request.body?.text ?? null,
+      request_body_truncated: request.body?.truncated ? 1 : 0,
+      error_body: request.errorBody,
+      created_at: new Date(request.at).toISOString(),
+    });
+    const count = countOf(request.status);
+    if (count === undefined) continue;
+    const hour = request.at - (request.at % HOUR_MS);
+    const hourKey = `${request.accountId} ${hour}`;
+    let counts = hours.get(hourKey);
+    if (counts === undefined) {
+      counts = {
+        account_id: request.accountId,
+        hour: new Date(hour).toISOString(),
+        writer,
+        s2xx: 0,
+        s4xx: 0,
+        s5xx: 0,
+        s429: 0,
+      };
+      hours.set(hourKey, counts);
+    }
+    counts[count]++;
+  }
+  return { entries, hours: [...hours.values()] };
+}
+
+export interface RequestLogOptions {
+  /** Entries held at most (REQUEST_LOG_BUFFER); past it, entries are dropped and counted. */
+  maxBuffered: number;
+  /** Entries written in one batch at most; a full batch is written at once. */
+  batchSize?: number;
+  /** The longest an entry waits for its batch, unless a batch is being written. */
+  everyMs?: number;
+  /** The longest `close` waits for the last batches; what is not written by then is lost. */
+  closeWithinMs?: number;
+}
+
+export const BATCH_SIZE = 500;
+export const BATCH_EVERY_MS = 200;
+
+/**
+ * The log's buffer and its writer, one per app. `add` pushes an entry and never waits; the
+ * entries are written in batches (every 200 ms or 500 entries, whichever comes first), one
+ * batch at a time, each in one `Database.write`: two statements, whatever its size. Past
+ * `maxBuffered` entries waiting, new ones are dropped and counted, never waited for. A batch
+ * that cannot be written is dropped and counted: a store outage costs the log its entries,
+ * never a request its answer (logged once an outage, by Outages; any other failure once until
+ * a batch is written again). `close` writes what is left. A crash loses what is buffered.
+ */
+export class RequestLog {
+  private buffer: AnsweredRequest[] = [];
+  /** When the oldest entry of the buffer was added (performance.now()). */
+  private oldestAt = 0;
+  private timer: NodeJS.Timeout | undefined;
+  private writing: Promise<void> | undefined;
+  private closed = false;
+  /** A batch failed for a reason other than an outage, and was logged; until one is written. */
+  private failing = false;
+  /** This writer's rows of the hours' counts (each process has its own: no lock is shared). */
+  private readonly writer = randomBase62(12);
+  private readonly maxBuffered: number;
+  private readonly batchSize: number;
+  private readonly everyMs: number;
+  private readonly closeWithinMs: number;
+
+  constructor(
+    private readonly database: Writer,
+    private readonly outages: Pick<Outages, 'isDown' | 'databaseFailed'>,
+    private readonly metrics: Pick<
+      Metrics,
+      'requestLogWritten' | 'requestLogDropped' | 'watchRequestLog'
+    >,
+    private readonly log: Pick<Log, 'error'>,
+    options: RequestLogOptions,
+  ) {
+    this.maxBuffered = options.maxBuffered;
+    this.batchSize = options.batchSize ?? BATCH_SIZE;
+    this.everyMs = options.everyMs ?? BATCH_EVERY_MS;
+    this.closeWithinMs = options.closeWithinMs ?? 5_000;
+    metrics.watchRequestLog(() => this.buffer.length);
+  }
+
+  /** Entries waiting for their batch (not the one being written). */
+  get buffered(): number {
+    return this.buffer.length;
+  }
+
+  /** Takes an answered request's entry, to be written with its batch. Never waits. */
+  add(request: AnsweredRequest): void {
+    if (this.closed) {
+      this.metrics.requestLogDropped('closed');
+      return;
+    }
+    if (this.buffer.length >= this.maxBuffered) {
+      this.metrics.requestLogDropped('buffer_full');
+      return;
+    }
+    if (this.buffer.push(request) === 1) this.oldestAt = performance.now();
+    if (this.buffer.length === this.batchSize) {
+      // A full batch goes now, not at the end of the wait.
+      clearTimeout(this.timer);
+      this.timer = undefined;
+    }
+    if (this.timer === undefined && this.writing === undefined) this.schedule();
+  }
+
+  /** Writes every entry buffered now, and what is still being written; resolves once done. */
+  async flush(): Promise<void> {
+    clearTimeout(this.timer);
+    this.timer = undefined;
+    await this.writing;
+    while (this.buffer.length > 0) await this.writeNext();
+  }
+
+  /**
+   * Writes what is left, waiting `closeWithinMs` at most (a store that does not answer must
+   * not hold the shutdown), and takes no more entries. Safe to call more than once.
+   */
+  async close(): Promise<void> {
+    this.closed = true;
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([
+      this.flush(),
+      new Promise<void>((resolve) => {
+        timer = setTimeout(resolve, this.closeWithinMs);
+      }),
+    ]);
+    clearTimeout(timer);
+  }
+
+  /** The next batch's write: when it is full, or when its oldest entry has waited enough. */
+  private schedule(): void {
+    if (this.closed || this.buffer.length === 0) return;
+    const waited = performance.now() - this.oldestAt;
+    const delay = this.buffer.length >= this.batchSize ? 0 : Math.max(0, this.everyMs - waited);
+    this.timer = setTimeout(this.due, delay);
+    this.timer.unref();
+  }
+
+  private readonly due = () => {
+    this.timer = undefined;
+    if (this.writing === undefined && this.buffer.length > 0) void this.writeNext();
+  };
+
+  private writeNext(): Promise<void> {
+    const batch =
+      this.buffer.length <= this.batchSize ? this.buffer : this.buffer.slice(0, this.batchSize);
+    this.buffer = batch === this.buffer ? [] : this.buffer.slice(this.batchSize);
+    if (this.buffer.length > 0) this.oldestAt = performance.now();
+    const writing = this.write(batch).finally(() => {
+      this.writing = undefined;
+      if (this.timer === undefined) this.schedule();
+    });
+    this.writing = writing;
+    return writing;
+  }
+
+  private async write(batch: AnsweredRequest[]): Promise<void> {
+    // While the database is away, batches are dropped at once: waiting on it would only hold
+    // the buffer full.
+    if (this.outages.isDown('database')) {
+      this.metrics.requestLogDropped('write_failed', batch.length);
+      return;
+    }
+    try {
+      const { entries, hours } = rowsOf(batch, this.writer);
+      // Two inserts, deciding nothing on what they read: a blind write.
+      await this.database.write((tx) => insertRequestLog(tx, entries, hours), { blind: true });
+      this.failing = false;
+      this.metrics.requestLogWritten(batch.length);
+    } catch (err) {
+      this.metrics.requestLogDropped('write_failed', batch.length);
+      // Shutting down (the store closed first): nothing to fix.
+      if (err instanceof WriteRefusedError && err.reason === 'closing') return;
+      if (this.outages.databaseFailed(err) || this.failing) return;
+      this.failing = true;
+      this.log.error(
+        { error: brief(err), entries: batch.length },
+        'request log: a batch could not be written and was dropped (logged once, until a batch is written)',
+      );
+    }
+  }
+}
+
+/** Keeps the Error a request of an account's is answered with, for its entry. */
+const keepError: onSendHookHandler = (request, reply, payload, done) => {
+  if (reply.statusCode >= 400 && request.caller !== null && typeof payload === 'string') {
+    request.answeredError = payload;
+  }
+  done();
+};
+
+/** A body redacted and cut; null should it not be walkable (it came from JSON.parse). */
+function safeKeptBody(body: unknown): KeptBody | null {
+  try {
+    return keptBody(body);
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Captures each request of a known account when it is answered: an object of what it already
+ * holds, pushed to the log. Only an error's body is read (redacted first) and kept; a success
+ * costs no serialization.
+ */
+function capture(requestLog: RequestLog, clock: Clock): onResponseHookHandler {
+  return (request, reply, done) => {
+    const caller = request.caller;
+    if (caller !== null) {
+      const route = request.routeOptions;
+      if (route.config.requestLog !== false) {
+        const status = reply.statusCode;
+        const failed = status >= 400;
+        const durationMs = reply.elapsedTime;
+        requestLog.add({
+          accountId: caller.account.id,
+          keyId: caller.keyId,
+          id: request.id,
+          method: request.method,
+          route: route.url,
+          url: request.url,
+          status,
+          durationMs,
+          at: clock.now().getTime() - durationMs,
+          ip: request.ip,
+          idempotencyKey: request.headers['idempotency-key'],
+          replayed: reply.getHeader(REPLAYED_HEADER) === 'true',
+          body: failed ? safeKeptBody(request.body) : null,
+          errorBody:
+            failed && request.answeredError !== null ? keptErrorBody(request.answeredError) : null,
+        });
+      }
+    }
+    done();
+  };
+}
+
+/**
+ * The request log as a plugin of the app (not encapsulated: its hooks see every request,
+ * those no route matched too). Register it before the routes. Its `RequestLog` is
+ * `app.requestLog`; it is closed, its last entries written, once every request begun has been
+ * answered and before the app's stores close.
+ */
+export const requestLogPlugin = fp(
+  async (app: FastifyInstance) => {
+    const { config, database, clock, metrics, outages, log, lifecycle } = app.ctx;
+    const requestLog = new RequestLog(database, outages, metrics, log, {
+      maxBuffered: config.requestLog.buffer,
+      // Within the shutdown's deadline: half of it goes to the requests being answered.
+      closeWithinMs: config.shutdownTimeoutMs / 4,
+    });
+    app.decorate('requestLog', requestLog);
+    app.decorateRequest('answeredError', null);
+    app.addHook('onSend', keepError);
+    app.addHook('onResponse', capture(requestLog, clock));
+    app.addHook('onClose', async () => {
+      await lifecycle.answered();
+      await requestLog.close();
+    });
+  },
+  { name: 'request-log', dependencies: ['context'] },
+);

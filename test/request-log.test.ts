@@ -1,0 +1,589 @@
+/**
+ * The request log (docs/decisions/0013-request-log.md): what it keeps of each request, what it
+ * redacts, its filters and pages, tenancy, its retention, that it keeps up with a burst and
+ * never holds a request up, and the hourly counts behind `GET /v1/requests/stats`.
+ */
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { after, before, describe, it } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
+import type { Clock } from '../src/clock.js';
+import { BODY_MAX_BYTES, keptBody, REDACTED } from '../src/domain/request-log.js';
+import { BATCH_EVERY_MS, BATCH_SIZE, rowsOf } from '../src/http/request-log.js';
+import type { Database } from '../src/store/database.js';
+import { insertRequestLog } from '../src/store/request-log-repository.js';
+import {
+  as,
+  basic,
+  captureLog,
+  errorCode,
+  freshIp,
+  newTenant,
+  nextLinkUrl,
+  pathOf,
+  planAccount,
+  startApp,
+  type Tenant,
+  type TestApp,
+  until,
+} from './helpers.js';
+
+const MINUTE = 60_000;
+const DAY = 24 * 60 * MINUTE;
+
+interface Entry {
+  id: string;
+  method: string;
+  route: string | null;
+  path: string;
+  status: number;
+  durationMs: number;
+  keyId: string | null;
+  errorCode: string | null;
+  idempotencyKey: string | null;
+  replayed: boolean;
+  clientAddress: string;
+  createdAt: string;
+  requestBody?: string | null;
+  requestBodyTruncated?: boolean;
+  errorBody?: unknown;
+}
+
+/** Every entry of the tenant's log a list answers, through every page. */
+async function listed(app: FastifyInstance, tenant: Tenant, query = ''): Promise<Entry[]> {
+  const entries: Entry[] = [];
+  let url: string | undefined = `/v1/requests?limit=100${query}`;
+  while (url) {
+    const res = await as(app, tenant, { url });
+    assert.equal(res.statusCode, 200, res.body);
+    entries.push(...(res.json() as Entry[]));
+    const next = nextLinkUrl(res);
+    url = next && pathOf(next);
+  }
+  return entries;
+}
+
+/** The account's entries in the store, counted there. */
+async function stored(database: Database, accountId: string, path?: string): Promise<number> {
+  const row = await database.reader
+    .selectFrom('request_log')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .where('account_id', '=', accountId)
+    .$if(path !== undefined, (q) => q.where('path', '=', path ?? ''))
+    .executeTakeFirstOrThrow();
+  return Number(row.n);
+}
+
+/** A metric's value in the app's /metrics, 0 when absent. */
+async function metric(app: FastifyInstance, series: string): Promise<number> {
+  const text = (await app.inject({ url: '/metrics' })).body;
+  const line = text.split('\n').find((l) => l.startsWith(`${series} `));
+  return line ? Number(line.slice(series.length + 1)) : 0;
+}
+
+function stillClock(): Clock & { advance(ms: number): void } {
+  let now = Date.now();
+  return {
+    now: () => new Date(now),
+    advance: (ms) => {
+      now += ms;
+    },
+  };
+}
+
+const requestId = (res: LightMyRequestResponse) => String(res.headers['x-request-id']);
+
+describe('request log: redaction', () => {
+  it('redacts every field named like a secret, at any depth and in any case', () => {
+    const body = {
+      name: 'Rex',
+      password: 'p',
+      Secret: { nested: 'whole object' },
+      items: [{ apiKey: 'k', keep: 1 }, [{ refreshToken: 't', KEY: null }]],
+      monkey: 'any name containing key',
+      note: 'kept',
+    };
+    const kept = keptBody(body);
+    assert.deepEqual(JSON.parse(kept?.text ?? ''), {
+      name: 'Rex',
+      password: REDACTED,
+      Secret: REDACTED,
+      items: [{ apiKey: REDACTED, keep: 1 }, [{ refreshToken: REDACTED, KEY: REDACTED }]],
+      monkey: REDACTED,
+      note: 'kept',
+    });
+    assert.equal(kept?.truncated, false);
+    assert.deepEqual(keptBody(['a', 1, null, true]), {
+      text: '["a",1,null,true]',
+      truncated: false,
+    });
+    assert.equal(keptBody(undefined), null);
+  });
+
+  it('cuts at 4 KB on a character boundary, after redacting, and says so', () => {
+    const secret = 's'.repeat(10_000);
+    const body = { token: secret, name: '🐕é'.repeat(2_000) };
+    const kept = keptBody(body);
+    assert.ok(kept);
+    assert.equal(kept.truncated, true);
+    const bytes = Buffer.byteLength(kept.text);
+    assert.ok(bytes <= BODY_MAX_BYTES && bytes > BODY_MAX_BYTES - 4, `${bytes} bytes`);
+    assert.ok(kept.text.startsWith(`{"token":"${REDACTED}","name":"🐕é🐕`), kept.text.slice(0, 40));
+    assert.ok(JSON.stringify(body).startsWith(kept.text.replace(`"${REDACTED}"`, `"${secret}"`)));
+    assert.ok(!kept.text.includes('\uFFFD'), 'no character is cut in two');
+    assert.ok(!kept.text.includes('sss'));
+    // A body of any size costs no more than its first 4 KB: a long string is cut first.
+    assert.equal(keptBody('x'.repeat(1_000_000))?.text.length, BODY_MAX_BYTES);
+  });
+});
+
+describe('request log', () => {
+  let t: TestApp;
+  before(async () => {
+    t = await startApp();
+  });
+  after(() => t.close());
+
+  it('shows a request by its X-Request-Id within a second: status, error code, the body redacted', async () => {
+    const tenant = await newTenant(t.app);
+    const id = `mine-${randomUUID()}`;
+    const secrets = ['hunter2-pw', 'zz-secret', 'as_test_leaked', 'tok-leaked'];
+    const res = await as(t.app, tenant, {
+      method: 'POST',
+      url: '/v1/pets',
+      headers: { 'x-request-id': id, 'idempotency-key': 'key-1' },
+      payload: {
+        name: '',
+        categoryId: 1,
+        password: secrets[0],
+        Secret: { deep: secrets[1] },
+        items: [{ apiKey: secrets[2] }, { refreshToken: secrets[3], keep: 'visible' }],
+      },
+    });
+    assert.equal(res.statusCode, 400);
+    assert.equal(requestId(res), id);
+    let entry: Entry | undefined;
+    await until(
+      async () => {
+        const found = await as(t.app, tenant, { url: `/v1/requests/${id}` });
+        if (found.statusCode === 200) entry = found.json();
+        return entry !== undefined;
+      },
+      'the entry',
+      1_000,
+    );
+    assert.ok(entry);
+    const { durationMs, createdAt, requestBody, ...rest } = entry;
+    assert.deepEqual(rest, {
+      id,
+      method: 'POST',
+      route: '/v1/pets',
+      path: '/v1/pets',
+      status: 400,
+      keyId: tenant.keyId,
+      errorCode: 'validation_failed',
+      idempotencyKey: 'key-1',
+      replayed: false,
+      clientAddress: '127.0.0.0/24',
+      requestBodyTruncated: false,
+      errorBody: res.json(),
+    });
+    assert.ok(durationMs >= 0 && durationMs < 60_000, String(durationMs));
+    assert.ok(Math.abs(Date.parse(createdAt) - Date.now()) < MINUTE, createdAt);
+    assert.deepEqual(JSON.parse(requestBody ?? ''), {
+      name: '',
+      categoryId: 1,
+      password: REDACTED,
+      Secret: REDACTED,
+      items: [{ apiKey: REDACTED }, { refreshToken: REDACTED, keep: 'visible' }],
+    });
+    // Not in the store either, anywhere in the row.
+    const row = await t.database.reader
+      .selectFrom('request_log')
+      .selectAll()
+      .where('account_id', '=', tenant.accountId)
+      .where('id', '=', id)
+      .executeTakeFirstOrThrow();
+    for (const secret of secrets) assert.ok(!JSON.stringify(row).includes(secret), secret);
+  });
+
+  it('logs every answer of a known account, successes without bodies; nothing without one', async () => {
+    const tenant = await newTenant(t.app);
+    const sent = [
+      await as(t.app, tenant, { url: '/v1/pets' }),
+      await as(t.app, tenant, { url: '/v1/no-such-operation?x=1' }),
+      await as(t.app, tenant, { method: 'PUT', url: '/v1/pets' }),
+      await t.app.inject({
+        url: '/v1/keys',
+        headers: { authorization: basic(tenant.email, tenant.password) },
+      }),
+      await as(t.app, tenant, { method: 'POST', url: '/messages', payload: { message: 'Hi' } }),
+    ];
+    // No known account: an unknown key, a wrong password, a sign-up.
+    await t.app.inject({
+      url: '/v1/pets',
+      headers: { authorization: 'Bearer as_test_unknown' },
+      remoteAddress: freshIp(),
+    });
+    await t.app.inject({
+      url: '/v1/keys',
+      headers: { authorization: basic(tenant.email, 'not the password') },
+      remoteAddress: freshIp(),
+    });
+    await t.app.requestLog.flush();
+    const entries = await listed(t.app, tenant);
+    const byId = new Map(entries.map((entry) => [entry.id, entry]));
+    const shown = sent.map((res) => {
+      const entry = byId.get(requestId(res));
+      assert.ok(entry, `${requestId(res)} is listed`);
+      assert.equal(entry.status, res.statusCode);
+      return [entry.method, entry.route, entry.path, entry.status, entry.errorCode, entry.keyId];
+    });
+    assert.deepEqual(shown, [
+      ['GET', '/v1/pets', '/v1/pets', 200, null, tenant.keyId],
+      ['GET', null, '/v1/no-such-operation', 404, 'route_not_found', tenant.keyId],
+      ['PUT', null, '/v1/pets', 405, 'method_not_allowed', tenant.keyId],
+      ['GET', '/v1/keys', '/v1/keys', 200, null, null],
+      ['POST', '/messages', '/messages', 202, null, tenant.keyId],
+    ]);
+    // Newest first: the key made by newTenant, then these, in the order sent.
+    assert.deepEqual(
+      entries.map((entry) => entry.id),
+      [...sent.map(requestId).reverse(), entries.at(-1)?.id],
+    );
+    assert.equal(entries.at(-1)?.path, '/v1/keys');
+    const success = await as(t.app, tenant, { url: `/v1/requests/${requestId(sent[0] as never)}` });
+    assert.equal(success.json().requestBody, null);
+    assert.equal(success.json().errorBody, null);
+    assert.equal(success.json().requestBodyTruncated, false);
+  });
+
+  it('filters by status (exact or class), key, method and path, in pages, newest first', async () => {
+    const tenant = await newTenant(t.app);
+    const second = await t.app.inject({
+      method: 'POST',
+      url: '/v1/keys',
+      headers: { authorization: basic(tenant.email, tenant.password) },
+      payload: { name: 'second' },
+    });
+    const other = { ...tenant, keyId: second.json().id as string };
+    other.headers = { authorization: `Bearer ${second.json().key}` };
+    await as(t.app, tenant, { url: '/v1/pets' });
+    await as(t.app, tenant, { url: '/v1/pets/999999' });
+    await as(t.app, tenant, { method: 'POST', url: '/v1/categories', payload: {} });
+    await as(t.app, tenant, { method: 'DELETE', url: '/v1/pets/999999' });
+    await as(t.app, other, { url: '/v1/categories' });
+    await as(t.app, other, { method: 'POST', url: '/v1/pets', payload: { name: 'x' } });
+    await t.app.requestLog.flush();
+
+    const all = await listed(t.app, tenant);
+    assert.equal(all.length, 8); // two keys made, six calls
+    const cases: Array<[string, (entry: Entry) => boolean, number]> = [
+      ['&status=404', (e) => e.status === 404, 2],
+      ['&status=4xx', (e) => e.status >= 400 && e.status < 500, 4],
+      ['&status=2xx', (e) => e.status >= 200 && e.status < 300, 4],
+      ['&status=5xx', () => false, 0],
+      [`&keyId=${other.keyId}`, (e) => e.keyId === other.keyId, 2],
+      ['&method=DELETE', (e) => e.method === 'DELETE', 1],
+      ['&path=/v1/pets/999999', (e) => e.path === '/v1/pets/999999', 2],
+      ['&status=404&method=GET', (e) => e.status === 404 && e.method === 'GET', 1],
+    ];
+    for (const [query, keep, count] of cases) {
+      const filtered = await listed(t.app, tenant, query);
+      assert.deepEqual(filtered, all.filter(keep), query);
+      assert.equal(filtered.length, count, query);
+    }
+    // Pages of one, newest first, and the filters kept in the next link.
+    const first = await as(t.app, tenant, { url: '/v1/requests?limit=1&status=4xx' });
+    const next = nextLinkUrl(first);
+    assert.equal(next?.searchParams.get('status'), '4xx');
+    const walked: Entry[] = [...first.json()];
+    for (let url: URL | undefined = next; url; ) {
+      const page = await as(t.app, tenant, { url: pathOf(url) });
+      assert.equal(page.json().length, 1);
+      walked.push(...page.json());
+      url = nextLinkUrl(page);
+    }
+    assert.deepEqual(
+      walked,
+      all.filter((e) => e.status >= 400),
+    );
+    const times = all.map((e) => Date.parse(e.createdAt));
+    assert.deepEqual(
+      times,
+      [...times].sort((a, b) => b - a),
+    );
+    for (const bad of ['?status=4x', '?status=600', '?method=BREW', '?path=', '?cursor=nope']) {
+      const res = await as(t.app, tenant, { url: `/v1/requests${bad}` });
+      assert.equal(res.statusCode, 400, bad);
+      assert.ok(['validation_failed', 'invalid_cursor'].includes(errorCode(res)), bad);
+    }
+  });
+
+  it("answers 404 for another account's entry, whatever id a client chose", async () => {
+    const [a, b] = [await newTenant(t.app), await newTenant(t.app)];
+    const shared = `shared-${randomUUID()}`;
+    await as(t.app, a, { url: '/v1/pets', headers: { 'x-request-id': shared } });
+    await as(t.app, b, { url: '/v1/categories', headers: { 'x-request-id': shared } });
+    const bOnly = requestId(await as(t.app, b, { url: '/v1/store/inventory' }));
+    // The same id twice in one account: both kept, the newest read by id.
+    await as(t.app, a, { url: '/v1/events', headers: { 'x-request-id': shared } });
+    await t.app.requestLog.flush();
+
+    const read = async (tenant: Tenant, id: string) =>
+      as(t.app, tenant, { url: `/v1/requests/${encodeURIComponent(id)}` });
+    assert.equal((await read(a, shared)).json().path, '/v1/events');
+    assert.equal((await read(b, shared)).json().path, '/v1/categories');
+    const refused = await read(a, bOnly);
+    assert.equal(refused.statusCode, 404);
+    assert.equal(errorCode(refused), 'not_found');
+    assert.equal(errorCode(await read(a, 'never-made')), 'not_found');
+    const aIds = (await listed(t.app, a)).map((e) => `${e.id} ${e.path}`);
+    assert.ok(aIds.includes(`${shared} /v1/pets`) && aIds.includes(`${shared} /v1/events`));
+    assert.ok(!aIds.some((line) => line.startsWith(bOnly) || line.endsWith('/v1/categories')));
+  });
+
+  it('logs no reading of the log, and counts none', async () => {
+    const tenant = await newTenant(t.app);
+    await as(t.app, tenant, { url: '/v1/pets' });
+    await t.app.requestLog.flush();
+    const before = await stored(t.database, tenant.accountId);
+    const id = (await listed(t.app, tenant))[0]?.id;
+    await as(t.app, tenant, { url: `/v1/requests/${id}` });
+    await as(t.app, tenant, { url: '/v1/requests/no-such-entry' });
+    await as(t.app, tenant, { url: '/v1/requests/stats' });
+    await as(t.app, tenant, { url: '/v1/requests?status=oops' });
+    await t.app.requestLog.flush();
+    assert.equal(await stored(t.database, tenant.accountId), before);
+    const stats = await as(t.app, tenant, { url: '/v1/requests/stats?period=24h' });
+    assert.deepEqual(stats.json().totals, {
+      status2xx: 2, // the key made by newTenant, and the GET
+      status4xx: 0,
+      status5xx: 0,
+      status429: 0,
+    });
+  });
+
+  it('counts each hour by 2xx, 4xx, 5xx and 429 as the entries are, 429 apart', async () => {
+    const tenant = await newTenant(t.app, { plan: 'free' });
+    // The Free plan's 60 a minute (the key's creation was one), then refusals.
+    for (let i = 0; i < 62; i++) await as(t.app, tenant, { url: '/v1/pets' });
+    await planAccount(t.app, tenant.accountId, 'enterprise', { perMinute: 1e6, perDay: 1e8 });
+    await as(t.app, tenant, { url: '/v1/pets/999999' });
+    await as(t.app, tenant, { method: 'POST', url: '/v1/categories', payload: {} });
+    await t.app.requestLog.flush();
+
+    const entries = await listed(t.app, tenant);
+    const count = (keep: (status: number) => boolean) =>
+      entries.filter((e) => keep(e.status)).length;
+    const expected = {
+      status2xx: count((s) => s >= 200 && s < 300),
+      status4xx: count((s) => s >= 400 && s < 500 && s !== 429),
+      status5xx: count((s) => s >= 500),
+      status429: count((s) => s === 429),
+    };
+    assert.deepEqual(expected, { status2xx: 60, status4xx: 2, status5xx: 0, status429: 3 });
+    for (const [query, hours] of [
+      ['', 168],
+      ['?period=7d', 168],
+      ['?period=24h', 24],
+    ] as const) {
+      const res = await as(t.app, tenant, { url: `/v1/requests/stats${query}` });
+      assert.equal(res.statusCode, 200, res.body);
+      const stats = res.json();
+      assert.equal(stats.hours.length, hours);
+      assert.equal(stats.period, query === '?period=24h' ? '24h' : '7d');
+      assert.deepEqual(stats.totals, expected);
+      const summed = { status2xx: 0, status4xx: 0, status5xx: 0, status429: 0 };
+      for (const hour of stats.hours as Array<typeof summed & { hour: string }>) {
+        for (const key of Object.keys(summed) as Array<keyof typeof summed>) {
+          summed[key] += hour[key];
+        }
+      }
+      assert.deepEqual(summed, expected);
+      assert.equal(
+        stats.to,
+        new Date(Date.parse(stats.hours.at(-1).hour) + 3_600_000).toISOString(),
+      );
+      assert.equal(stats.from, stats.hours[0].hour);
+    }
+    const bad = await as(t.app, tenant, { url: '/v1/requests/stats?period=30d' });
+    assert.equal(errorCode(bad), 'validation_failed');
+  });
+
+  it('writes a burst of 10,000 requests as it comes: at most one batch unwritten', async () => {
+    const tenant = await newTenant(t.app);
+    const total = 10_000;
+    const started = Date.now();
+    for (let sent = 0; sent < total; sent += 250) {
+      const answers = await Promise.all(
+        Array.from({ length: 250 }, () => as(t.app, tenant, { url: '/v1/pets' })),
+      );
+      assert.ok(answers.every((res) => res.statusCode === 200));
+    }
+    const burstMs = Date.now() - started;
+    await sleep(BATCH_EVERY_MS);
+    await until(
+      async () => (await stored(t.database, tenant.accountId, '/v1/pets')) >= total - BATCH_SIZE,
+      'all but one batch written',
+      1_000,
+    );
+    await t.app.requestLog.flush();
+    assert.equal(await stored(t.database, tenant.accountId, '/v1/pets'), total);
+    assert.equal(await metric(t.app, 'request_log_dropped_total{reason="buffer_full"}'), 0);
+    assert.equal(await metric(t.app, 'request_log_dropped_total{reason="write_failed"}'), 0);
+    assert.ok(burstMs < 60_000, `the burst took ${burstMs} ms`);
+  });
+});
+
+describe('request log: a bounded buffer, a failing store, a closing app', () => {
+  it('drops and counts entries past REQUEST_LOG_BUFFER while the store is held, never waiting', async () => {
+    const t = await startApp({ env: { REQUEST_LOG_BUFFER: '10' } });
+    try {
+      const tenant = await newTenant(t.app);
+      await t.app.requestLog.flush();
+      const written = await metric(t.app, 'request_log_written_total');
+      // The store's writer held: no batch can be written until it is let go.
+      let release = () => {};
+      const held = t.database.write(
+        () =>
+          new Promise<void>((resolve) => {
+            release = resolve;
+          }),
+      );
+      const answers = await Promise.all(
+        Array.from({ length: 100 }, () => as(t.app, tenant, { url: '/v1/pets' })),
+      );
+      assert.ok(answers.every((res) => res.statusCode === 200));
+      await sleep(BATCH_EVERY_MS * 2); // a batch taken meanwhile waits for the writer
+      assert.ok(t.app.requestLog.buffered <= 10, String(t.app.requestLog.buffered));
+      assert.ok((await metric(t.app, 'request_log_buffered')) <= 10);
+      const dropped = await metric(t.app, 'request_log_dropped_total{reason="buffer_full"}');
+      assert.ok(dropped >= 80, `${dropped} dropped`);
+      release();
+      await held;
+      await t.app.requestLog.flush();
+      const kept = (await metric(t.app, 'request_log_written_total')) - written;
+      assert.equal(kept + dropped, 100);
+      assert.equal(await stored(t.database, tenant.accountId, '/v1/pets'), kept);
+    } finally {
+      await t.close();
+    }
+  });
+
+  it('drops a batch the store refuses, answers every request, and logs once until one is written', async () => {
+    const log = captureLog();
+    let refuse = false;
+    const t = await startApp({
+      env: { LOG_LEVEL: 'error' },
+      logStream: log.stream,
+      wrapDatabase: (database): Database => ({
+        ...database,
+        write: (work, options) =>
+          refuse ? Promise.reject(new Error('the store refuses')) : database.write(work, options),
+      }),
+    });
+    try {
+      const tenant = await newTenant(t.app);
+      await t.app.requestLog.flush();
+      const failures = () =>
+        log.lines().filter((line) => String(line.msg).startsWith('request log: a batch')).length;
+      refuse = true;
+      for (let i = 0; i < 3; i++) {
+        assert.equal((await as(t.app, tenant, { url: '/v1/pets' })).statusCode, 200);
+        await t.app.requestLog.flush();
+      }
+      assert.equal(await metric(t.app, 'request_log_dropped_total{reason="write_failed"}'), 3);
+      assert.equal(failures(), 1);
+      refuse = false;
+      await as(t.app, tenant, { url: '/v1/pets' });
+      await t.app.requestLog.flush();
+      refuse = true;
+      await as(t.app, tenant, { url: '/v1/pets' });
+      await t.app.requestLog.flush();
+      assert.equal(failures(), 2, 'logged again after a batch was written');
+      refuse = false;
+      assert.equal(await stored(t.database, tenant.accountId, '/v1/pets'), 1);
+    } finally {
+      await t.close();
+    }
+  });
+
+  it('writes what it holds when the app closes', async () => {
+    const t = await startApp({ ownStore: true });
+    try {
+      const tenant = await newTenant(t.app);
+      await Promise.all(Array.from({ length: 5 }, () => as(t.app, tenant, { url: '/v1/pets' })));
+      assert.ok(t.app.requestLog.buffered > 0);
+      await t.app.close();
+      assert.equal(await stored(t.database, tenant.accountId, '/v1/pets'), 5);
+    } finally {
+      await t.close();
+    }
+  });
+});
+
+describe('request log: retention', () => {
+  const clock = stillClock();
+  let t: TestApp;
+  before(async () => {
+    t = await startApp({ clock, ownStore: true });
+  });
+  after(() => t.close());
+
+  it('keeps entries and their counts 7 days, then housekeeping deletes them', async () => {
+    const tenant = await newTenant(t.app);
+    const id = requestId(await as(t.app, tenant, { url: '/v1/pets' }));
+    await t.app.requestLog.flush();
+    const read = () => as(t.app, tenant, { url: `/v1/requests/${id}` });
+    clock.advance(7 * DAY - MINUTE);
+    assert.equal((await read()).statusCode, 200, 'kept for 7 days');
+    assert.equal((await listed(t.app, tenant)).length, 2);
+    clock.advance(2 * MINUTE);
+    assert.equal((await read()).statusCode, 404, 'no longer read after 7 days');
+    assert.deepEqual(await listed(t.app, tenant), []);
+    const deleted = await t.app.ctx.housekeeping.runOnce();
+    assert.ok((deleted['request log'] ?? 0) >= 2, JSON.stringify(deleted));
+    assert.ok((deleted['request counts'] ?? 0) >= 1, JSON.stringify(deleted));
+    assert.equal(await stored(t.database, tenant.accountId), 0);
+    const stats = await as(t.app, tenant, { url: '/v1/requests/stats' });
+    assert.equal(stats.json().totals.status2xx, 0);
+  });
+
+  it("keeps an account's newest 10,000, housekeeping deleting the rest", async () => {
+    const tenant = await newTenant(t.app);
+    const other = await newTenant(t.app);
+    await t.app.requestLog.flush();
+    // Written straight to the store, as the log's batches write them: 10,050 requests.
+    const at = clock.now().getTime();
+    const requests = Array.from({ length: 10_050 }, (_, i) => ({
+      accountId: tenant.accountId,
+      keyId: tenant.keyId,
+      id: `fixture-${i}`,
+      method: 'GET',
+      route: '/v1/pets',
+      url: '/v1/pets',
+      status: 200,
+      durationMs: 1,
+      at: at + i,
+      ip: '127.0.0.1',
+      idempotencyKey: undefined,
+      replayed: false,
+      body: null,
+      errorBody: null,
+    }));
+    for (let i = 0; i < requests.length; i += 1_000) {
+      const { entries, hours } = rowsOf(requests.slice(i, i + 1_000), 'fixture');
+      await t.database.write((tx) => insertRequestLog(tx, entries, hours));
+    }
+    const deleted = await t.app.ctx.housekeeping.runOnce();
+    assert.equal(deleted['request log past 10,000'], 51, JSON.stringify(deleted)); // + its key
+    assert.equal(await stored(t.database, tenant.accountId), 10_000);
+    assert.equal(await stored(t.database, other.accountId), 1, "another account's kept");
+    const newest = await as(t.app, tenant, { url: '/v1/requests?limit=1' });
+    assert.equal(newest.json()[0].id, 'fixture-10049');
+    assert.equal((await as(t.app, tenant, { url: '/v1/requests/fixture-50' })).statusCode, 200);
+    assert.equal((await as(t.app, tenant, { url: '/v1/requests/fixture-49' })).statusCode, 404);
+  });
+});
