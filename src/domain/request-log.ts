@@ -200,16 +200,17 @@ function toDetail(row: RequestLogRow): RequestLogEntryDetail {
 const REQUEST_CURSOR = new KeysetCursor('r1', '[1-9][0-9]{0,15}', 16);
 
 export interface RequestListQuery extends PageRequest {
-  /** `404`, or a class: `4xx`. */
+  /** `404`, or a class: `4xx`; or `errors`, every 4xx and 5xx. */
   status?: string | undefined;
   keyId?: string | undefined;
   method?: string | undefined;
   path?: string | undefined;
 }
 
-/** `404` as the range 404–404, `4xx` as 400–499. */
+/** `404` as the range 404–404, `4xx` as 400–499; `errors` (the portal's filter) as 400–599. */
 function statusRange(status: string | undefined): { from: number; to: number } | undefined {
   if (status === undefined) return undefined;
+  if (status === 'errors') return { from: 400, to: 599 };
   if (status.endsWith('xx')) {
     const from = Number(status[0]) * 100;
     return { from, to: from + 99 };

@@ -12,6 +12,7 @@ import { pageContext, sendHtml } from './render.js';
 import { accountPages } from './routes/account.js';
 import { authPages } from './routes/auth.js';
 import { keyPages } from './routes/keys.js';
+import { requestPages } from './routes/requests.js';
 import { webhookPages } from './routes/webhooks.js';
 import { PortalSessions, portalCookie } from './session.js';
 import { errorPage } from './views/error.js';
@@ -99,5 +100,6 @@ export async function portalPlugin(app: FastifyInstance): Promise<void> {
   await app.register(authPages);
   await app.register(keyPages);
   await app.register(webhookPages);
+  await app.register(requestPages);
   await app.register(accountPages);
 }

@@ -154,7 +154,8 @@ describe('developer portal in Chromium', { skip }, () => {
     await page.getByRole('heading', { name: 'Form expired' }).waitFor();
     await screenshot('csrf-refused');
     await page.goto(`${base}/portal/keys`);
-    assert.equal(await page.getByRole('row').count(), 2, 'only the header and the one real key');
+    const keys = page.getByRole('table', { name: 'Test keys' });
+    assert.equal(await keys.getByRole('row').count(), 2, 'only the header and the one real key');
   });
 
   it('revokes the key after a confirmation, and the API refuses it from then on', async () => {
@@ -205,6 +206,56 @@ describe('developer portal in Chromium', { skip }, () => {
     }
     await page.getByRole('link', { name: 'Revoke key narrow screen' }).click();
     await page.getByText('This cannot be undone.').waitFor();
+  });
+
+  it('shows the requests: the 7-day chart, an error with its redacted body, at 390 px too', async () => {
+    await page.setViewportSize({ width: 1024, height: 768 });
+    await page.goto(`${base}/portal/keys`);
+    await page.getByLabel('Name (optional)').fill('requests');
+    await page.getByRole('button', { name: 'Create key' }).click();
+    const key = await page.getByLabel('Secret key').inputValue();
+    assert.equal((await callApi(key)).status, 200);
+    const refused = await fetch(`${base}/v1/pets`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ name: 'Rex', categoryId: 999, token: 'never-shown' }),
+    });
+    assert.equal(refused.status, 400);
+    const id = refused.headers.get('x-request-id') as string;
+    await t.app.requestLog.flush();
+
+    await page.getByRole('navigation').getByRole('link', { name: 'Requests' }).click();
+    const chart = page.getByRole('img', { name: /API requests per hour, last 7 days/ });
+    await chart.waitFor();
+    await page.locator('ul.legend').getByText(/2xx: [1-9]/).waitFor();
+    await page.locator('ul.legend').getByText(/4xx: [1-9]/).waitFor();
+    await screenshot('requests');
+
+    await page.getByLabel(/Errors only/).check();
+    await page.getByRole('button', { name: 'Show' }).click();
+    await page.getByRole('link', { name: 'POST /v1/pets' }).first().click();
+    assert.equal(new URL(page.url()).pathname, `/portal/requests/${id}`);
+    await page.getByRole('heading', { name: 'The error' }).waitFor();
+    const body = await page.content();
+    assert.ok(!body.includes('never-shown'), 'a field named like a secret is redacted');
+    assert.ok(body.includes('[redacted]'));
+    const docs = await page.getByRole('link', { name: 'What the codes mean' }).getAttribute('href');
+    assert.match(docs ?? '', /\/docs#description\/errors$/);
+    await screenshot('request');
+
+    const width = 390;
+    await page.setViewportSize({ width, height: 844 });
+    for (const path of ['/portal/requests', `/portal/requests/${id}`]) {
+      await page.goto(`${base}${path}`);
+      const scroll = Number(await page.evaluate('document.documentElement.scrollWidth'));
+      const wide = await page.evaluate(
+        `[...document.querySelectorAll('main *')].filter((e) => e.getBoundingClientRect().right > ${width}).map((e) => e.tagName + '.' + e.className).slice(0, 5)`,
+      );
+      assert.ok(scroll <= width, `${path} is ${scroll} px wide: ${JSON.stringify(wide)}`);
+      await screenshot(`narrow-${path.split('/').length > 3 ? 'request' : 'requests'}`);
+    }
+    const box = await page.getByRole('heading', { name: 'The error' }).boundingBox();
+    assert.ok(box && box.x >= 0 && box.x + box.width <= width);
   });
 
   it('loaded nothing from anywhere but the service, and missed nothing', () => {

@@ -14,7 +14,7 @@ export interface PageContext {
   /** A CSRF token for the page's forms (sign-out included). */
   csrf: string;
   /** Which navigation entry is the current page. */
-  current?: 'account' | 'keys' | 'webhooks' | 'sign-in' | 'sign-up';
+  current?: 'account' | 'keys' | 'webhooks' | 'requests' | 'sign-in' | 'sign-up';
 }
 
 export function csrfField(csrf: string): Html {
@@ -37,6 +37,7 @@ function navigation({ account, csrf, current }: PageContext): Html {
         <li>${navLink('/portal/account', 'Account', current === 'account')}</li>
         <li>${navLink('/portal/keys', 'API keys', current === 'keys')}</li>
         <li>${navLink('/portal/webhooks', 'Webhooks', current === 'webhooks')}</li>
+        <li>${navLink('/portal/requests', 'Requests', current === 'requests')}</li>
         <li><a href="/docs/">API docs</a></li>
         <li>
           <form method="post" action="/portal/sign-out">

@@ -1,0 +1,83 @@
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { listApiKeys } from '../../domain/api-keys.js';
+import { getRequestEntry, listRequestPage, requestStats } from '../../domain/request-log.js';
+import { ApiError } from '../../errors.js';
+import { docsUrl } from '../../http/links.js';
+import { requireAccount, signedInAccount } from '../forms.js';
+import { pageContext, sendHtml } from '../render.js';
+import { type RequestFilters, requestPage, requestsPage } from '../views/requests.js';
+
+const KEY_ID = /^key_[A-Za-z0-9]{1,64}$/;
+const REQUEST_ID = /^[\w.-]{1,128}$/;
+
+interface ListQuery {
+  errors?: string;
+  key?: string;
+  cursor?: string;
+}
+
+/** The account's request log: the 7-day chart, the list with filters, and one entry. */
+export async function requestPages(app: FastifyInstance): Promise<void> {
+  const { database, clock, config } = app.ctx;
+  const signedIn = { preHandler: requireAccount };
+  const errorsDocs = (request: FastifyRequest) =>
+    docsUrl(config, request, '#description/errors').href;
+
+  app.get<{ Querystring: ListQuery }>('/requests', signedIn, async (request, reply) => {
+    const accountId = signedInAccount(request).id;
+    const query = request.query ?? {};
+    const filters: RequestFilters = {
+      errorsOnly: query.errors === '1',
+      ...(typeof query.key === 'string' && KEY_ID.test(query.key) && { keyId: query.key }),
+    };
+    const now = clock.now();
+    const [stats, page, keys] = await Promise.all([
+      requestStats(database.reader, accountId, now, '7d'),
+      listRequestPage(database.reader, accountId, now, {
+        limit: 50,
+        cursor: typeof query.cursor === 'string' ? query.cursor : undefined,
+        status: filters.errorsOnly ? 'errors' : undefined,
+        keyId: filters.keyId,
+      }),
+      listApiKeys(database.reader, accountId),
+    ]);
+    if (!page.ok) throw new ApiError('invalid_cursor', page.message);
+    const next =
+      page.value.nextCursor &&
+      `/portal/requests?${new URLSearchParams({
+        ...(filters.errorsOnly && { errors: '1' }),
+        ...(filters.keyId && { key: filters.keyId }),
+        cursor: page.value.nextCursor,
+      })}`;
+    return sendHtml(
+      reply,
+      requestsPage(pageContext(request, reply), {
+        stats,
+        entries: page.value.items,
+        filters,
+        keys: keys.map((key) => ({
+          id: key.id,
+          label: key.name ? `${key.name} (${key.prefix}…)` : `${key.prefix}…`,
+        })),
+        ...(next && { next }),
+        errorsDocs: errorsDocs(request),
+      }),
+    );
+  });
+
+  app.get<{ Params: { requestId: string } }>(
+    '/requests/:requestId',
+    signedIn,
+    async (request, reply) => {
+      const id = request.params.requestId;
+      const found = REQUEST_ID.test(id)
+        ? await getRequestEntry(database.reader, signedInAccount(request).id, clock.now(), id)
+        : undefined;
+      if (!found?.ok) throw new ApiError('not_found', 'No request with this id in your log.');
+      return sendHtml(
+        reply,
+        requestPage(pageContext(request, reply), found.value, errorsDocs(request)),
+      );
+    },
+  );
+}

@@ -1,0 +1,96 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { requestsChart } from '../src/portal/views/requests-chart.js';
+import { newTenant, startApp, type TestApp } from './helpers.js';
+import { Visitor } from './portal-visitor.js';
+
+const newEmail = () => `requests-${crypto.randomUUID()}@example.com`;
+
+describe('portal: requests', () => {
+  let t: TestApp;
+  let visitor: Visitor;
+  let key = '';
+  let failedId = '';
+  before(async () => {
+    t = await startApp();
+    visitor = new Visitor(t.app);
+    await visitor.signUp(newEmail());
+    await visitor.get('/portal/keys');
+    const made = await visitor.post('/portal/keys', { name: 'logged' });
+    key = /id="new-key" type="text" readonly value="([^"]+)"/.exec(made.body)?.[1] ?? '';
+    assert.ok(key);
+    const headers = { authorization: `Bearer ${key}` };
+    for (let i = 0; i < 3; i++) await t.app.inject({ url: '/v1/pets', headers });
+    const refused = await t.app.inject({
+      method: 'POST',
+      url: '/v1/pets',
+      headers,
+      payload: { name: 'Rex', categoryId: 424242, password: 'hunter2-never-kept' },
+    });
+    assert.equal(refused.statusCode, 400);
+    failedId = refused.headers['x-request-id'] as string;
+    await t.app.requestLog.flush();
+  });
+  after(() => t.close());
+
+  it('opens with the 7-day chart drawn by the service, fed by the hourly counts', async () => {
+    const page = await visitor.get('/portal/requests');
+    assert.equal(page.statusCode, 200);
+    assert.match(page.body, /<svg viewBox="0 0 720 200" role="img"/);
+    assert.match(
+      page.body,
+      /<desc id="chart-desc">4 requests: 3 2xx, 1 4xx, 0 429, 0 5xx\.<\/desc>/,
+    );
+    assert.equal(
+      page.body.match(/<rect class="bar-\w+" x=/g)?.length,
+      2,
+      'one bar of each kind this hour',
+    );
+    assert.doesNotMatch(page.body, /<script[^>]*src="http/, 'nothing from another origin');
+  });
+
+  it('lists entries newest first, filters to errors and by key', async () => {
+    const all = await visitor.get('/portal/requests');
+    assert.equal(all.body.match(/data-label="Request"/g)?.length, 4);
+    const errors = await visitor.get('/portal/requests?errors=1');
+    assert.equal(errors.body.match(/data-label="Request"/g)?.length, 1);
+    assert.match(errors.body, /<code>validation_failed<\/code>/);
+    const other = await visitor.get('/portal/requests?key=key_nothinglikeit');
+    assert.match(other.body, /No requests match these filters/);
+  });
+
+  it('shows one entry with its error, the redacted body and a link to the docs', async () => {
+    const entry = await visitor.get(`/portal/requests/${failedId}`);
+    assert.equal(entry.statusCode, 200);
+    assert.match(entry.body, /The error/);
+    assert.match(entry.body, /unknown field \\&quot;password/);
+    assert.match(entry.body, /\[redacted\]/);
+    assert.doesNotMatch(entry.body, /hunter2-never-kept/);
+    assert.match(entry.body, /href="http:\/\/[^"]+\/docs#description\/errors"/);
+  });
+
+  it("answers 404 for another account's entry, and sends strangers to sign in", async () => {
+    const stranger = await newTenant(t.app);
+    const theirs = await t.app.inject({ url: '/v1/account', headers: stranger.headers });
+    await t.app.requestLog.flush();
+    const id = theirs.headers['x-request-id'] as string;
+    assert.equal((await visitor.get(`/portal/requests/${id}`)).statusCode, 404);
+    const anonymous = await new Visitor(t.app).get('/portal/requests');
+    assert.equal(anonymous.statusCode, 303);
+  });
+
+  it('draws consecutive hours, scaled to a round top, each total described', () => {
+    const hours = Array.from({ length: 48 }, (_, i) => ({
+      hour: new Date(Date.UTC(2026, 10, 25, i)).toISOString(),
+      status2xx: i,
+      status4xx: i % 2,
+      status429: 0,
+      status5xx: i === 47 ? 3 : 0,
+    }));
+    const svg = requestsChart(hours, 'Two days').value;
+    assert.match(svg, /1,128 2xx, 24 4xx, 0 429, 3 5xx/);
+    // The tallest hour (47 + 1 + 3 = 51) under a round top of 100.
+    assert.match(svg, /text-anchor="end">100<\/text>/);
+    assert.equal(svg.match(/class="axis" x="[\d.]+" y="194">/g)?.length, 2, 'a label per day');
+  });
+});
