@@ -227,8 +227,14 @@ describe('developer portal in Chromium', { skip }, () => {
     await page.getByRole('navigation').getByRole('link', { name: 'Requests' }).click();
     const chart = page.getByRole('img', { name: /API requests per hour, last 7 days/ });
     await chart.waitFor();
-    await page.locator('ul.legend').getByText(/2xx: [1-9]/).waitFor();
-    await page.locator('ul.legend').getByText(/4xx: [1-9]/).waitFor();
+    await page
+      .locator('ul.legend')
+      .getByText(/2xx: [1-9]/)
+      .waitFor();
+    await page
+      .locator('ul.legend')
+      .getByText(/4xx: [1-9]/)
+      .waitFor();
     await screenshot('requests');
 
     await page.getByLabel(/Errors only/).check();
