@@ -51,7 +51,8 @@ export interface AnsweredRequest {
   durationMs: number;
   /** When it arrived (ms since the epoch). */
   at: number;
-  ip: string;
+  /** Undefined once the client has gone (its socket closed). */
+  ip: string | undefined;
   idempotencyKey: string | string[] | undefined;
   replayed: boolean;
   /** 4xx and 5xx: the body, redacted and cut (`keptBody`), or null without one. */
@@ -112,7 +113,7 @@ export function rowsOf(
       error_code: errorCodeOf(request.errorBody),
       idempotency_key: key === undefined ? null : key.slice(0, MAX_IDEMPOTENCY_KEY),
       replayed: request.replayed ? 1 : 0,
-      client: addressPrefix(request.ip),
+      client: request.ip === undefined ? null : addressPrefix(request.ip),
       request_body: request.body?.text ?? null,
       request_body_truncated: request.body?.truncated ? 1 : 0,
       error_body: request.errorBody,
