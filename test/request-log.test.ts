@@ -138,6 +138,48 @@ describe('request log: redaction', () => {
   });
 });
 
+describe('request log: rows', () => {
+  it('keeps the entry of a client that left before its answer, without its address', () => {
+    const { entries, hours } = rowsOf(
+      [
+        {
+          accountId: 'acct',
+          keyId: null,
+          id: 'gone',
+          method: 'POST',
+          route: '/v1/pets/:petId',
+          url: '/v1/pets/7?x=1',
+          status: 503,
+          durationMs: 1.23456,
+          at: Date.parse('2026-11-24T12:34:56.789Z'),
+          ip: undefined,
+          idempotencyKey: ['first', 'second'],
+          replayed: false,
+          body: null,
+          errorBody: '{"code":"service_unavailable","message":"…","status":503}',
+        },
+      ],
+      'w',
+    );
+    assert.deepEqual(
+      [entries[0]?.client, entries[0]?.route, entries[0]?.path, entries[0]?.idempotency_key],
+      [null, '/v1/pets/{petId}', '/v1/pets/7', 'first'],
+    );
+    assert.equal(entries[0]?.error_code, 'service_unavailable');
+    assert.deepEqual(hours, [
+      {
+        account_id: 'acct',
+        hour: '2026-11-24T12:00:00.000Z',
+        writer: 'w',
+        s2xx: 0,
+        s4xx: 0,
+        s5xx: 1,
+        s429: 0,
+      },
+    ]);
+  });
+});
+
 describe('request log', () => {
   let t: TestApp;
   before(async () => {

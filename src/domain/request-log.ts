@@ -137,7 +137,7 @@ export interface RequestLogEntry {
   errorCode: string | null;
   idempotencyKey: string | null;
   replayed: boolean;
-  clientAddress: string;
+  clientAddress: string | null;
   createdAt: string;
 }
 

@@ -1,4 +1,4 @@
-import type { FastifyInstance, onResponseHookHandler, onSendHookHandler } from 'fastify';
+import type { FastifyInstance, onRequestHookHandler, onSendHookHandler } from 'fastify';
 import fp from 'fastify-plugin';
 import type { Clock } from '../clock.js';
 import { randomBase62 } from '../domain/random.js';
@@ -15,14 +15,17 @@ import { REPLAYED_HEADER } from './idempotency.js';
 
 /**
  * The request log's capture and its writer (docs/decisions/0013-request-log.md): every API
- * request of a known account, whatever its answer, is captured when it is answered (an object
- * pushed; its body redacted first, for an error) and written with the others of its batch,
- * off the request path. Reading the log is not logged (routes with `config.requestLog` false).
+ * request of a known account, whatever its answer, is captured as its answer is sent (an
+ * object pushed; its body redacted first, for an error) and written with the others of its
+ * batch, off the request path. Reading the log is not logged (routes with `config.requestLog`
+ * false).
  */
 declare module 'fastify' {
   interface FastifyRequest {
-    /** The Error this request was answered with, as sent (4xx and 5xx of an account's). */
-    answeredError: string | null;
+    /** When the request arrived (performance.now()); 0 when no onRequest hook ran. */
+    arrivedAt: number;
+    /** Its entry, once captured. */
+    logged: AnsweredRequest | null;
   }
   interface FastifyContextConfig {
     /** `false`: this route's requests are not logged (the log's own). */
@@ -48,7 +51,8 @@ export interface AnsweredRequest {
   durationMs: number;
   /** When it arrived (ms since the epoch). */
   at: number;
-  ip: string;
+  /** Undefined once the client has gone (its socket closed). */
+  ip: string | undefined;
   idempotencyKey: string | string[] | undefined;
   replayed: boolean;
   /** 4xx and 5xx: the body, redacted and cut (`keptBody`), or null without one. */
@@ -109,7 +113,7 @@ export function rowsOf(
       error_code: errorCodeOf(request.errorBody),
       idempotency_key: key === undefined ? null : key.slice(0, MAX_IDEMPOTENCY_KEY),
       replayed: request.replayed ? 1 : 0,
-      client: addressPrefix(request.ip),
+      client: request.ip === undefined ? null : addressPrefix(request.ip),
       request_body: request.body?.text ?? null,
       request_body_truncated: request.body?.truncated ? 1 : 0,
       error_body: request.errorBody,
@@ -295,14 +299,6 @@ export class RequestLog {
   }
 }
 
-/** Keeps the Error a request of an account's is answered with, for its entry. */
-const keepError: onSendHookHandler = (request, reply, payload, done) => {
-  if (reply.statusCode >= 400 && request.caller !== null && typeof payload === 'string') {
-    request.answeredError = payload;
-  }
-  done();
-};
-
 /** A body redacted and cut; null should it not be walkable (it came from JSON.parse). */
 function safeKeptBody(body: unknown): KeptBody | null {
   try {
@@ -313,20 +309,22 @@ function safeKeptBody(body: unknown): KeptBody | null {
 }
 
 /**
- * Captures each request of a known account when it is answered: an object of what it already
- * holds, pushed to the log. Only an error's body is read (redacted first) and kept; a success
- * costs no serialization.
+ * Captures each request of a known account as its answer is sent (onSend): an object of what
+ * it already holds, pushed to the log; for a 4xx or 5xx, its body redacted and its Error as
+ * sent. A success costs no serialization. Not onResponse: a hook there costs every request
+ * two listeners on its response. Should an answer be replaced before it leaves (a later onSend
+ * hook failed), its entry is made over, not pushed twice.
  */
-function capture(requestLog: RequestLog, clock: Clock): onResponseHookHandler {
-  return (request, reply, done) => {
+function capture(requestLog: RequestLog, clock: Clock): onSendHookHandler {
+  return (request, reply, payload, done) => {
     const caller = request.caller;
     if (caller !== null) {
       const route = request.routeOptions;
       if (route.config.requestLog !== false) {
         const status = reply.statusCode;
         const failed = status >= 400;
-        const durationMs = reply.elapsedTime;
-        requestLog.add({
+        const durationMs = request.arrivedAt === 0 ? 0 : performance.now() - request.arrivedAt;
+        const entry: AnsweredRequest = {
           accountId: caller.account.id,
           keyId: caller.keyId,
           id: request.id,
@@ -340,20 +338,28 @@ function capture(requestLog: RequestLog, clock: Clock): onResponseHookHandler {
           idempotencyKey: request.headers['idempotency-key'],
           replayed: reply.getHeader(REPLAYED_HEADER) === 'true',
           body: failed ? safeKeptBody(request.body) : null,
-          errorBody:
-            failed && request.answeredError !== null ? keptErrorBody(request.answeredError) : null,
-        });
+          errorBody: failed && typeof payload === 'string' ? keptErrorBody(payload) : null,
+        };
+        if (request.logged === null) requestLog.add(entry);
+        else Object.assign(request.logged, entry);
+        request.logged = entry;
       }
     }
     done();
   };
 }
 
+/** When a request arrived (performance.now()), for its entry's duration. */
+const arrived: onRequestHookHandler = (request, _reply, done) => {
+  request.arrivedAt = performance.now();
+  done();
+};
+
 /**
  * The request log as a plugin of the app (not encapsulated: its hooks see every request,
- * those no route matched too). Register it before the routes. Its `RequestLog` is
- * `app.requestLog`; it is closed, its last entries written, once every request begun has been
- * answered and before the app's stores close.
+ * those no route matched too). Register it before the routes and the error handling. Its
+ * `RequestLog` is `app.requestLog`; it is closed, its last entries written, once every request
+ * begun has been answered and before the app's stores close.
  */
 export const requestLogPlugin = fp(
   async (app: FastifyInstance) => {
@@ -364,9 +370,10 @@ export const requestLogPlugin = fp(
       closeWithinMs: config.shutdownTimeoutMs / 4,
     });
     app.decorate('requestLog', requestLog);
-    app.decorateRequest('answeredError', null);
-    app.addHook('onSend', keepError);
-    app.addHook('onResponse', capture(requestLog, clock));
+    app.decorateRequest('arrivedAt', 0);
+    app.decorateRequest('logged', null);
+    app.addHook('onRequest', arrived);
+    app.addHook('onSend', capture(requestLog, clock));
     app.addHook('onClose', async () => {
       await lifecycle.answered();
       await requestLog.close();

@@ -204,8 +204,8 @@ export interface RequestLogTable {
   idempotency_key: string | null;
   /** 1 or 0. */
   replayed: number;
-  /** An IPv4 /24 or an IPv6 /64. */
-  client: string;
+  /** An IPv4 /24 or an IPv6 /64; null when the client had gone before it was answered. */
+  client: string | null;
   /** 4xx and 5xx: the redacted JSON body, at most 4 KB. */
   request_body: string | null;
   /** 1 when request_body was cut at 4 KB. */

@@ -629,8 +629,8 @@ export interface components {
             idempotencyKey: string | null;
             /** @description Answered with the kept answer of its key. */
             replayed: boolean;
-            /** @description The client's IPv4 /24 or IPv6 /64. */
-            clientAddress: string;
+            /** @description The client's IPv4 /24 or IPv6 /64; null if it left before its answer. */
+            clientAddress: string | null;
             /**
              * Format: date-time
              * @description When the request arrived (UTC).

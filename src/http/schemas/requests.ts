@@ -88,11 +88,10 @@ const entryFields = {
     { description: 'The `Idempotency-Key` sent, or null.' },
   ),
   replayed: Type.Boolean({ description: 'Answered with the kept answer of its key.' }),
-  clientAddress: Type.String({
-    maxLength: 64,
-    pattern: '^[0-9A-Fa-f:./]+$',
-    description: "The client's IPv4 /24 or IPv6 /64.",
-  }),
+  clientAddress: Type.Union(
+    [Type.String({ maxLength: 64, pattern: '^[0-9A-Fa-f:./]+$' }), Type.Null()],
+    { description: "The client's IPv4 /24 or IPv6 /64; null if it left before its answer." },
+  ),
   createdAt: Timestamp('When the request arrived (UTC).'),
 };
 

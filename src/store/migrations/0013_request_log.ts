@@ -38,8 +38,8 @@ export async function up(db: Kysely<unknown>, dialect: Dialect): Promise<void> {
     .addColumn('error_code', 'text')
     .addColumn('idempotency_key', 'text')
     .addColumn('replayed', 'integer', (c) => c.notNull())
-    // The client's address block: an IPv4 /24 or an IPv6 /64.
-    .addColumn('client', 'text', (c) => c.notNull())
+    // The client's address block: an IPv4 /24 or an IPv6 /64; null when it had gone.
+    .addColumn('client', 'text')
     // 4xx and 5xx only: the request's JSON body, redacted, at most 4 KB; the Error answered.
     .addColumn('request_body', 'text')
     .addColumn('request_body_truncated', 'integer', (c) => c.notNull())

@@ -1,0 +1,155 @@
+/**
+ * What the request log costs (docs/decisions/0013-request-log.md): capturing an answered
+ * request (the onResponse hook's work: an object pushed; an error's body redacted), and
+ * writing a batch of 500 entries (rows made, then one `Database.write` of two statements) on
+ * SQLite and, with BENCH_DATABASE_URL (or TEST_DATABASE_URL) set, on PostgreSQL, into a table
+ * that already holds 100,000 entries.
+ * Usage: npm run build && tsx bench/request-log.ts [batches]
+ */
+import { randomUUID } from 'node:crypto';
+import { rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+// The compiled service, as production runs it (see bench/limiter.ts).
+const dist = (path: string) => new URL(`../dist/${path}`, import.meta.url).href;
+const { RequestLog, rowsOf } = (await import(
+  dist('http/request-log.js')
+)) as typeof import('../src/http/request-log.js');
+const { keptBody } = (await import(
+  dist('domain/request-log.js')
+)) as typeof import('../src/domain/request-log.js');
+const { insertRequestLog } = (await import(
+  dist('store/request-log-repository.js')
+)) as typeof import('../src/store/request-log-repository.js');
+const { migrate, openDatabase } = (await import(
+  dist('store/database.js')
+)) as typeof import('../src/store/database.js');
+type AnsweredRequest = import('../src/http/request-log.js').AnsweredRequest;
+
+const batches = Number(process.argv[2] ?? 40);
+const BATCH = 500;
+const accounts = Array.from({ length: 50 }, (_, i) => `acct_${i}`);
+
+/** A request as the hook captures it: nine GETs answered 200 for one POST refused with 400. */
+function answered(i: number, at: number): AnsweredRequest {
+  const failed = i % 10 === 9;
+  return {
+    accountId: accounts[i % accounts.length] as string,
+    keyId: 'key_0aBcDeFgHiJkLmNo',
+    id: randomUUID(),
+    method: failed ? 'POST' : 'GET',
+    route: failed ? '/v1/pets' : '/v1/pets/:petId',
+    url: failed ? '/v1/pets' : `/v1/pets/${i}?limit=20`,
+    status: failed ? 400 : 200,
+    durationMs: 1.234,
+    at,
+    ip: '203.0.113.7',
+    idempotencyKey: failed ? randomUUID() : undefined,
+    replayed: false,
+    body: failed ? keptBody({ name: '', categoryId: 1, apiKey: 'as_test_x' }) : null,
+    errorBody: failed
+      ? '{"code":"validation_failed","message":"Invalid body/name: must NOT have fewer than 1 characters.","status":400,"details":[{"location":"body/name","message":"must NOT have fewer than 1 characters"}]}'
+      : null,
+  };
+}
+
+function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.floor(sorted.length / 2)] ?? 0;
+}
+function p95(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.floor(sorted.length * 0.95)] ?? 0;
+}
+
+function perOp(label: string, iterations: number, run: (i: number) => unknown): void {
+  for (let i = 0; i < iterations / 10; i++) run(i); // warm-up
+  const start = process.hrtime.bigint();
+  for (let i = 0; i < iterations; i++) run(i);
+  const ns = Number(process.hrtime.bigint() - start) / iterations;
+  console.log(`${label.padEnd(48)} ${(ns / 1000).toFixed(3).padStart(8)} µs`);
+}
+
+// Capture: what the hook does for a success (an object of what the request holds, pushed),
+// and the extra work of an error (its body walked, redacted and cut).
+const unwritten = new RequestLog(
+  { write: async () => undefined as never },
+  { isDown: () => false, databaseFailed: () => false },
+  { requestLogWritten: () => {}, requestLogDropped: () => {}, watchRequestLog: () => {} },
+  { error: () => {} },
+  { maxBuffered: 1_000_000, batchSize: 1_000_000, everyMs: 60_000 },
+);
+const start = Date.now();
+perOp('capture a success (object + add)', 500_000, (i) =>
+  unwritten.add({
+    accountId: 'acct_1',
+    keyId: 'key_0aBcDeFgHiJkLmNo',
+    id: 'req',
+    method: 'GET',
+    route: '/v1/pets',
+    url: '/v1/pets',
+    status: 200,
+    durationMs: 1.2,
+    at: start + i,
+    ip: '127.0.0.1',
+    idempotencyKey: undefined,
+    replayed: false,
+    body: null,
+    errorBody: null,
+  }),
+);
+const body = { name: 'Rex', categoryId: 1, status: 'sold', password: 'x', tags: ['a', 'b'] };
+perOp('redact and cut a small error body (keptBody)', 200_000, () => keptBody(body));
+const big = { items: Array.from({ length: 5_000 }, (_, i) => ({ name: `pet ${i}`, token: i })) };
+perOp('redact and cut a 150 KB body (stops at 4 KB)', 20_000, () => keptBody(big));
+await unwritten.close();
+
+async function writeBatches(url: string, label: string): Promise<void> {
+  const database = openDatabase(url, { poolSize: 2 });
+  try {
+    await migrate(database);
+    let at = Date.now() - 3_600_000;
+    // A table of 100,000 entries first: indexes as deep as a used log's.
+    for (let b = 0; b < 200; b++) {
+      const { entries, hours } = rowsOf(
+        Array.from({ length: BATCH }, (_, i) => answered(i, at++)),
+        'seed',
+      );
+      await database.write((tx) => insertRequestLog(tx, entries, hours), { pipelined: true });
+    }
+    const rows: number[] = [];
+    const writes: number[] = [];
+    const cpus: number[] = [];
+    for (let b = 0; b < batches; b++) {
+      const requests = Array.from({ length: BATCH }, (_, i) => answered(i, at++));
+      const t0 = performance.now();
+      const { entries, hours } = rowsOf(requests, 'bench');
+      const t1 = performance.now();
+      const cpu = process.cpuUsage();
+      await database.write((tx) => insertRequestLog(tx, entries, hours), { pipelined: true });
+      const used = process.cpuUsage(cpu);
+      const t2 = performance.now();
+      rows.push(t1 - t0);
+      writes.push(t2 - t1);
+      cpus.push((used.user + used.system) / 1000);
+    }
+    console.log(
+      `${label}: 500 entries: rows ${median(rows).toFixed(2)} ms (p95 ${p95(rows).toFixed(2)}), ` +
+        `write ${median(writes).toFixed(2)} ms (p95 ${p95(writes).toFixed(2)}; ` +
+        `this process's CPU ${median(cpus).toFixed(2)} ms), ` +
+        `${((median(rows) + median(writes)) * 2).toFixed(1)} µs an entry`,
+    );
+  } finally {
+    await database.close();
+  }
+}
+
+const file = join(tmpdir(), `request-log-bench-${randomUUID()}.db`);
+try {
+  await writeBatches(`sqlite:${file}`, 'SQLite');
+} finally {
+  for (const suffix of ['', '-wal', '-shm']) rmSync(file + suffix, { force: true });
+}
+const postgres = process.env.BENCH_DATABASE_URL ?? process.env.TEST_DATABASE_URL;
+if (postgres) await writeBatches(postgres, 'PostgreSQL');
