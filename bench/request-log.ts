@@ -112,11 +112,11 @@ async function writeBatches(url: string, label: string): Promise<void> {
     let at = Date.now() - 3_600_000;
     // A table of 100,000 entries first: indexes as deep as a used log's.
     for (let b = 0; b < 200; b++) {
-      const { entries, hours } = rowsOf(
+      const { segments, hours } = rowsOf(
         Array.from({ length: BATCH }, (_, i) => answered(i, at++)),
         'seed',
       );
-      await database.write((tx) => insertRequestLog(tx, entries, hours), { blind: true });
+      await database.write((tx) => insertRequestLog(tx, segments, hours), { blind: true });
     }
     const rows: number[] = [];
     const writes: number[] = [];
@@ -124,10 +124,10 @@ async function writeBatches(url: string, label: string): Promise<void> {
     for (let b = 0; b < batches; b++) {
       const requests = Array.from({ length: BATCH }, (_, i) => answered(i, at++));
       const t0 = performance.now();
-      const { entries, hours } = rowsOf(requests, 'bench');
+      const { segments, hours } = rowsOf(requests, 'bench');
       const t1 = performance.now();
       const cpu = process.cpuUsage();
-      await database.write((tx) => insertRequestLog(tx, entries, hours), { blind: true });
+      await database.write((tx) => insertRequestLog(tx, segments, hours), { blind: true });
       const used = process.cpuUsage(cpu);
       const t2 = performance.now();
       rows.push(t1 - t0);

@@ -1,19 +1,21 @@
 import type { ErrorDetail } from '../errors.js';
 import type { ReadDb } from '../store/handles.js';
-import {
-  findRequestLog,
-  hourCounts,
-  listRequestLog,
-  type RequestLogListRow,
-} from '../store/request-log-repository.js';
-import { type RequestLogRow, toIso } from '../store/tables.js';
+import { hourCounts } from '../store/request-log-repository.js';
+import { toIso } from '../store/tables.js';
 import { KeysetCursor, type Page, type PageRequest, pageSize } from './pagination.js';
+import {
+  type LoggedRequest,
+  type LogPosition,
+  type LogWalk,
+  walkLog,
+} from './request-log-segments.js';
 import { fail, ok, type Result } from './result.js';
 
 /**
  * The request log: each account's API requests, as they were answered, for the account to
  * look one up (docs/decisions/0013-request-log.md). Entries are captured when a request is
- * answered and written in batches off the request path (src/ops/request-log.ts); this module
+ * answered and written in batches off the request path (src/http/request-log.ts) as segments
+ * (src/domain/request-log-segments.ts); this module
  * holds the rules: what an entry keeps, what is redacted, how long it is kept, and how it is
  * read.
  */
@@ -155,20 +157,20 @@ export interface RequestLogEntryDetail extends RequestLogEntry {
   errorBody: AnsweredError | null;
 }
 
-function toEntry(row: RequestLogListRow): RequestLogEntry {
+function toEntry(entry: LoggedRequest): RequestLogEntry {
   return {
-    id: row.id,
-    method: row.method,
-    route: row.route,
-    path: row.path,
-    status: row.status,
-    durationMs: row.duration_ms,
-    keyId: row.key_id,
-    errorCode: row.error_code,
-    idempotencyKey: row.idempotency_key,
-    replayed: row.replayed === 1,
-    clientAddress: row.client,
-    createdAt: toIso(row.created_at),
+    id: entry.id,
+    method: entry.method,
+    route: entry.route,
+    path: entry.path,
+    status: entry.status,
+    durationMs: entry.durationMs,
+    keyId: entry.keyId,
+    errorCode: entry.errorCode,
+    idempotencyKey: entry.idempotencyKey,
+    replayed: entry.replayed,
+    clientAddress: entry.client,
+    createdAt: new Date(entry.at).toISOString(),
   };
 }
 
@@ -187,17 +189,32 @@ function answeredError(text: string | null): AnsweredError | null {
   }
 }
 
-function toDetail(row: RequestLogRow): RequestLogEntryDetail {
+function toDetail(entry: LoggedRequest): RequestLogEntryDetail {
   return {
-    ...toEntry(row),
-    requestBody: row.request_body,
-    requestBodyTruncated: row.request_body_truncated === 1,
-    errorBody: answeredError(row.error_body),
+    ...toEntry(entry),
+    requestBody: entry.requestBody,
+    requestBodyTruncated: entry.requestBodyTruncated,
+    errorBody: answeredError(entry.errorBody),
   };
 }
 
-/** The log's cursors: the last entry's number (the order written). */
-const REQUEST_CURSOR = new KeysetCursor('r1', '[1-9][0-9]{0,15}', 16);
+/**
+ * The log's cursors: where the last entry listed is (its segment's number and its place
+ * there) and how many entries, from the newest, were walked to reach it.
+ */
+const REQUEST_CURSOR = new KeysetCursor('r2', '[1-9][0-9]{0,15}-[0-9]{1,4}-[0-9]{1,5}', 27);
+
+function decodePosition(
+  cursor: string | undefined,
+): Result<LogPosition | undefined, 'invalid_cursor'> {
+  const decoded = REQUEST_CURSOR.decode(cursor);
+  if (!decoded.ok || decoded.value === undefined)
+    return decoded as Result<undefined, 'invalid_cursor'>;
+  const [seq, index, walked] = decoded.value.split('-').map(Number);
+  return ok({ seq: seq ?? 0, index: index ?? 0, walked: walked ?? 0 });
+}
+
+const positionKey = ({ seq, index, walked }: LogPosition) => `${seq}-${index}-${walked}`;
 
 export interface RequestListQuery extends PageRequest {
   /** `404`, or a class: `4xx`; or `errors`, every 4xx and 5xx. */
@@ -218,38 +235,74 @@ function statusRange(status: string | undefined): { from: number; to: number } |
   return { from: Number(status), to: Number(status) };
 }
 
-/** The account's entries of the last 7 days, newest (last written) first, in keyset pages. */
+/** What a list's filters make of the walk: the test of an entry, and of a segment. */
+function filtered(query: RequestListQuery): Pick<LogWalk, 'matches' | 'segments'> {
+  const status = statusRange(query.status);
+  const { keyId, method, path } = query;
+  return {
+    matches: (entry) =>
+      (status === undefined || (entry.status >= status.from && entry.status <= status.to)) &&
+      (keyId === undefined || entry.keyId === keyId) &&
+      (method === undefined || entry.method === method) &&
+      (path === undefined || entry.path === path),
+    segments: {
+      withErrors: status !== undefined && status.from >= 400,
+      withSuccesses: status !== undefined && status.to < 400,
+      // As the segment's text writes them (a JSON string): a segment without it has no match.
+      containing: [keyId, method, path].flatMap((value) =>
+        value === undefined ? [] : [JSON.stringify(value)],
+      ),
+    },
+  };
+}
+
+/**
+ * The account's entries of the last 7 days, newest first, in keyset pages: among its newest
+ * 10,000 (REQUEST_LOG_MAX_ENTRIES), whatever it holds until housekeeping prunes the rest.
+ */
 export async function listRequestPage(
   db: ReadDb,
   accountId: string,
   now: Date,
   query: RequestListQuery,
 ): Promise<Result<Page<RequestLogEntry>, 'invalid_cursor'>> {
-  const cursor = REQUEST_CURSOR.decode(query.cursor);
-  if (!cursor.ok) return cursor;
+  const after = decodePosition(query.cursor);
+  if (!after.ok) return after;
   const limit = pageSize(query);
-  const rows = await listRequestLog(db, accountId, {
-    since: requestLogKeptSince(now),
-    status: statusRange(query.status),
-    keyId: query.keyId,
-    method: query.method,
-    path: query.path,
-    beforeSeq: cursor.value === undefined ? undefined : Number(cursor.value),
+  const found = await walkLog(db, accountId, {
+    since: now.getTime() - REQUEST_LOG_KEPT_MS,
+    visible: REQUEST_LOG_MAX_ENTRIES,
+    after: after.value,
+    ...filtered(query),
     take: limit + 1,
   });
-  return ok(REQUEST_CURSOR.page(rows, limit, (row) => row.seq, toEntry));
+  return ok(
+    REQUEST_CURSOR.page(
+      found,
+      limit,
+      (item) => positionKey(item.position),
+      (item) => toEntry(item.entry),
+    ),
+  );
 }
 
-/** One entry of the account's, with the bodies of an error. */
+/** One entry of the account's (the newest, should an id have been sent twice), with the
+ * bodies of an error. */
 export async function getRequestEntry(
   db: ReadDb,
   accountId: string,
   now: Date,
   id: string,
 ): Promise<Result<RequestLogEntryDetail, 'not_found'>> {
-  const row = await findRequestLog(db, accountId, id, requestLogKeptSince(now));
-  return row
-    ? ok(toDetail(row))
+  const [found] = await walkLog(db, accountId, {
+    since: now.getTime() - REQUEST_LOG_KEPT_MS,
+    visible: REQUEST_LOG_MAX_ENTRIES,
+    matches: (entry) => entry.id === id,
+    segments: { containing: [JSON.stringify(id)] },
+    take: 1,
+  });
+  return found
+    ? ok(toDetail(found.entry))
     : fail('not_found', `No request ${id} in this account's log (kept 7 days).`);
 }
 

@@ -3,13 +3,14 @@ import fp from 'fastify-plugin';
 import type { Clock } from '../clock.js';
 import { randomBase62 } from '../domain/random.js';
 import { HOUR_MS, type KeptBody, keptBody, keptErrorBody } from '../domain/request-log.js';
+import { type LoggedRequest, segmentsOf } from '../domain/request-log-segments.js';
 import type { Log } from '../log.js';
 import type { Metrics } from '../ops/metrics.js';
 import { brief, type Outages } from '../ops/outages.js';
 import type { Writer } from '../store/database.js';
 import { WriteRefusedError } from '../store/group-commit.js';
 import { type HourCounts, insertRequestLog } from '../store/request-log-repository.js';
-import type { NewRequestLogRow } from '../store/tables.js';
+import type { NewRequestLogSegment } from '../store/tables.js';
 import { addressPrefix } from './client-address.js';
 import { REPLAYED_HEADER } from './idempotency.js';
 
@@ -73,8 +74,8 @@ function errorCodeOf(body: string | null): string | null {
 }
 
 /** `/v1/pets/:petId` as the OpenAPI document writes it: `/v1/pets/{petId}`. */
-function routePattern(route: string | undefined): string | null {
-  return route === undefined ? null : route.replace(/:(\w+)/g, '{$1}');
+function routePattern(route: string): string {
+  return route.replace(/:(\w+)/g, '{$1}');
 }
 
 /** Which of the hours' counts a status is added to; none for 1xx and 3xx. */
@@ -89,41 +90,66 @@ function countOf(status: number): 's2xx' | 's4xx' | 's5xx' | 's429' | undefined 
 const MAX_PATH = 2048;
 const MAX_IDEMPOTENCY_KEY = 255;
 
-/** A batch's rows: its entries, and the counts of its requests by account and hour. */
+/** What a batch's requests share, worked out once a batch (a cache for each, not for an app). */
+class Shared<T> {
+  private readonly known = new Map<string, T>();
+  constructor(private readonly work: (value: string) => T) {}
+  of(value: string): T {
+    let result = this.known.get(value);
+    if (result === undefined) {
+      result = this.work(value);
+      this.known.set(value, result);
+    }
+    return result;
+  }
+}
+
+/** An account's requests in a batch, and their counts by hour (its first instant, in ms). */
+interface AccountBatch {
+  entries: LoggedRequest[];
+  hours: Map<number, HourCounts>;
+}
+
+/** A batch's rows: its segments (one per account, unless many or large) and the counts of
+ * its requests by account and hour. */
 export function rowsOf(
   requests: readonly AnsweredRequest[],
   writer: string,
-): { entries: NewRequestLogRow[]; hours: HourCounts[] } {
-  const entries: NewRequestLogRow[] = [];
-  const hours = new Map<string, HourCounts>();
+): { segments: NewRequestLogSegment[]; hours: HourCounts[] } {
+  const accounts = new Map<string, AccountBatch>();
+  const routes = new Shared(routePattern);
+  const clients = new Shared(addressPrefix);
   for (const request of requests) {
     const query = request.url.indexOf('?');
     const key = Array.isArray(request.idempotencyKey)
       ? request.idempotencyKey[0]
       : request.idempotencyKey;
-    entries.push({
-      account_id: request.accountId,
+    let account = accounts.get(request.accountId);
+    if (account === undefined) {
+      account = { entries: [], hours: new Map() };
+      accounts.set(request.accountId, account);
+    }
+    account.entries.push({
       id: request.id,
-      key_id: request.keyId,
+      keyId: request.keyId,
       method: request.method,
-      route: routePattern(request.route),
+      route: request.route === undefined ? null : routes.of(request.route),
       path: (query < 0 ? request.url : request.url.slice(0, query)).slice(0, MAX_PATH),
       status: request.status,
-      duration_ms: Math.round(request.durationMs * 1000) / 1000,
-      error_code: errorCodeOf(request.errorBody),
-      idempotency_key: key === undefined ? null : key.slice(0, MAX_IDEMPOTENCY_KEY),
-      replayed: request.replayed ? 1 : 0,
-      client: request.ip === undefined ? null : addressPrefix(request.ip),
-      request_body: request.body?.text ?? null,
-      request_body_truncated: request.body?.truncated ? 1 : 0,
-      error_body: request.errorBody,
-      created_at: new Date(request.at).toISOString(),
+      durationMs: request.durationMs,
+      errorCode: errorCodeOf(request.errorBody),
+      idempotencyKey: key === undefined ? null : key.slice(0, MAX_IDEMPOTENCY_KEY),
+      replayed: request.replayed,
+      client: request.ip === undefined ? null : clients.of(request.ip),
+      at: request.at,
+      requestBody: request.body?.text ?? null,
+      requestBodyTruncated: request.body?.truncated ?? false,
+      errorBody: request.errorBody,
     });
     const count = countOf(request.status);
     if (count === undefined) continue;
     const hour = request.at - (request.at % HOUR_MS);
-    const hourKey = `${request.accountId} ${hour}`;
-    let counts = hours.get(hourKey);
+    let counts = account.hours.get(hour);
     if (counts === undefined) {
       counts = {
         account_id: request.accountId,
@@ -134,11 +160,17 @@ export function rowsOf(
         s5xx: 0,
         s429: 0,
       };
-      hours.set(hourKey, counts);
+      account.hours.set(hour, counts);
     }
     counts[count]++;
   }
-  return { entries, hours: [...hours.values()] };
+  const segments: NewRequestLogSegment[] = [];
+  const hours: HourCounts[] = [];
+  for (const [accountId, account] of accounts) {
+    segments.push(...segmentsOf(accountId, account.entries));
+    hours.push(...account.hours.values());
+  }
+  return { segments, hours };
 }
 
 export interface RequestLogOptions {
@@ -280,9 +312,9 @@ export class RequestLog {
       return;
     }
     try {
-      const { entries, hours } = rowsOf(batch, this.writer);
+      const { segments, hours } = rowsOf(batch, this.writer);
       // Two inserts, deciding nothing on what they read: a blind write.
-      await this.database.write((tx) => insertRequestLog(tx, entries, hours), { blind: true });
+      await this.database.write((tx) => insertRequestLog(tx, segments, hours), { blind: true });
       this.failing = false;
       this.metrics.requestLogWritten(batch.length);
     } catch (err) {

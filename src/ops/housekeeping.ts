@@ -42,8 +42,8 @@ const CHORES: Record<string, Chore> = {
   'idempotency keys': deleteExpiredAnswers,
   'webhook deliveries': (tx, now, limit) => deleteOldDeliveries(tx, eventsBefore(now), limit),
   events: (tx, now, limit) => deleteOldEvents(tx, eventsBefore(now), limit),
-  'request log': (tx, now, limit) => deleteOldRequestLog(tx, logSince(now), limit),
-  'request log past 10,000': (tx, now, limit) =>
+  'request log segments': (tx, now, limit) => deleteOldRequestLog(tx, logSince(now), limit),
+  'request log segments past 10,000': (tx, now, limit) =>
     deleteRequestLogOverCap(tx, logHoursSince(now), REQUEST_LOG_MAX_ENTRIES, limit),
   'request counts': (tx, now, limit) =>
     deleteOldRequestHours(tx, requestHoursKeptSince(new Date(now)), limit),

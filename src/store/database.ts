@@ -23,6 +23,7 @@ import * as webhookDeliverySlots from './migrations/0011_webhook_delivery_slots.
 import * as webhookEndpointEvents from './migrations/0012_webhook_endpoint_events.js';
 import * as requestLog from './migrations/0013_request_log.js';
 import * as keyScopes from './migrations/0014_key_scopes.js';
+import * as requestLogSegments from './migrations/0015_request_log_segments.js';
 import { PgGroupCommit } from './pg-group-commit.js';
 import { sqliteStatements } from './sqlite-statements.js';
 import type { Tables } from './tables.js';
@@ -271,6 +272,7 @@ function migrations(dialect: Dialect): Record<string, Migration> {
     '0012_webhook_endpoint_events': { up: (db) => webhookEndpointEvents.up(db, dialect) },
     '0013_request_log': { up: (db) => requestLog.up(db, dialect) },
     '0014_key_scopes': { up: (db) => keyScopes.up(db) },
+    '0015_request_log_segments': { up: (db) => requestLogSegments.up(db, dialect) },
   };
 }
 

@@ -1,52 +1,29 @@
 import { PostgresAdapter, sql } from 'kysely';
 import type { ReadDb, Tx } from './handles.js';
 import { preparedWrite } from './prepared.js';
-import type { NewRequestLogRow, RequestLogHoursTable, RequestLogRow } from './tables.js';
+import type { NewRequestLogSegment, RequestLogHoursTable } from './tables.js';
 
 /** An account's requests in one hour, by status class, as one writer counted them. */
 export type HourCounts = Omit<RequestLogHoursTable, 'hour'> & { hour: string };
 
-/** A request log entry as listed: every column but the bodies. */
-export type RequestLogListRow = Omit<RequestLogRow, 'request_body' | 'error_body'>;
-
-/** Every column of an entry as inserted. */
+/** Every column of a segment as inserted. */
 const COLUMNS = [
   'account_id',
-  'id',
-  'key_id',
-  'method',
-  'route',
-  'path',
-  'status',
-  'duration_ms',
-  'error_code',
-  'idempotency_key',
-  'replayed',
-  'client',
-  'request_body',
-  'request_body_truncated',
-  'error_body',
-  'created_at',
-] as const satisfies ReadonlyArray<keyof NewRequestLogRow>;
+  'size',
+  'errors',
+  'first_at',
+  'last_at',
+  'entries',
+] as const satisfies ReadonlyArray<keyof NewRequestLogSegment>;
 
 /** Their PostgreSQL types, for `unnest`. */
-const ENTRY_TYPES: Record<(typeof COLUMNS)[number], string> = {
+const SEGMENT_TYPES: Record<(typeof COLUMNS)[number], string> = {
   account_id: 'text',
-  id: 'text',
-  key_id: 'text',
-  method: 'text',
-  route: 'text',
-  path: 'text',
-  status: 'int',
-  duration_ms: 'float8',
-  error_code: 'text',
-  idempotency_key: 'text',
-  replayed: 'int',
-  client: 'text',
-  request_body: 'text',
-  request_body_truncated: 'int',
-  error_body: 'text',
-  created_at: 'timestamptz',
+  size: 'int',
+  errors: 'int',
+  first_at: 'timestamptz',
+  last_at: 'timestamptz',
+  entries: 'text',
 };
 
 const HOUR_COLUMNS = ['account_id', 'hour', 'writer', 's2xx', 's4xx', 's5xx', 's429'] as const;
@@ -59,11 +36,6 @@ const HOUR_TYPES: Record<(typeof HOUR_COLUMNS)[number], string> = {
   s5xx: 'int',
   s429: 'int',
 };
-
-const LISTED = [
-  'seq',
-  ...COLUMNS.filter((name) => name !== 'request_body' && name !== 'error_body'),
-] as const;
 
 const names = (columns: readonly string[]) => sql.raw(columns.join(', '));
 
@@ -83,11 +55,10 @@ const unnested = (columns: readonly string[], types: Record<string, string>, p: 
     columns.map((name, i) => sql`${p[`c${i}`]}::${sql.raw(types[name] ?? 'text')}[]`),
   )}) as batch (${names(columns)})`;
 
-const insertEntriesPostgres = preparedWrite((tx: Tx, p: Arrays) => ({
+const insertSegmentsPostgres = preparedWrite((tx: Tx, p: Arrays) => ({
   compile: () =>
-    sql`insert into request_log (${names(COLUMNS)}) ${unnested(COLUMNS, ENTRY_TYPES, p)}`.compile(
-      tx,
-    ),
+    sql`insert into request_log_segments (${names(COLUMNS)})
+      ${unnested(COLUMNS, SEGMENT_TYPES, p)}`.compile(tx),
 }));
 const addHoursPostgres = preparedWrite((tx: Tx, p: Arrays) => ({
   compile: () =>
@@ -95,14 +66,10 @@ const addHoursPostgres = preparedWrite((tx: Tx, p: Arrays) => ({
       ${unnested(HOUR_COLUMNS, HOUR_TYPES, p)} ${ADD_COUNTS}`.compile(tx),
 }));
 
-/**
- * SQLite: a prepared statement a row, run on the batch's connection directly (no round trip
- * to save): of one statement a row, one of 500 rows and one reading a JSON array of them
- * (json_each), the first cost the least.
- */
-const insertEntrySqlite = preparedWrite((tx: Tx, p: NewRequestLogRow) => ({
+/** SQLite: a prepared statement a row, run on the batch's connection directly. */
+const insertSegmentSqlite = preparedWrite((tx: Tx, p: NewRequestLogSegment) => ({
   compile: () =>
-    sql`insert into request_log (${names(COLUMNS)})
+    sql`insert into request_log_segments (${names(COLUMNS)})
       values (${sql.join(COLUMNS.map((name) => p[name]))})`.compile(tx),
 }));
 const addHourSqlite = preparedWrite((tx: Tx, p: HourCounts) => ({
@@ -121,84 +88,88 @@ function byColumn<R>(rows: readonly R[], columns: ReadonlyArray<keyof R>): Array
 }
 
 /**
- * Writes a batch of entries and adds their counts to the hours, in the write's transaction.
- * The hours have one row per account, hour and writer (PostgreSQL refuses an upsert that
- * meets a row twice).
+ * Writes a batch's segments (one per account) and adds their counts to the hours, in the
+ * write's transaction. The hours have one row per account, hour and writer (PostgreSQL refuses
+ * an upsert that meets a row twice).
  */
 export async function insertRequestLog(
   tx: Tx,
-  entries: readonly NewRequestLogRow[],
+  segments: readonly NewRequestLogSegment[],
   hours: readonly HourCounts[],
 ): Promise<void> {
-  if (entries.length === 0) return;
+  if (segments.length === 0) return;
   if (tx.getExecutor().adapter instanceof PostgresAdapter) {
     await Promise.all([
-      insertEntriesPostgres(tx, byColumn(entries, COLUMNS)),
+      insertSegmentsPostgres(tx, byColumn(segments, COLUMNS)),
       addHoursPostgres(tx, byColumn(hours, HOUR_COLUMNS)),
     ]);
     return;
   }
-  for (const entry of entries) await insertEntrySqlite(tx, entry);
+  for (const segment of segments) await insertSegmentSqlite(tx, segment);
   for (const counts of hours) await addHourSqlite(tx, counts);
 }
 
-export interface RequestLogFilter {
-  /** The oldest entry listed (7 days back). */
+/** A segment as read: its entries only where they may hold what is looked for. */
+export interface SegmentRead {
+  seq: number;
+  size: number;
+  firstAt: Date | string;
+  /** Its entries' text; null when the filter rules out every one of them. */
+  entries: string | null;
+}
+
+/** Which segments may hold what a read looks for; the entries are then checked one by one. */
+export interface SegmentFilter {
+  /** Only segments written since (their newest entry): 7 days back. */
   since: string;
-  /** One status (404–404), or a class (400–499). */
-  status?: { from: number; to: number } | undefined;
-  keyId?: string | undefined;
-  method?: string | undefined;
-  path?: string | undefined;
-  /** The last entry of the page before: this page starts after it. */
-  beforeSeq?: number | undefined;
+  /** Only this segment and those written before it. */
+  atOrBefore?: number | undefined;
+  /** Only those holding an entry answered 4xx or 5xx… */
+  withErrors?: boolean | undefined;
+  /** …or one answered otherwise. */
+  withSuccesses?: boolean | undefined;
+  /** Only those whose text holds each of these (JSON-encoded values: `"key_…"`). */
+  containing?: readonly string[] | undefined;
   take: number;
 }
 
-/** A keyset page of an account's entries, newest first. */
-export function listRequestLog(
+/**
+ * An account's segments, newest first. Every segment of the range is answered, with its size,
+ * so that a reader can count the entries it passes; the text of those the filter rules out is
+ * not (its test runs in the store, where the text is).
+ */
+export async function readSegments(
   db: ReadDb,
   accountId: string,
-  filter: RequestLogFilter,
-): Promise<RequestLogListRow[]> {
-  const { status, keyId, method, path, beforeSeq } = filter;
-  return db
-    .selectFrom('request_log')
-    .select(LISTED)
+  filter: SegmentFilter,
+): Promise<SegmentRead[]> {
+  const find = db.getExecutor().adapter instanceof PostgresAdapter ? 'strpos' : 'instr';
+  const { withErrors, withSuccesses, containing = [] } = filter;
+  const rows = await db
+    .selectFrom('request_log_segments')
+    .select(['seq', 'size', 'first_at'])
+    .select((eb) => {
+      const tests = [
+        ...(withErrors ? [eb('errors', '>', 0)] : []),
+        ...(withSuccesses ? [eb('errors', '<', eb.ref('size'))] : []),
+        ...containing.map((text) => eb(eb.fn(find, ['entries', eb.val(text)]), '>', 0)),
+      ];
+      return tests.length === 0
+        ? eb.ref('entries').as('entries')
+        : eb.case().when(eb.and(tests)).then(eb.ref('entries')).else(null).end().as('entries');
+    })
     .where('account_id', '=', accountId)
-    .where('created_at', '>=', filter.since)
-    .$if(status !== undefined, (q) =>
-      q
-        .where('status', '>=', status?.from ?? 0)
-        .where('status', '<=', status?.to ?? 0)
-        // As the errors' index is written (SQLite's planner proves nothing of a parameter).
-        .$if((status?.from ?? 0) >= 400, (q) => q.where(sql<boolean>`status >= 400`)),
-    )
-    .$if(keyId !== undefined, (q) => q.where('key_id', '=', keyId ?? ''))
-    .$if(method !== undefined, (q) => q.where('method', '=', method ?? ''))
-    .$if(path !== undefined, (q) => q.where('path', '=', path ?? ''))
-    .$if(beforeSeq !== undefined, (q) => q.where('seq', '<', beforeSeq ?? 0))
+    .where('last_at', '>=', filter.since)
+    .$if(filter.atOrBefore !== undefined, (q) => q.where('seq', '<=', filter.atOrBefore ?? 0))
     .orderBy('seq', 'desc')
     .limit(filter.take)
     .execute();
-}
-
-/** The account's newest entry of this id since `since` (a client may send an id twice). */
-export function findRequestLog(
-  db: ReadDb,
-  accountId: string,
-  id: string,
-  since: string,
-): Promise<RequestLogRow | undefined> {
-  return db
-    .selectFrom('request_log')
-    .selectAll()
-    .where('account_id', '=', accountId)
-    .where('id', '=', id)
-    .where('created_at', '>=', since)
-    .orderBy('seq', 'desc')
-    .limit(1)
-    .executeTakeFirst();
+  return rows.map((row) => ({
+    seq: Number(row.seq),
+    size: Number(row.size),
+    firstAt: row.first_at,
+    entries: row.entries ?? null,
+  }));
 }
 
 /** An account's counts per hour since `from`, every writer's added up. */
@@ -223,17 +194,16 @@ export function hourCounts(
 }
 
 /**
- * Deletes those of the oldest `limit` entries (by the order written, which is the order made
- * to within a batch) made before `before`; how many it deleted. No index by time is kept for
- * this alone.
+ * Deletes those of the oldest `limit` segments (by the order written) whose newest entry is
+ * older than `before`; how many it deleted. No index by time is kept for this alone.
  */
 export async function deleteOldRequestLog(tx: Tx, before: string, limit: number): Promise<number> {
   const result = await tx
-    .deleteFrom('request_log')
+    .deleteFrom('request_log_segments')
     .where('seq', 'in', (eb) =>
-      eb.selectFrom('request_log').select('seq').orderBy('seq').limit(limit),
+      eb.selectFrom('request_log_segments').select('seq').orderBy('seq').limit(limit),
     )
-    .where('created_at', '<', before)
+    .where('last_at', '<', before)
     .executeTakeFirst();
   return Number(result.numDeletedRows);
 }
@@ -263,10 +233,11 @@ export async function deleteOldRequestHours(
 }
 
 /**
- * Deletes up to `limit` entries of accounts past their newest `keep`; how many it deleted.
- * Only the accounts whose hours since `since` count more than `keep` requests are looked at
- * (the counts are never fewer than the entries), each by walking its newest `keep` entries to
- * the edge once (materialized: PostgreSQL could otherwise walk it again for every row joined).
+ * Deletes up to `limit` segments of accounts whose every entry is past their newest `keep`;
+ * how many it deleted. Only the accounts whose hours since `since` count more than `keep`
+ * requests are looked at (the counts are never fewer than the entries). A segment holding the
+ * `keep`th newest entry is kept whole: reads show none past it. One statement, deciding on
+ * nothing read before it (housekeeping's writes are blind).
  */
 export async function deleteRequestLogOverCap(
   tx: Tx,
@@ -279,15 +250,13 @@ export async function deleteRequestLogOverCap(
       where hour >= ${since}
       group by account_id
       having sum(s2xx + s4xx + s5xx + s429) > ${keep}
-    ), edges as materialized (
-      select o.account_id, (select x.seq from request_log x where x.account_id = o.account_id
-        order by x.seq desc limit 1 offset ${keep}) as seq
-      from over o
+    ), ranked as materialized (
+      select s.seq, s.size,
+        sum(s.size) over (partition by s.account_id order by s.seq desc) as through
+      from request_log_segments s join over o on o.account_id = s.account_id
     )
-    delete from request_log where seq in (
-      select l.seq from edges e
-      join request_log l on l.account_id = e.account_id and l.seq <= e.seq
-      limit ${limit}
+    delete from request_log_segments where seq in (
+      select seq from ranked where through - size >= ${keep} order by seq limit ${limit}
     )`.execute(tx);
   return Number(result.numAffectedRows ?? 0);
 }

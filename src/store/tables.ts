@@ -186,33 +186,24 @@ export interface WebhookDeliveriesTable {
   updated_at: Timestamp;
 }
 
-/** An API request of an account (src/domain/request-log.ts), kept 7 days. */
-export interface RequestLogTable {
-  /** The order the entries were written in. */
+/**
+ * An account's API requests of one batch of the request log (src/domain/request-log.ts), kept
+ * 7 days: a segment of its log (migration 0015).
+ */
+export interface RequestLogSegmentsTable {
+  /** The order the segments were written in. */
   seq: Generated<number>;
   account_id: string;
-  /** The request's `X-Request-Id`. */
-  id: string;
-  key_id: string | null;
-  method: string;
-  /** `/v1/pets/{petId}`; null when no operation matched. */
-  route: string | null;
-  path: string;
-  status: number;
-  duration_ms: number;
-  error_code: string | null;
-  idempotency_key: string | null;
-  /** 1 or 0. */
-  replayed: number;
-  /** An IPv4 /24 or an IPv6 /64; null when the client had gone before it was answered. */
-  client: string | null;
-  /** 4xx and 5xx: the redacted JSON body, at most 4 KB. */
-  request_body: string | null;
-  /** 1 when request_body was cut at 4 KB. */
-  request_body_truncated: number;
-  /** 4xx and 5xx: the Error answered, as JSON text. */
-  error_body: string | null;
-  created_at: Timestamp;
+  /** How many entries it holds… */
+  size: number;
+  /** …and how many of them answered 4xx or 5xx. */
+  errors: number;
+  /** When its oldest entry's request arrived… */
+  first_at: Timestamp;
+  /** …and its newest's. */
+  last_at: Timestamp;
+  /** Its entries, oldest first: a JSON array of positional arrays (src/domain/request-log.ts). */
+  entries: string;
 }
 
 /** An account's requests in one hour by status class, as one process counted them. */
@@ -227,7 +218,7 @@ export interface RequestLogHoursTable {
 }
 
 export interface Tables {
-  request_log: RequestLogTable;
+  request_log_segments: RequestLogSegmentsTable;
   request_log_hours: RequestLogHoursTable;
   events: EventsTable;
   webhook_endpoints: WebhookEndpointsTable;
@@ -258,9 +249,8 @@ export type EventRow = Selectable<EventsTable>;
 export type WebhookEndpointRow = Selectable<WebhookEndpointsTable> & { event_types: string[] };
 export type WebhookDeliveryRow = Selectable<WebhookDeliveriesTable>;
 export type IdempotencyKeyRow = Selectable<IdempotencyKeysTable>;
-export type RequestLogRow = Selectable<RequestLogTable>;
-/** A request log entry as inserted: every column but its number. */
-export type NewRequestLogRow = Required<Omit<Insertable<RequestLogTable>, 'seq'>>;
+/** A segment of the request log as inserted: every column but its number. */
+export type NewRequestLogSegment = Required<Omit<Insertable<RequestLogSegmentsTable>, 'seq'>>;
 
 /**
  * A list of `table`'s columns for raw SQL (`insert into events (${list}) …`): named from the

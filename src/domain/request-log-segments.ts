@@ -1,0 +1,248 @@
+import type { ReadDb } from '../store/handles.js';
+import { readSegments, type SegmentFilter } from '../store/request-log-repository.js';
+import type { NewRequestLogSegment } from '../store/tables.js';
+
+/**
+ * The request log's stored form (docs/decisions/0015-request-log-segments.md): each batch
+ * writes, for each account, a segment of that account's entries, oldest first, as one JSON
+ * array of positional arrays. A segment is written once and never changed; it is read newest
+ * first, and its entries are checked one by one. This module owns the format: what a stored
+ * entry holds and in which place, how entries make segments, and how a read walks them.
+ */
+
+/** An entry of the log as it is stored and read back. */
+export interface LoggedRequest {
+  /** Its `X-Request-Id`. */
+  id: string;
+  keyId: string | null;
+  method: string;
+  /** The operation's path pattern (`/v1/pets/{petId}`); null when none matched. */
+  route: string | null;
+  /** The path, without the query. */
+  path: string;
+  status: number;
+  durationMs: number;
+  /** The Error's `code`, on a 4xx or 5xx. */
+  errorCode: string | null;
+  idempotencyKey: string | null;
+  replayed: boolean;
+  /** An IPv4 /24 or an IPv6 /64; null when the client had gone. */
+  client: string | null;
+  /** When it arrived, in ms since the epoch. */
+  at: number;
+  /** 4xx and 5xx: the body, redacted, at most 4 KB; null without one. */
+  requestBody: string | null;
+  requestBodyTruncated: boolean;
+  /** 4xx and 5xx: the Error answered, as JSON text. */
+  errorBody: string | null;
+}
+
+/**
+ * An entry's places in its array. New fields only ever go at the end, so that segments
+ * written before them still read (a missing place reads as null). A success stops after `At`.
+ * Numbers are small integers, which cost a fraction of a 13-digit time or a fraction to write:
+ * the time is ms after the segment's `first_at`, the duration whole µs.
+ */
+const Place = {
+  Id: 0,
+  KeyId: 1,
+  Method: 2,
+  Route: 3,
+  Path: 4,
+  Status: 5,
+  DurationUs: 6,
+  ErrorCode: 7,
+  IdempotencyKey: 8,
+  Replayed: 9,
+  Client: 10,
+  At: 11,
+  RequestBody: 12,
+  RequestBodyTruncated: 13,
+  ErrorBody: 14,
+} as const;
+
+/** An entry as its segment holds it, its time counted from `base` (ms). */
+function placesOf(entry: LoggedRequest, base: number): unknown[] {
+  // Written place by place, in order: the array stays packed.
+  const places: unknown[] = [];
+  places[Place.Id] = entry.id;
+  places[Place.KeyId] = entry.keyId;
+  places[Place.Method] = entry.method;
+  places[Place.Route] = entry.route;
+  places[Place.Path] = entry.path;
+  places[Place.Status] = entry.status;
+  places[Place.DurationUs] = Math.round(entry.durationMs * 1000);
+  places[Place.ErrorCode] = entry.errorCode;
+  places[Place.IdempotencyKey] = entry.idempotencyKey;
+  places[Place.Replayed] = entry.replayed ? 1 : 0;
+  places[Place.Client] = entry.client;
+  places[Place.At] = Math.round(entry.at - base);
+  if (entry.requestBody !== null || entry.errorBody !== null) {
+    places[Place.RequestBody] = entry.requestBody;
+    places[Place.RequestBodyTruncated] = entry.requestBodyTruncated ? 1 : 0;
+    places[Place.ErrorBody] = entry.errorBody;
+  }
+  return places;
+}
+
+const text = (value: unknown): string | null => (typeof value === 'string' ? value : null);
+
+/** A segment's entries, oldest first; `firstAt` is its `first_at`. */
+export function segmentEntries(entries: string, firstAt: Date | string): LoggedRequest[] {
+  const base = new Date(firstAt).getTime();
+  return (JSON.parse(entries) as unknown[][]).map((places) => ({
+    id: String(places[Place.Id]),
+    keyId: text(places[Place.KeyId]),
+    method: String(places[Place.Method]),
+    route: text(places[Place.Route]),
+    path: String(places[Place.Path]),
+    status: Number(places[Place.Status]),
+    durationMs: Number(places[Place.DurationUs]) / 1000,
+    errorCode: text(places[Place.ErrorCode]),
+    idempotencyKey: text(places[Place.IdempotencyKey]),
+    replayed: places[Place.Replayed] === 1,
+    client: text(places[Place.Client]),
+    at: base + Number(places[Place.At]),
+    requestBody: text(places[Place.RequestBody]),
+    requestBodyTruncated: places[Place.RequestBodyTruncated] === 1,
+    errorBody: text(places[Place.ErrorBody]),
+  }));
+}
+
+/** A segment's most entries… */
+export const SEGMENT_MAX_ENTRIES = 1_000;
+/**
+ * …and about its most characters (bodies are at most 4 KB of UTF-8 each): a read takes
+ * segments a few dozen at a time, whatever is in them.
+ */
+export const SEGMENT_MAX_CHARS = 256 * 1024;
+
+/** About the characters an entry takes in its segment's text (JSON escapes aside). */
+function sizeOf(entry: LoggedRequest): number {
+  return (
+    120 +
+    entry.id.length +
+    entry.path.length +
+    (entry.idempotencyKey?.length ?? 0) +
+    (entry.requestBody?.length ?? 0) +
+    (entry.errorBody?.length ?? 0)
+  );
+}
+
+/**
+ * One account's entries of a batch, in the order given, as segments: as few as the limits
+ * allow (one, unless they are many or large). Each segment's `first_at` is the earliest
+ * arrival among them (a slow request arrives before a quick one answered ahead of it).
+ */
+export function segmentsOf(
+  accountId: string,
+  entries: readonly LoggedRequest[],
+): NewRequestLogSegment[] {
+  let base = Number.POSITIVE_INFINITY;
+  for (const entry of entries) if (entry.at < base) base = entry.at;
+  const segments: NewRequestLogSegment[] = [];
+  let places: unknown[][] = [];
+  let chars = 0;
+  let errors = 0;
+  let last = Number.NEGATIVE_INFINITY;
+  const close = () => {
+    if (places.length === 0) return;
+    segments.push({
+      account_id: accountId,
+      size: places.length,
+      errors,
+      first_at: new Date(base).toISOString(),
+      last_at: new Date(last).toISOString(),
+      entries: JSON.stringify(places),
+    });
+    places = [];
+    chars = 0;
+    errors = 0;
+    last = Number.NEGATIVE_INFINITY;
+  };
+  for (const entry of entries) {
+    const size = sizeOf(entry);
+    if (places.length === SEGMENT_MAX_ENTRIES || (chars > 0 && chars + size > SEGMENT_MAX_CHARS)) {
+      close();
+    }
+    places.push(placesOf(entry, base));
+    chars += size;
+    if (entry.status >= 400) errors++;
+    if (entry.at > last) last = entry.at;
+  }
+  close();
+  return segments;
+}
+
+/**
+ * Where a read stopped: the last entry it answered (its segment, its place there) and how many
+ * entries, from the newest, it walked through to reach it.
+ */
+export interface LogPosition {
+  seq: number;
+  index: number;
+  walked: number;
+}
+
+export interface LogWalk {
+  /** Entries that arrived before this instant (ms) are not shown. */
+  since: number;
+  /** The newest this many of the account's entries are shown, no others. */
+  visible: number;
+  /** Start after this entry; from the newest without one. */
+  after?: LogPosition | undefined;
+  /** What an entry must be to be answered… */
+  matches: (entry: LoggedRequest) => boolean;
+  /** …and what the segments of such entries must be, tested in the store (never stricter). */
+  segments?: Omit<SegmentFilter, 'since' | 'atOrBefore' | 'take'>;
+  /** Stops after this many. */
+  take: number;
+}
+
+/** Segments read at a time. */
+const SEGMENTS_A_READ = 32;
+
+/**
+ * The account's entries that match, newest first (the last written first, and within a
+ * segment the last answered), each with its position, among the newest `visible` entries at
+ * most: a read's work is bounded by what is shown, however many entries the account holds
+ * until housekeeping prunes them.
+ */
+export async function walkLog(
+  db: ReadDb,
+  accountId: string,
+  walk: LogWalk,
+): Promise<Array<{ entry: LoggedRequest; position: LogPosition }>> {
+  const found: Array<{ entry: LoggedRequest; position: LogPosition }> = [];
+  let walked = walk.after?.walked ?? 0;
+  let atOrBefore = walk.after?.seq;
+  for (;;) {
+    const segments = await readSegments(db, accountId, {
+      ...walk.segments,
+      since: new Date(walk.since).toISOString(),
+      atOrBefore,
+      take: SEGMENTS_A_READ,
+    });
+    for (const segment of segments) {
+      // Entries [0, end) of this segment are still to walk.
+      const end = segment.seq === walk.after?.seq ? walk.after.index : segment.size;
+      if (segment.entries === null) {
+        walked += end;
+        if (walked >= walk.visible) return found;
+        continue;
+      }
+      const entries = segmentEntries(segment.entries, segment.firstAt);
+      for (let index = end - 1; index >= 0; index--) {
+        if (walked >= walk.visible) return found;
+        walked++;
+        const entry = entries[index];
+        if (entry === undefined || entry.at < walk.since || !walk.matches(entry)) continue;
+        found.push({ entry, position: { seq: segment.seq, index, walked } });
+        if (found.length === walk.take) return found;
+      }
+    }
+    const last = segments.at(-1);
+    if (segments.length < SEGMENTS_A_READ || last === undefined) return found;
+    atOrBefore = last.seq - 1;
+  }
+}
