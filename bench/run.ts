@@ -9,6 +9,10 @@
  * BENCH_ONLY=text runs only the scenarios whose name contains it (and the ceiling), for
  * trying a change quickly; such a partial run does not write latest.json.
  *
+ * The request log's cost: a second instance of the service on the same store, started with
+ * REQUEST_LOG=off (and WORKER=off: the first one's worker serves both), answers the GET, the
+ * POST and the 90/10 mix too, in the same rounds; its rows end in "(request log off)".
+ *
  * The POSTs are also measured against the store's own limit for the same insert, run in every
  * round just before the first of them: on PostgreSQL a bare pg client loop with the same
  * connections (bench/insert-baseline.mjs), embedded a bare better-sqlite3 loop of durable
@@ -50,6 +54,8 @@ const INSERTS = {
 } as const;
 /** The scenarios measured against the insert baseline too. */
 const KEYED = '(Idempotency-Key)';
+/** The rows of the instance that keeps no request log. */
+const LOG_OFF = '(request log off)';
 const AGAINST_INSERTS = [
   'POST /v1/pets',
   'POST /messages',
@@ -166,39 +172,49 @@ async function runMode(
   const seeded = await seed(store.url, PETS);
   process.stdout.write(`${((Date.now() - started) / 1000).toFixed(1)} s\n`);
 
-  const port = await freePort();
-  const base = `http://127.0.0.1:${port}`;
-  const [command, argv] = serverCommand([join(ROOT, 'dist/server.js')]);
-  const service = spawn(command, argv, {
-    env: {
-      ...process.env,
-      APP_ENV: 'production',
-      PORT: String(port),
-      HOST: '127.0.0.1',
-      DATABASE_URL: store.url,
-      // Embedded means no Redis, whatever the shell running the benchmark has set.
-      REDIS_URL: redisUrl ?? '',
-      REDIS_KEY_PREFIX: `bench-${randomUUID()}:`,
-      PUBLIC_BASE_URL: `${base}/v1`,
-      MESSAGES_BASE_URL: base,
-      SESSION_SECRET: 'a benchmark session secret of 32+ characters',
-      LOG_LEVEL: 'warn',
-      METRICS: 'off',
-    },
-    stdio: ['ignore', 'inherit', 'inherit'],
-  });
-  for (let i = 0; ; i++) {
-    if (service.exitCode !== null) throw new Error('the service exited at start');
-    if (
-      await fetch(`${base}/readyz`).then(
-        (r) => r.ok,
-        () => false,
+  const redisKeyPrefix = `bench-${randomUUID()}:`;
+  const startService = async (env: Record<string, string> = {}) => {
+    const port = await freePort();
+    const base = `http://127.0.0.1:${port}`;
+    const [command, argv] = serverCommand([join(ROOT, 'dist/server.js')]);
+    const child = spawn(command, argv, {
+      env: {
+        ...process.env,
+        APP_ENV: 'production',
+        PORT: String(port),
+        HOST: '127.0.0.1',
+        DATABASE_URL: store.url,
+        // Embedded means no Redis, whatever the shell running the benchmark has set.
+        REDIS_URL: redisUrl ?? '',
+        REDIS_KEY_PREFIX: redisKeyPrefix,
+        PUBLIC_BASE_URL: `${base}/v1`,
+        MESSAGES_BASE_URL: base,
+        SESSION_SECRET: 'a benchmark session secret of 32+ characters',
+        LOG_LEVEL: 'warn',
+        METRICS: 'off',
+        ...env,
+      },
+      stdio: ['ignore', 'inherit', 'inherit'],
+    });
+    for (let i = 0; ; i++) {
+      if (child.exitCode !== null) throw new Error('the service exited at start');
+      if (
+        await fetch(`${base}/readyz`).then(
+          (r) => r.ok,
+          () => false,
+        )
       )
-    )
-      break;
-    if (i > 600) throw new Error('the service did not start');
-    await new Promise((r) => setTimeout(r, 50));
-  }
+        break;
+      if (i > 600) throw new Error('the service did not start');
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    return { child, base };
+  };
+  const { child: service, base } = await startService();
+  const { child: serviceOff, base: baseOff } = await startService({
+    REQUEST_LOG: 'off',
+    WORKER: 'off',
+  });
   const auth = { authorization: `Bearer ${seeded.key}` };
   const firstPage = await fetch(`${base}/v1/pets?limit=20`, { headers: auth });
   const bodyFile = join(mkdtempSync(join(tmpdir(), 'animal-store-bench-')), 'page.json');
@@ -265,6 +281,20 @@ async function runMode(
     [
       `${MIX} 90% reads, 10% POST /v1/pets`,
       { url: `${base}/`, mix: { tenants: seeded.tenants, writeShare: 0.1 } },
+    ],
+    [`GET /v1/pets?limit=20 ${LOG_OFF}`, { url: `${baseOff}/v1/pets?limit=20`, headers: auth }],
+    [
+      `POST /v1/pets ${LOG_OFF}`,
+      {
+        url: `${baseOff}/v1/pets`,
+        method: 'POST',
+        headers: json,
+        body: JSON.stringify({ name: 'Bench', categoryId: seeded.categoryId }),
+      },
+    ],
+    [
+      `${MIX} 90% reads, 10% POST /v1/pets ${LOG_OFF}`,
+      { url: `${baseOff}/`, mix: { tenants: seeded.tenants, writeShare: 0.1 } },
     ],
   ];
   if (ONLY) {
@@ -377,6 +407,7 @@ async function runMode(
   await stop(ceiling.child);
   await stop(framework.child);
   await stop(service);
+  await stop(serviceOff);
   await store.drop();
   return { rows, drainMs, rssMb: rss, memoryRunsMb: memory };
 }
@@ -463,6 +494,19 @@ for (const mode of modes) {
       checks.push([
         `${mode.mode}: ${post} with keys ≥ 0.5 × without`,
         keyed.ratio >= 0.5 * plain.ratio,
+      ]);
+    }
+  }
+}
+// Issue 34: the request log costs at most 10% of each figure, against the instance without it.
+for (const mode of modes) {
+  for (const scenario of ['GET /v1/pets?limit=20', 'POST /v1/pets', `${MIX} 90% reads`]) {
+    const logged = mode.rows.find((r) => r.scenario.startsWith(scenario));
+    const off = mode.rows.find((r) => r.scenario.startsWith(scenario) && r.scenario.endsWith(LOG_OFF));
+    if (logged && off && logged !== off) {
+      checks.push([
+        `${mode.mode}: ${scenario} with the request log ≥ 0.9 × without`,
+        logged.ratio >= 0.9 * off.ratio,
       ]);
     }
   }

@@ -103,6 +103,8 @@ export interface Config {
     pollMs: number;
   };
   requestLog: {
+    /** `REQUEST_LOG=off`: no request is logged, and the log's routes answer 404. */
+    enabled: boolean;
     /** Entries held in memory, waiting for their batch, at most: past it they are dropped. */
     buffer: number;
   };
@@ -420,6 +422,7 @@ export function loadConfig(env: Env = process.env): Config {
     },
     webhooks: webhooks(env, appEnv, session),
     requestLog: {
+      enabled: oneOf(env, 'REQUEST_LOG', ['on', 'off'] as const, 'on') === 'on',
       buffer: integer(env, 'REQUEST_LOG_BUFFER', 10_000, 1, 1_000_000),
     },
     rateLimit: {

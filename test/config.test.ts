@@ -46,6 +46,7 @@ describe('config', () => {
     ['BODY_LIMIT', '12'],
     ['PASSWORD_HASH_COST', '9'],
     ['PASSWORD_HASH_COST', '18'],
+    ['REQUEST_LOG', 'false'],
     ['REQUEST_LOG_BUFFER', '0'],
     ['SESSION_SECRET', 'too short'],
     ['SESSION_SECRET', `${'x'.repeat(32)},short`],

@@ -94,3 +94,21 @@ describe('portal: requests', () => {
     assert.equal(svg.match(/class="axis" x="[\d.]+" y="194">/g)?.length, 2, 'a label per day');
   });
 });
+
+describe('portal: requests on a server that keeps no log (REQUEST_LOG=off)', () => {
+  it('says the log is off, lists nothing and shows no entry', async () => {
+    const t = await startApp({ env: { REQUEST_LOG: 'off' } });
+    try {
+      const visitor = new Visitor(t.app);
+      await visitor.signUp(newEmail());
+      const page = await visitor.get('/portal/requests');
+      assert.equal(page.statusCode, 200);
+      assert.match(page.body, /This server keeps no request log: its operator turned it off/);
+      assert.doesNotMatch(page.body, /<svg|<table/);
+      const entry = await visitor.get('/portal/requests/anything');
+      assert.equal(entry.statusCode, 404);
+    } finally {
+      await t.close();
+    }
+  });
+});

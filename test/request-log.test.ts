@@ -571,6 +571,31 @@ describe('request log: a bounded buffer, a failing store, a closing app', () => 
   });
 });
 
+describe('request log: off (REQUEST_LOG=off)', () => {
+  it('logs nothing, and its routes answer 404 saying why, after counting the call', async () => {
+    const t = await startApp({ env: { REQUEST_LOG: 'off' }, ownStore: true });
+    try {
+      const tenant = await newTenant(t.app);
+      const sent = await as(t.app, tenant, { url: '/v1/pets' });
+      assert.equal(sent.statusCode, 200);
+      assert.equal(t.app.requestLog.buffered, 0);
+      await t.app.requestLog.flush();
+      assert.equal(await stored(t.database, tenant.accountId), 0);
+      for (const url of ['/v1/requests', '/v1/requests/stats', `/v1/requests/${requestId(sent)}`]) {
+        const res = await as(t.app, tenant, { url });
+        assert.equal(res.statusCode, 404, url);
+        assert.equal(errorCode(res), 'not_found');
+        assert.match(res.json().message, /keeps no request log.*REQUEST_LOG=off/);
+        assert.ok(res.headers['x-ratelimit-remaining'], 'counted like any call');
+      }
+      const metrics = await t.app.inject({ url: '/metrics' });
+      assert.doesNotMatch(metrics.body, /^request_log_written_total [1-9]/m);
+    } finally {
+      await t.close();
+    }
+  });
+});
+
 describe('request log: retention', () => {
   const clock = stillClock();
   let t: TestApp;

@@ -31,6 +31,10 @@ export const REDACTED = '[redacted]';
 /** A field whose name contains one of these (in any case) has its value redacted. */
 const SECRET_NAME = /password|secret|key|token/i;
 
+/** What the log's routes answer (404) on a server that keeps none. */
+export const REQUEST_LOG_OFF =
+  'This server keeps no request log: its operator turned it off (REQUEST_LOG=off).';
+
 /** The oldest instant whose entries are still kept at `now`. */
 export function requestLogKeptSince(now: Date): string {
   return new Date(now.getTime() - REQUEST_LOG_KEPT_MS).toISOString();

@@ -404,8 +404,11 @@ export const requestLogPlugin = fp(
     app.decorate('requestLog', requestLog);
     app.decorateRequest('arrivedAt', 0);
     app.decorateRequest('logged', null);
-    app.addHook('onRequest', arrived);
-    app.addHook('onSend', capture(requestLog, clock));
+    // REQUEST_LOG=off: nothing is captured, and so nothing is written.
+    if (config.requestLog.enabled) {
+      app.addHook('onRequest', arrived);
+      app.addHook('onSend', capture(requestLog, clock));
+    }
     app.addHook('onClose', async () => {
       await lifecycle.answered();
       await requestLog.close();

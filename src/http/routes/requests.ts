@@ -1,5 +1,11 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { getRequestEntry, listRequestPage, requestStats } from '../../domain/request-log.js';
+import {
+  getRequestEntry,
+  listRequestPage,
+  REQUEST_LOG_OFF,
+  requestStats,
+} from '../../domain/request-log.js';
+import { ApiError } from '../../errors.js';
 import { callerOf } from '../auth.js';
 import { sendFreshPage } from '../links.js';
 import { unwrap } from '../reply.js';
@@ -28,6 +34,12 @@ const config = { requestLog: false } as const;
 /** The account's request log (rules in src/domain/request-log.ts). */
 export const requestRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const { database, clock } = app.ctx;
+  // A server that keeps no log says so, after the caller is known and counted.
+  if (!app.ctx.config.requestLog.enabled) {
+    app.addHook('preHandler', (_request, _reply, done) => {
+      done(new ApiError('not_found', REQUEST_LOG_OFF));
+    });
+  }
 
   app.get(
     '/requests',
@@ -49,7 +61,7 @@ export const requestRoutes: FastifyPluginAsyncTypebox = async (app) => {
             description: 'A page of requests.',
             headers: documentedHeaders('Link'),
           },
-          ...errorResponses(...base, 'validation_failed', 'invalid_cursor'),
+          ...errorResponses(...base, 'validation_failed', 'invalid_cursor', 'not_found'),
         },
       },
     },
@@ -78,7 +90,7 @@ export const requestRoutes: FastifyPluginAsyncTypebox = async (app) => {
         querystring: StatsQuery,
         response: {
           200: { ...RequestStats, description: 'The counts.' },
-          ...errorResponses(...base, 'validation_failed'),
+          ...errorResponses(...base, 'validation_failed', 'not_found'),
         },
       },
     },

@@ -1,11 +1,21 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { listApiKeys } from '../../domain/api-keys.js';
-import { getRequestEntry, listRequestPage, requestStats } from '../../domain/request-log.js';
+import {
+  getRequestEntry,
+  listRequestPage,
+  REQUEST_LOG_OFF,
+  requestStats,
+} from '../../domain/request-log.js';
 import { ApiError } from '../../errors.js';
 import { docsUrl } from '../../http/links.js';
 import { requireAccount, signedInAccount } from '../forms.js';
 import { pageContext, sendHtml } from '../render.js';
-import { type RequestFilters, requestPage, requestsPage } from '../views/requests.js';
+import {
+  type RequestFilters,
+  requestLogOffPage,
+  requestPage,
+  requestsPage,
+} from '../views/requests.js';
 
 const KEY_ID = /^key_[A-Za-z0-9]{1,64}$/;
 const REQUEST_ID = /^[\w.-]{1,128}$/;
@@ -24,6 +34,9 @@ export async function requestPages(app: FastifyInstance): Promise<void> {
     docsUrl(config, request, '#description/errors').href;
 
   app.get<{ Querystring: ListQuery }>('/requests', signedIn, async (request, reply) => {
+    if (!config.requestLog.enabled) {
+      return sendHtml(reply, requestLogOffPage(pageContext(request, reply), REQUEST_LOG_OFF));
+    }
     const accountId = signedInAccount(request).id;
     const query = request.query ?? {};
     const filters: RequestFilters = {
@@ -69,6 +82,7 @@ export async function requestPages(app: FastifyInstance): Promise<void> {
     '/requests/:requestId',
     signedIn,
     async (request, reply) => {
+      if (!config.requestLog.enabled) throw new ApiError('not_found', REQUEST_LOG_OFF);
       const id = request.params.requestId;
       const found = REQUEST_ID.test(id)
         ? await getRequestEntry(database.reader, signedInAccount(request).id, clock.now(), id)

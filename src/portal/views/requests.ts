@@ -72,6 +72,11 @@ function filterForm(view: RequestsView): Html {
 </form>`;
 }
 
+/** The page on a server that keeps no request log (REQUEST_LOG=off). */
+export function requestLogOffPage(context: PageContext, message: string): Html {
+  return layout({ ...context, current: 'requests' }, 'Requests', html`<p>${message}</p>`);
+}
+
 export function requestsPage(context: PageContext, view: RequestsView): Html {
   const { entries } = view;
   return layout(
