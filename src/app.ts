@@ -1,11 +1,10 @@
-import { randomUUID } from 'node:crypto';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from 'fastify';
 import { type Clock, systemClock } from './clock.js';
 import type { Config } from './config.js';
 import { Passwords } from './domain/passwords.js';
 import { clientErrorHandler, MAX_HEADER_BYTES } from './http/client-errors.js';
-import { requestLogPlugin } from './http/request-log.js';
+import { requestIdOf, requestLogPlugin } from './http/request-log.js';
 import { createLog, requestLogger } from './log.js';
 import { apiPlugin } from './plugins/api.js';
 import { cachesPlugin } from './plugins/caches.js';
@@ -97,10 +96,7 @@ export async function buildApp({
     },
     // What Node's parser refuses, and requests cut off by those timeouts, in our Error shape.
     clientErrorHandler,
-    genReqId: (req) => {
-      const given = req.headers['x-request-id'];
-      return typeof given === 'string' && /^[\w.-]{1,128}$/.test(given) ? given : randomUUID();
-    },
+    genReqId: (req) => requestIdOf(req.headers['x-request-id']),
     requestIdHeader: false,
     routerOptions: { maxParamLength: 200 },
     // Errors Fastify meets before a route is chosen (bad URL encoding…) get our Error body too.

@@ -244,6 +244,12 @@ describe('error table and handler', () => {
         headers: { ...tenant.headers, 'x-request-id': 'trace-42.a_b' },
       });
       assert.equal(given.headers['x-request-id'], 'trace-42.a_b');
+      // `stats` would name the log's counts, not its entry (GET /v1/requests/stats).
+      const stats = await t.app.inject({
+        url: '/v1/pets',
+        headers: { ...tenant.headers, 'x-request-id': 'stats' },
+      });
+      assert.match(String(stats.headers['x-request-id']), /^[0-9a-f-]{36}$/);
     } finally {
       await t.close();
     }

@@ -368,6 +368,63 @@ describe('request log', () => {
     }
   });
 
+  it('finds paths JSON escapes, across segments and pages, as they were sent', async () => {
+    const tenant = await newTenant(t.app);
+    await t.app.requestLog.flush();
+    const paths = ['/v1/pets/"quoted"', '/v1/pets/back\\slash', '/v1/pets/€uro', '/v1/pets/\u2028'];
+    const at = Date.now();
+    // One segment a request, each written apart, as a quiet account's are.
+    for (const [i, path] of [...paths, ...paths].entries()) {
+      const { segments, hours } = rowsOf(
+        [
+          {
+            accountId: tenant.accountId,
+            keyId: tenant.keyId,
+            id: `escaped-${i}`,
+            method: 'GET',
+            route: undefined,
+            url: `${path}?q=1`,
+            status: 404,
+            durationMs: 1,
+            at: at + i,
+            ip: '127.0.0.1',
+            idempotencyKey: `"${path}"`,
+            replayed: false,
+            body: null,
+            errorBody: null,
+          },
+        ],
+        'fixture',
+      );
+      await t.database.write((tx) => insertRequestLog(tx, segments, hours));
+    }
+    for (const [i, path] of paths.entries()) {
+      const found = await listed(t.app, tenant, `&path=${encodeURIComponent(path)}`);
+      assert.deepEqual(
+        found.map((entry) => [entry.id, entry.path, entry.idempotencyKey]),
+        [
+          [`escaped-${i + paths.length}`, path, `"${path}"`],
+          [`escaped-${i}`, path, `"${path}"`],
+        ],
+        path,
+      );
+    }
+    const byId = await as(t.app, tenant, { url: '/v1/requests/escaped-1' });
+    assert.equal(byId.json().path, paths[1]);
+    // Pages of one, one segment each: the cursor goes on from segment to segment.
+    const walked: string[] = [];
+    for (let url: string | undefined = '/v1/requests?limit=1&status=404'; url; ) {
+      const page = await as(t.app, tenant, { url });
+      walked.push(...page.json().map((entry: Entry) => entry.id));
+      const next = nextLinkUrl(page);
+      url = next && pathOf(next);
+    }
+    assert.deepEqual(
+      walked,
+      Array.from({ length: 8 }, (_, i) => `escaped-${7 - i}`),
+    );
+  });
+
   it("answers 404 for another account's entry, whatever id a client chose", async () => {
     const [a, b] = [await newTenant(t.app), await newTenant(t.app)];
     const shared = `shared-${randomUUID()}`;
@@ -623,7 +680,7 @@ describe('request log: retention', () => {
     assert.equal(stats.json().totals.status2xx, 0);
   });
 
-  it("keeps an account's newest 10,000, housekeeping deleting the rest", async () => {
+  it("shows an account's newest 10,000, housekeeping deleting the rest", async () => {
     const tenant = await newTenant(t.app);
     const other = await newTenant(t.app);
     await t.app.requestLog.flush();
@@ -651,6 +708,11 @@ describe('request log: retention', () => {
       const { segments, hours } = rowsOf(requests.slice(i, i + 50), 'fixture');
       await t.database.write((tx) => insertRequestLog(tx, segments, hours));
     }
+    // Reads show the newest 10,000 and walk no further, before anything is pruned.
+    const shown = await listed(t.app, tenant);
+    assert.equal(shown.length, 10_000);
+    assert.deepEqual([shown[0]?.id, shown.at(-1)?.id], ['fixture-10049', 'fixture-50']);
+    assert.equal((await as(t.app, tenant, { url: '/v1/requests/fixture-49' })).statusCode, 404);
     const deleted = await t.app.ctx.housekeeping.runOnce();
     assert.equal(deleted['request log segments past 10,000'], 2, JSON.stringify(deleted));
     assert.equal(await stored(t.database, tenant.accountId), 10_000);

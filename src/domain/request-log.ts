@@ -14,10 +14,9 @@ import { fail, ok, type Result } from './result.js';
 /**
  * The request log: each account's API requests, as they were answered, for the account to
  * look one up (docs/decisions/0013-request-log.md). Entries are captured when a request is
- * answered and written in batches off the request path (src/http/request-log.ts) as segments
- * (src/domain/request-log-segments.ts); this module
- * holds the rules: what an entry keeps, what is redacted, how long it is kept, and how it is
- * read.
+ * answered and written in batches off the request path (src/http/request-log.ts), stored as
+ * segments (src/domain/request-log-segments.ts); this module holds the rules: what an entry
+ * keeps, what is redacted, how long it is kept, and how it is read.
  */
 export const HOUR_MS = 60 * 60 * 1000;
 /** How far back the log lists, and how long entries are kept… */
@@ -212,8 +211,8 @@ function decodePosition(
   cursor: string | undefined,
 ): Result<LogPosition | undefined, 'invalid_cursor'> {
   const decoded = REQUEST_CURSOR.decode(cursor);
-  if (!decoded.ok || decoded.value === undefined)
-    return decoded as Result<undefined, 'invalid_cursor'>;
+  if (!decoded.ok) return decoded;
+  if (decoded.value === undefined) return ok(undefined);
   const [seq, index, walked] = decoded.value.split('-').map(Number);
   return ok({ seq: seq ?? 0, index: index ?? 0, walked: walked ?? 0 });
 }

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import type { FastifyInstance, onRequestHookHandler, onSendHookHandler } from 'fastify';
 import fp from 'fastify-plugin';
 import type { Clock } from '../clock.js';
@@ -60,6 +61,19 @@ export interface AnsweredRequest {
   body: KeptBody | null;
   /** 4xx and 5xx: the Error answered, as sent. */
   errorBody: string | null;
+}
+
+/** A request id a client may choose: the log finds its entry by it (`/v1/requests/{id}`). */
+const CHOSEN_ID = /^[\w.-]{1,128}$/;
+
+/**
+ * A request's id: its `X-Request-Id` as sent when well formed, else a new UUID. `stats` is
+ * never taken: `GET /v1/requests/stats` is the log's counts, so its entry could not be read.
+ */
+export function requestIdOf(given: string | string[] | undefined): string {
+  return typeof given === 'string' && CHOSEN_ID.test(given) && given !== 'stats'
+    ? given
+    : randomUUID();
 }
 
 /** The code of an Error answer; null for any other body. */
