@@ -1,8 +1,8 @@
 /**
- * What the request log costs (docs/decisions/0013-request-log.md): capturing an answered
- * request (the onResponse hook's work: an object pushed; an error's body redacted), and
- * writing a batch of 500 entries (rows made, then one `Database.write` of two statements) on
- * SQLite and, with BENCH_DATABASE_URL (or TEST_DATABASE_URL) set, on PostgreSQL, into a table
+ * What the request log costs (docs/decisions/0013-request-log.md, 0015): capturing an answered
+ * request (the onSend hook's work: an object pushed; an error's body redacted), and writing a
+ * batch of 500 entries of 50 accounts (their segments made, then one `Database.write`) on
+ * SQLite and, with BENCH_DATABASE_URL (or TEST_DATABASE_URL) set, on PostgreSQL, into a log
  * that already holds 100,000 entries.
  * Usage: npm run build && tsx bench/request-log.ts [batches]
  */

@@ -6,8 +6,9 @@
  * BENCH_PETS (100000), BENCH_ROUNDS (5), BENCH_SECONDS (3), BENCH_WARMUP (1),
  * BENCH_CONNECTIONS (50);
  * BENCH_MEMORY=1 adds three one-minute GET runs and the service's RSS after each.
- * BENCH_ONLY=text runs only the scenarios whose name contains it (and the ceiling), for
- * trying a change quickly; such a partial run does not write latest.json.
+ * BENCH_ONLY=text runs only the scenarios whose name contains it (or one of its `|`-separated
+ * parts), and the ceiling, for trying a change quickly; such a partial run does not write
+ * latest.json.
  *
  * The request log's cost: a second instance of the service on the same store, started with
  * REQUEST_LOG=off (and WORKER=off: the first one's worker serves both), answers the GET, the
@@ -347,7 +348,8 @@ async function runMode(
   ];
   if (ONLY) {
     for (let i = scenarios.length - 1; i > 0; i--) {
-      if (!scenarios[i]?.[0].includes(ONLY)) scenarios.splice(i, 1);
+      const name = scenarios[i]?.[0] ?? '';
+      if (!ONLY.split('|').some((part) => name.includes(part))) scenarios.splice(i, 1);
     }
   }
   // Rounds: every scenario once per round, each between two runs of the ceiling. This VM's

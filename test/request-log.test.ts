@@ -614,6 +614,40 @@ describe('request log: a bounded buffer, a failing store, a closing app', () => 
     }
   });
 
+  it("prunes an account past its newest 10,000 as it writes, before housekeeping's turn", async () => {
+    const t = await startApp({ ownStore: true });
+    try {
+      const tenant = await newTenant(t.app);
+      await t.app.requestLog.flush();
+      const at = Date.now();
+      for (let i = 0; i < 25_000; i++) {
+        t.app.requestLog.add({
+          accountId: tenant.accountId,
+          keyId: tenant.keyId,
+          id: `flood-${i}`,
+          method: 'GET',
+          route: '/v1/pets',
+          url: '/v1/pets',
+          status: 429,
+          durationMs: 0.1,
+          at: at + i,
+          ip: '127.0.0.1',
+          idempotencyKey: undefined,
+          replayed: false,
+          body: null,
+          errorBody: null,
+        });
+        if (i % 500 === 499) await t.app.requestLog.flush();
+      }
+      // Pruned at 10,000 and 20,000 written: the newest 10,000 and the 5,000 since are kept.
+      assert.equal(await stored(t.database, tenant.accountId), 15_000);
+      const shown = await as(t.app, tenant, { url: '/v1/requests?limit=1' });
+      assert.equal(shown.json()[0].id, 'flood-24999');
+    } finally {
+      await t.close();
+    }
+  });
+
   it('writes what it holds when the app closes', async () => {
     const t = await startApp({ ownStore: true });
     try {

@@ -3,14 +3,24 @@ import type { FastifyInstance, onRequestHookHandler, onSendHookHandler } from 'f
 import fp from 'fastify-plugin';
 import type { Clock } from '../clock.js';
 import { randomBase62 } from '../domain/random.js';
-import { HOUR_MS, type KeptBody, keptBody, keptErrorBody } from '../domain/request-log.js';
+import {
+  HOUR_MS,
+  type KeptBody,
+  keptBody,
+  keptErrorBody,
+  REQUEST_LOG_MAX_ENTRIES,
+} from '../domain/request-log.js';
 import { type LoggedRequest, segmentsOf } from '../domain/request-log-segments.js';
 import type { Log } from '../log.js';
 import type { Metrics } from '../ops/metrics.js';
 import { brief, type Outages } from '../ops/outages.js';
 import type { Writer } from '../store/database.js';
 import { WriteRefusedError } from '../store/group-commit.js';
-import { type HourCounts, insertRequestLog } from '../store/request-log-repository.js';
+import {
+  deleteAccountLogOverCap,
+  type HourCounts,
+  insertRequestLog,
+} from '../store/request-log-repository.js';
 import type { NewRequestLogSegment } from '../store/tables.js';
 import { addressPrefix } from './client-address.js';
 import { REPLAYED_HEADER } from './idempotency.js';
@@ -209,6 +219,9 @@ export const BATCH_EVERY_MS = 200;
  * that cannot be written is dropped and counted: a store outage costs the log its entries,
  * never a request its answer (logged once an outage, by Outages; any other failure once until
  * a batch is written again). `close` writes what is left. A crash loses what is buffered.
+ * Every 10,000 entries it writes of an account, its batch's write also deletes the account's
+ * segments past its newest 10,000: an account answered `429` at full speed cannot fill the
+ * disk between housekeeping's runs.
  */
 export class RequestLog {
   private buffer: AnsweredRequest[] = [];
@@ -221,6 +234,11 @@ export class RequestLog {
   private failing = false;
   /** This writer's rows of the hours' counts (each process has its own: no lock is shared). */
   private readonly writer = randomBase62(12);
+  /**
+   * Entries of each account this writer has written since it last pruned the account (at
+   * most PRUNE_TRACKED accounts: past that it starts over, housekeeping pruning the rest).
+   */
+  private readonly sincePruned = new Map<string, number>();
   private readonly maxBuffered: number;
   private readonly batchSize: number;
   private readonly everyMs: number;
@@ -327,8 +345,18 @@ export class RequestLog {
     }
     try {
       const { segments, hours } = rowsOf(batch, this.writer);
-      // Two inserts, deciding nothing on what they read: a blind write.
-      await this.database.write((tx) => insertRequestLog(tx, segments, hours), { blind: true });
+      const prune = this.dueForPruning(segments);
+      // Statements deciding nothing on what was read before them: a blind write.
+      await this.database.write(
+        async (tx) => {
+          await insertRequestLog(tx, segments, hours);
+          for (const accountId of prune) {
+            await deleteAccountLogOverCap(tx, accountId, REQUEST_LOG_MAX_ENTRIES);
+          }
+        },
+        { blind: true },
+      );
+      for (const accountId of prune) this.sincePruned.delete(accountId);
       this.failing = false;
       this.metrics.requestLogWritten(batch.length);
     } catch (err) {
@@ -343,7 +371,25 @@ export class RequestLog {
       );
     }
   }
+
+  /**
+   * The accounts this batch brings to REQUEST_LOG_MAX_ENTRIES entries written since they were
+   * last pruned: their entries past the newest 10,000 are deleted by the batch's write.
+   */
+  private dueForPruning(segments: readonly NewRequestLogSegment[]): string[] {
+    if (this.sincePruned.size > PRUNE_TRACKED) this.sincePruned.clear();
+    const due = new Set<string>();
+    for (const { account_id: accountId, size } of segments) {
+      const written = (this.sincePruned.get(accountId) ?? 0) + size;
+      this.sincePruned.set(accountId, written);
+      if (written >= REQUEST_LOG_MAX_ENTRIES) due.add(accountId);
+    }
+    return [...due];
+  }
 }
+
+/** The most accounts a writer counts entries of between prunes. */
+const PRUNE_TRACKED = 10_000;
 
 /** A body redacted and cut; null should it not be walkable (it came from JSON.parse). */
 function safeKeptBody(body: unknown): KeptBody | null {

@@ -233,6 +233,26 @@ export async function deleteOldRequestHours(
 }
 
 /**
+ * Deletes the account's segments whose every entry is past its newest `keep`; how many it
+ * deleted. One statement over the account's segments (a window sum of their sizes): the log's
+ * writer runs it for an account it has written `keep` entries of, so that an account refused
+ * at full speed does not fill the disk between housekeeping's runs.
+ */
+export async function deleteAccountLogOverCap(
+  tx: Tx,
+  accountId: string,
+  keep: number,
+): Promise<number> {
+  const result = await sql`with ranked as (
+      select seq, size, sum(size) over (order by seq desc) as through
+      from request_log_segments where account_id = ${accountId}
+    )
+    delete from request_log_segments
+    where seq in (select seq from ranked where through - size >= ${keep})`.execute(tx);
+  return Number(result.numAffectedRows ?? 0);
+}
+
+/**
  * Deletes up to `limit` segments of accounts whose every entry is past their newest `keep`;
  * how many it deleted. Only the accounts whose hours since `since` count more than `keep`
  * requests are looked at (the counts are never fewer than the entries). A segment holding the
