@@ -11,8 +11,8 @@
  * latest.json.
  *
  * The request log's cost: a second instance of the service on the same store, started with
- * REQUEST_LOG=off (and WORKER=off: the first one's worker serves both), answers the GET, the
- * POST and the 90/10 mix too, in the same rounds; its rows end in "(request log off)".
+ * REQUEST_LOG=off and otherwise alike (its own worker too), answers the GET, the POST and the
+ * 90/10 mix too, in the same rounds; its rows end in "(request log off)".
  *
  * The POSTs are also measured against the store's own limit for the same insert, run in every
  * round just before the first of them: on PostgreSQL a bare pg client loop with the same
@@ -260,10 +260,7 @@ async function runMode(
     return { child, base };
   };
   const { child: service, base } = await startService();
-  const { child: serviceOff, base: baseOff } = await startService({
-    REQUEST_LOG: 'off',
-    WORKER: 'off',
-  });
+  const { child: serviceOff, base: baseOff } = await startService({ REQUEST_LOG: 'off' });
   const auth = { authorization: `Bearer ${seeded.key}` };
   const firstPage = await fetch(`${base}/v1/pets?limit=20`, { headers: auth });
   const bodyFile = join(mkdtempSync(join(tmpdir(), 'animal-store-bench-')), 'page.json');

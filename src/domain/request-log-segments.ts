@@ -110,12 +110,12 @@ export function segmentEntries(entries: string, firstAt: Date | string): LoggedR
 }
 
 /** A segment's most entries… */
-export const SEGMENT_MAX_ENTRIES = 1_000;
+export const SEGMENT_MAX_ENTRIES = 2_000;
 /**
  * …and about its most characters (bodies are at most 4 KB of UTF-8 each): a read takes
- * segments a few dozen at a time, whatever is in them.
+ * segments 16 at a time, whatever is in them.
  */
-export const SEGMENT_MAX_CHARS = 256 * 1024;
+export const SEGMENT_MAX_CHARS = 512 * 1024;
 
 /** About the characters an entry takes in its segment's text (JSON escapes aside). */
 function sizeOf(entry: LoggedRequest): number {
@@ -200,7 +200,7 @@ export interface LogWalk {
 }
 
 /** Segments read at a time. */
-const SEGMENTS_A_READ = 32;
+const SEGMENTS_A_READ = 16;
 
 /**
  * The account's entries that match, newest first (the last written first, and within a

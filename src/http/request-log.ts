@@ -208,13 +208,14 @@ export interface RequestLogOptions {
   closeWithinMs?: number;
 }
 
-export const BATCH_SIZE = 500;
+export const BATCH_SIZE = 2_000;
 export const BATCH_EVERY_MS = 200;
 
 /**
  * The log's buffer and its writer, one per app. `add` pushes an entry and never waits; the
- * entries are written in batches (every 200 ms or 500 entries, whichever comes first), one
- * batch at a time, each in one `Database.write`: two statements, whatever its size. Past
+ * entries are written in batches (every 200 ms or 2,000 entries, whichever comes first), one
+ * batch at a time, each in one `Database.write` (a segment per account, and the hours' counts:
+ * on PostgreSQL two statements, whatever its size). Past
  * `maxBuffered` entries waiting, new ones are dropped and counted, never waited for. A batch
  * that cannot be written is dropped and counted: a store outage costs the log its entries,
  * never a request its answer (logged once an outage, by Outages; any other failure once until
