@@ -11,7 +11,12 @@ import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
 import type { Clock } from '../src/clock.js';
 import { BODY_MAX_BYTES, keptBody, REDACTED } from '../src/domain/request-log.js';
 import { segmentEntries } from '../src/domain/request-log-segments.js';
-import { BATCH_EVERY_MS, BATCH_SIZE, rowsOf } from '../src/http/request-log.js';
+import {
+  type AnsweredRequest,
+  BATCH_EVERY_MS,
+  BATCH_SIZE,
+  rowsOf,
+} from '../src/http/request-log.js';
 import type { Database } from '../src/store/database.js';
 import { insertRequestLog } from '../src/store/request-log-repository.js';
 import {
@@ -99,6 +104,28 @@ function stillClock(): Clock & { advance(ms: number): void } {
 }
 
 const requestId = (res: LightMyRequestResponse) => String(res.headers['x-request-id']);
+
+/** A tenant's request as the log captures it: a GET of /v1/pets answered 200, unless told. */
+function answered(
+  tenant: Tenant,
+  fields: Pick<AnsweredRequest, 'id' | 'at'> & Partial<AnsweredRequest>,
+): AnsweredRequest {
+  return {
+    accountId: tenant.accountId,
+    keyId: tenant.keyId,
+    method: 'GET',
+    route: '/v1/pets',
+    url: '/v1/pets',
+    status: 200,
+    durationMs: 1,
+    ip: '127.0.0.1',
+    idempotencyKey: undefined,
+    replayed: false,
+    body: null,
+    errorBody: null,
+    ...fields,
+  };
+}
 
 describe('request log: redaction', () => {
   it('redacts every field named like a secret, at any depth and in any case', () => {
@@ -377,22 +404,14 @@ describe('request log', () => {
     for (const [i, path] of [...paths, ...paths].entries()) {
       const { segments, hours } = rowsOf(
         [
-          {
-            accountId: tenant.accountId,
-            keyId: tenant.keyId,
+          answered(tenant, {
             id: `escaped-${i}`,
-            method: 'GET',
             route: undefined,
             url: `${path}?q=1`,
             status: 404,
-            durationMs: 1,
             at: at + i,
-            ip: '127.0.0.1',
             idempotencyKey: `"${path}"`,
-            replayed: false,
-            body: null,
-            errorBody: null,
-          },
+          }),
         ],
         'fixture',
       );
@@ -621,22 +640,7 @@ describe('request log: a bounded buffer, a failing store, a closing app', () => 
       await t.app.requestLog.flush();
       const at = Date.now();
       for (let i = 0; i < 25_000; i++) {
-        t.app.requestLog.add({
-          accountId: tenant.accountId,
-          keyId: tenant.keyId,
-          id: `flood-${i}`,
-          method: 'GET',
-          route: '/v1/pets',
-          url: '/v1/pets',
-          status: 429,
-          durationMs: 0.1,
-          at: at + i,
-          ip: '127.0.0.1',
-          idempotencyKey: undefined,
-          replayed: false,
-          body: null,
-          errorBody: null,
-        });
+        t.app.requestLog.add(answered(tenant, { id: `flood-${i}`, status: 429, at: at + i }));
         if (i % 500 === 499) await t.app.requestLog.flush();
       }
       // Pruned at 10,000 and 20,000 written: the newest 10,000 and the 5,000 since are kept.
@@ -720,22 +724,9 @@ describe('request log: retention', () => {
     await t.app.requestLog.flush();
     // Written straight to the store, as the log's batches write them: 10,050 requests.
     const at = clock.now().getTime();
-    const requests = Array.from({ length: 10_050 }, (_, i) => ({
-      accountId: tenant.accountId,
-      keyId: tenant.keyId,
-      id: `fixture-${i}`,
-      method: 'GET',
-      route: '/v1/pets',
-      url: '/v1/pets',
-      status: 200,
-      durationMs: 1,
-      at: at + i,
-      ip: '127.0.0.1',
-      idempotencyKey: undefined,
-      replayed: false,
-      body: null,
-      errorBody: null,
-    }));
+    const requests = Array.from({ length: 10_050 }, (_, i) =>
+      answered(tenant, { id: `fixture-${i}`, at: at + i }),
+    );
     // In segments of 50: the oldest 50, and the segment of the request that made its key, are
     // past the newest 10,000.
     for (let i = 0; i < requests.length; i += 50) {
