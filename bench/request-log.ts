@@ -39,7 +39,7 @@ function answered(i: number, at: number): AnsweredRequest {
     keyId: 'key_0aBcDeFgHiJkLmNo',
     id: randomUUID(),
     method: failed ? 'POST' : 'GET',
-    route: failed ? '/v1/pets' : '/v1/pets/:petId',
+    route: failed ? '/v1/pets' : '/v1/pets/{petId}',
     url: failed ? '/v1/pets' : `/v1/pets/${i}?limit=20`,
     status: failed ? 400 : 200,
     durationMs: 1.234,

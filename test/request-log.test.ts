@@ -10,7 +10,11 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
 import type { Clock } from '../src/clock.js';
 import { BODY_MAX_BYTES, keptBody, REDACTED } from '../src/domain/request-log.js';
-import { segmentEntries } from '../src/domain/request-log-segments.js';
+import {
+  SEGMENT_MAX_BYTES,
+  SEGMENT_MAX_ENTRIES,
+  segmentEntries,
+} from '../src/domain/request-log-segments.js';
 import {
   type AnsweredRequest,
   BATCH_EVERY_MS,
@@ -180,7 +184,7 @@ describe('request log: rows', () => {
           keyId: null,
           id: 'gone',
           method: 'POST',
-          route: '/v1/pets/:petId',
+          route: '/v1/pets/{petId}',
           url: '/v1/pets/7?x=1',
           status: 503,
           durationMs: 1.23456,
@@ -211,6 +215,53 @@ describe('request log: rows', () => {
         s429: 0,
       },
     ]);
+  });
+  it('splits an account into segments by count and by size, each read back whole, in order', () => {
+    const tenant = { accountId: 'acct', keyId: 'key' } as Tenant;
+    const at = Date.parse('2026-11-24T12:00:00.000Z');
+    const successes = Array.from({ length: SEGMENT_MAX_ENTRIES + 5 }, (_, i) =>
+      answered(tenant, { id: `ok-${i}`, at: at + i }),
+    );
+    // Errors with bodies of 4 KB (each ~8 KB of segment text, its JSON escaped twice).
+    const body = { name: '"'.repeat(BODY_MAX_BYTES) };
+    const errors = Array.from({ length: 100 }, (_, i) =>
+      answered(tenant, {
+        id: `bad-${i}`,
+        method: 'POST',
+        status: 400,
+        at: at + i,
+        body: keptBody(body),
+        errorBody: JSON.stringify({ code: 'validation_failed', message: 'x'.repeat(2000) }),
+      }),
+    );
+    // Answered last, arrived first: before its segment's first entry. Its path and key hold
+    // what JSON escapes: a control character, a lone surrogate, a pair, quotes, a backslash.
+    const slow = answered(tenant, {
+      id: 'slow',
+      at: at - 5_000.4,
+      durationMs: 5_000.4,
+      url: '/v1/pets/\u0001\ud800\u{1f415}"\\?x=1',
+      idempotencyKey: '\udc00"key"\\\u001f',
+    });
+    const { segments } = rowsOf([...successes, ...errors, slow], 'w');
+    const sizes = segments.map((segment) => segment.size);
+    assert.equal(sizes[0], SEGMENT_MAX_ENTRIES);
+    assert.ok(sizes.length >= 3, String(sizes));
+    for (const segment of segments) {
+      assert.ok(Buffer.byteLength(segment.entries) <= SEGMENT_MAX_BYTES, String(segment.size));
+      assert.equal(segment.errors, segment.entries.match(/\["bad-/g)?.length ?? 0);
+    }
+    const read = segments.flatMap((segment) => segmentEntries(segment.entries, segment.first_at));
+    assert.deepEqual(
+      read.map((entry) => entry.id),
+      [...successes, ...errors, slow].map((request) => request.id),
+    );
+    assert.deepEqual(
+      [read.at(-1)?.at, read.at(-1)?.path, read.at(-1)?.idempotencyKey],
+      [Math.round(slow.at), '/v1/pets/\u0001\ud800\u{1f415}"\\', slow.idempotencyKey],
+    );
+    assert.equal(read.at(-2)?.requestBody, keptBody(body)?.text);
+    assert.ok(read.at(-2)?.requestBodyTruncated);
   });
 });
 

@@ -1,5 +1,10 @@
 import { randomUUID } from 'node:crypto';
-import type { FastifyInstance, onRequestHookHandler, onSendHookHandler } from 'fastify';
+import type {
+  FastifyInstance,
+  onRequestHookHandler,
+  onSendHookHandler,
+  RouteOptions,
+} from 'fastify';
 import fp from 'fastify-plugin';
 import type { Clock } from '../clock.js';
 import { randomBase62 } from '../domain/random.js';
@@ -10,7 +15,7 @@ import {
   keptErrorBody,
   REQUEST_LOG_MAX_ENTRIES,
 } from '../domain/request-log.js';
-import { type LoggedRequest, segmentsOf } from '../domain/request-log-segments.js';
+import { SegmentWriter } from '../domain/request-log-segments.js';
 import type { Log } from '../log.js';
 import type { Metrics } from '../ops/metrics.js';
 import { brief, type Outages } from '../ops/outages.js';
@@ -26,18 +31,18 @@ import { addressPrefix } from './client-address.js';
 import { REPLAYED_HEADER } from './idempotency.js';
 
 /**
- * The request log's capture and its writer (docs/decisions/0013-request-log.md): every API
- * request of a known account, whatever its answer, is captured as its answer is sent (an
- * object pushed; its body redacted first, for an error) and written with the others of its
- * batch, off the request path. Reading the log is not logged (routes with `config.requestLog`
- * false).
+ * The request log's capture and its writer (docs/decisions/0013-request-log.md, 0015): every
+ * API request of a known account, whatever its answer, is captured as its answer is sent (its
+ * body redacted first, for an error), encoded into its batch's segments at once, and written
+ * with the others of its batch, off the request path. Reading the log is not logged (routes
+ * with `config.requestLog` false).
  */
 declare module 'fastify' {
   interface FastifyRequest {
     /** When the request arrived (performance.now()); 0 when no onRequest hook ran. */
     arrivedAt: number;
-    /** Its entry, once captured. */
-    logged: AnsweredRequest | null;
+    /** Its entry was captured. */
+    logged: boolean;
   }
   interface FastifyContextConfig {
     /** `false`: this route's requests are not logged (the log's own). */
@@ -55,7 +60,7 @@ export interface AnsweredRequest {
   /** Its `X-Request-Id`. */
   id: string;
   method: string;
-  /** The route's pattern as Fastify has it (`/v1/pets/:petId`); undefined when none matched. */
+  /** The operation's path pattern (`/v1/pets/{petId}`); undefined when none matched. */
   route: string | undefined;
   /** Path and query, as sent. */
   url: string;
@@ -130,55 +135,63 @@ class Shared<T> {
 
 /** An account's requests in a batch, and their counts by hour (its first instant, in ms). */
 interface AccountBatch {
-  entries: LoggedRequest[];
+  entries: SegmentWriter;
   hours: Map<number, HourCounts>;
 }
 
-/** A batch's rows: its segments (one per account, unless many or large) and the counts of
- * its requests by account and hour. */
-export function rowsOf(
-  requests: readonly AnsweredRequest[],
-  writer: string,
-): { segments: NewRequestLogSegment[]; hours: HourCounts[] } {
-  const accounts = new Map<string, AccountBatch>();
-  const routes = new Shared(routePattern);
-  const clients = new Shared(addressPrefix);
-  for (const request of requests) {
+/**
+ * A batch of entries, each encoded into its account's segments as it is added (nothing of a
+ * request is held as an object until the batch is written), with the counts of its requests by
+ * account and hour.
+ */
+class LogBatch {
+  private readonly accounts = new Map<string, AccountBatch>();
+  private readonly clients = new Shared(addressPrefix);
+  /** Entries added. */
+  size = 0;
+  /** When the first was added (performance.now()). */
+  readonly startedAt = performance.now();
+
+  /** @param writer the writer's name in the hours' counts (each writer has its own rows) */
+  constructor(private readonly writer: string) {}
+
+  add(request: AnsweredRequest): void {
     const query = request.url.indexOf('?');
     const key = Array.isArray(request.idempotencyKey)
       ? request.idempotencyKey[0]
       : request.idempotencyKey;
-    let account = accounts.get(request.accountId);
+    let account = this.accounts.get(request.accountId);
     if (account === undefined) {
-      account = { entries: [], hours: new Map() };
-      accounts.set(request.accountId, account);
+      account = { entries: new SegmentWriter(request.accountId), hours: new Map() };
+      this.accounts.set(request.accountId, account);
     }
-    account.entries.push({
+    account.entries.add({
       id: request.id,
       keyId: request.keyId,
       method: request.method,
-      route: request.route === undefined ? null : routes.of(request.route),
+      route: request.route ?? null,
       path: (query < 0 ? request.url : request.url.slice(0, query)).slice(0, MAX_PATH),
       status: request.status,
       durationMs: request.durationMs,
       errorCode: errorCodeOf(request.errorBody),
       idempotencyKey: key === undefined ? null : key.slice(0, MAX_IDEMPOTENCY_KEY),
       replayed: request.replayed,
-      client: request.ip === undefined ? null : clients.of(request.ip),
+      client: request.ip === undefined ? null : this.clients.of(request.ip),
       at: request.at,
       requestBody: request.body?.text ?? null,
       requestBodyTruncated: request.body?.truncated ?? false,
       errorBody: request.errorBody,
     });
+    this.size++;
     const count = countOf(request.status);
-    if (count === undefined) continue;
+    if (count === undefined) return;
     const hour = request.at - (request.at % HOUR_MS);
     let counts = account.hours.get(hour);
     if (counts === undefined) {
       counts = {
         account_id: request.accountId,
         hour: new Date(hour).toISOString(),
-        writer,
+        writer: this.writer,
         s2xx: 0,
         s4xx: 0,
         s5xx: 0,
@@ -188,13 +201,27 @@ export function rowsOf(
     }
     counts[count]++;
   }
-  const segments: NewRequestLogSegment[] = [];
-  const hours: HourCounts[] = [];
-  for (const [accountId, account] of accounts) {
-    segments.push(...segmentsOf(accountId, account.entries));
-    hours.push(...account.hours.values());
+
+  /** Its rows: its segments (one per account, unless many or large) and its hours' counts. */
+  rows(): { segments: NewRequestLogSegment[]; hours: HourCounts[] } {
+    const segments: NewRequestLogSegment[] = [];
+    const hours: HourCounts[] = [];
+    for (const account of this.accounts.values()) {
+      segments.push(...account.entries.segments());
+      hours.push(...account.hours.values());
+    }
+    return { segments, hours };
   }
-  return { segments, hours };
+}
+
+/** A batch's rows made of these requests, as the log's writer `writer` writes them. */
+export function rowsOf(
+  requests: readonly AnsweredRequest[],
+  writer: string,
+): { segments: NewRequestLogSegment[]; hours: HourCounts[] } {
+  const batch = new LogBatch(writer);
+  for (const request of requests) batch.add(request);
+  return batch.rows();
 }
 
 export interface RequestLogOptions {
@@ -212,22 +239,24 @@ export const BATCH_SIZE = 2_000;
 export const BATCH_EVERY_MS = 200;
 
 /**
- * The log's buffer and its writer, one per app. `add` pushes an entry and never waits; the
- * entries are written in batches (every 200 ms or 2,000 entries, whichever comes first), one
- * batch at a time, each in one `Database.write` (a segment per account, and the hours' counts:
- * on PostgreSQL two statements, whatever its size). Past
- * `maxBuffered` entries waiting, new ones are dropped and counted, never waited for. A batch
- * that cannot be written is dropped and counted: a store outage costs the log its entries,
- * never a request its answer (logged once an outage, by Outages; any other failure once until
- * a batch is written again). `close` writes what is left. A crash loses what is buffered.
- * Every 10,000 entries it writes of an account, its batch's write also deletes the account's
- * segments past its newest 10,000: an account answered `429` at full speed cannot fill the
- * disk between housekeeping's runs.
+ * The log's buffer and its writer, one per app. `add` encodes an entry into the open batch
+ * and never waits; batches are written when full (2,000 entries) or when their first entry
+ * has waited 200 ms, one at a time, each in one `Database.write` (a segment per account, and
+ * the hours' counts: on PostgreSQL two statements, whatever its size). Past `maxBuffered`
+ * entries waiting, new ones are dropped and counted, never waited for. A batch that cannot be
+ * written is dropped and counted: a store outage costs the log its entries, never a request
+ * its answer (logged once an outage, by Outages; any other failure once until a batch is
+ * written again). `close` writes what is left. A crash loses what is buffered. Every 10,000
+ * entries it writes of an account, its batch's write also deletes the account's segments past
+ * its newest 10,000: an account answered `429` at full speed cannot fill the disk between
+ * housekeeping's runs.
  */
 export class RequestLog {
-  private buffer: AnsweredRequest[] = [];
-  /** When the oldest entry of the buffer was added (performance.now()). */
-  private oldestAt = 0;
+  /** The batch entries are added to, once one is; then full batches waiting their turn. */
+  private open: LogBatch | undefined;
+  private readonly full: LogBatch[] = [];
+  /** Entries in `open` and `full`. */
+  private waiting = 0;
   private timer: NodeJS.Timeout | undefined;
   private writing: Promise<void> | undefined;
   private closed = false;
@@ -259,12 +288,12 @@ export class RequestLog {
     this.batchSize = options.batchSize ?? BATCH_SIZE;
     this.everyMs = options.everyMs ?? BATCH_EVERY_MS;
     this.closeWithinMs = options.closeWithinMs ?? 5_000;
-    metrics.watchRequestLog(() => this.buffer.length);
+    metrics.watchRequestLog(() => this.waiting);
   }
 
-  /** Entries waiting for their batch (not the one being written). */
+  /** Entries waiting for their batch's write (not those being written). */
   get buffered(): number {
-    return this.buffer.length;
+    return this.waiting;
   }
 
   /** Takes an answered request's entry, to be written with its batch. Never waits. */
@@ -273,13 +302,17 @@ export class RequestLog {
       this.metrics.requestLogDropped('closed');
       return;
     }
-    if (this.buffer.length >= this.maxBuffered) {
+    if (this.waiting >= this.maxBuffered) {
       this.metrics.requestLogDropped('buffer_full');
       return;
     }
-    if (this.buffer.push(request) === 1) this.oldestAt = performance.now();
-    if (this.buffer.length === this.batchSize) {
+    this.open ??= new LogBatch(this.writer);
+    this.open.add(request);
+    this.waiting++;
+    if (this.open.size === this.batchSize) {
       // A full batch goes now, not at the end of the wait.
+      this.full.push(this.open);
+      this.open = undefined;
       clearTimeout(this.timer);
       this.timer = undefined;
     }
@@ -291,7 +324,7 @@ export class RequestLog {
     clearTimeout(this.timer);
     this.timer = undefined;
     await this.writing;
-    while (this.buffer.length > 0) await this.writeNext();
+    while (this.waiting > 0) await this.writeNext();
   }
 
   /**
@@ -310,25 +343,29 @@ export class RequestLog {
     clearTimeout(timer);
   }
 
-  /** The next batch's write: when it is full, or when its oldest entry has waited enough. */
+  /** The next batch's write: at once when one is full, else once its first entry waited enough. */
   private schedule(): void {
-    if (this.closed || this.buffer.length === 0) return;
-    const waited = performance.now() - this.oldestAt;
-    const delay = this.buffer.length >= this.batchSize ? 0 : Math.max(0, this.everyMs - waited);
+    if (this.closed || this.waiting === 0) return;
+    const delay =
+      this.full.length > 0 || this.open === undefined
+        ? 0
+        : Math.max(0, this.everyMs - (performance.now() - this.open.startedAt));
     this.timer = setTimeout(this.due, delay);
     this.timer.unref();
   }
 
   private readonly due = () => {
     this.timer = undefined;
-    if (this.writing === undefined && this.buffer.length > 0) void this.writeNext();
+    if (this.writing === undefined && this.waiting > 0) void this.writeNext();
   };
 
   private writeNext(): Promise<void> {
-    const batch =
-      this.buffer.length <= this.batchSize ? this.buffer : this.buffer.slice(0, this.batchSize);
-    this.buffer = batch === this.buffer ? [] : this.buffer.slice(this.batchSize);
-    if (this.buffer.length > 0) this.oldestAt = performance.now();
+    let batch = this.full.shift();
+    if (batch === undefined) {
+      batch = this.open ?? new LogBatch(this.writer);
+      this.open = undefined;
+    }
+    this.waiting -= batch.size;
     const writing = this.write(batch).finally(() => {
       this.writing = undefined;
       if (this.timer === undefined) this.schedule();
@@ -337,15 +374,15 @@ export class RequestLog {
     return writing;
   }
 
-  private async write(batch: AnsweredRequest[]): Promise<void> {
+  private async write(batch: LogBatch): Promise<void> {
     // While the database is away, batches are dropped at once: waiting on it would only hold
     // the buffer full.
     if (this.outages.isDown('database')) {
-      this.metrics.requestLogDropped('write_failed', batch.length);
+      this.metrics.requestLogDropped('write_failed', batch.size);
       return;
     }
     try {
-      const { segments, hours } = rowsOf(batch, this.writer);
+      const { segments, hours } = batch.rows();
       const prune = this.dueForPruning(segments);
       // Statements deciding nothing on what was read before them: a blind write.
       await this.database.write(
@@ -359,15 +396,15 @@ export class RequestLog {
       );
       for (const accountId of prune) this.sincePruned.delete(accountId);
       this.failing = false;
-      this.metrics.requestLogWritten(batch.length);
+      this.metrics.requestLogWritten(batch.size);
     } catch (err) {
-      this.metrics.requestLogDropped('write_failed', batch.length);
+      this.metrics.requestLogDropped('write_failed', batch.size);
       // Shutting down (the store closed first): nothing to fix.
       if (err instanceof WriteRefusedError && err.reason === 'closing') return;
       if (this.outages.databaseFailed(err) || this.failing) return;
       this.failing = true;
       this.log.error(
-        { error: brief(err), entries: batch.length },
+        { error: brief(err), entries: batch.size },
         'request log: a batch could not be written and was dropped (logged once, until a batch is written)',
       );
     }
@@ -402,43 +439,56 @@ function safeKeptBody(body: unknown): KeptBody | null {
 }
 
 /**
- * Captures each request of a known account as its answer is sent (onSend): an object of what
- * it already holds, pushed to the log; for a 4xx or 5xx, its body redacted and its Error as
- * sent. A success costs no serialization. Not onResponse: a hook there costs every request
- * two listeners on its response. Should an answer be replaced before it leaves (a later onSend
- * hook failed), its entry is made over, not pushed twice.
+ * The capture of a route's requests (or, `route` undefined, of those no route matched): each
+ * request of a known account, as its answer is sent, is added to the log (an error's body
+ * redacted and cut, its Error as sent; a success costs no serialization). Not onResponse: a
+ * hook there costs every request two listeners on its response. A route's capture is its own
+ * onSend hook, made when the route is declared (its pattern worked out then, not per request)
+ * and run after the app's and its scope's hooks: no hook before it can still replace the
+ * answer it saw (a failing hook's error is answered through them again). Should a request
+ * ever be captured twice, its first entry stands.
  */
-function capture(requestLog: RequestLog, clock: Clock): onSendHookHandler {
+function capture(
+  requestLog: RequestLog,
+  clock: Clock,
+  route: string | undefined,
+): onSendHookHandler {
   return (request, reply, payload, done) => {
     const caller = request.caller;
-    if (caller !== null) {
-      const route = request.routeOptions;
-      if (route.config.requestLog !== false) {
-        const status = reply.statusCode;
-        const failed = status >= 400;
-        const durationMs = request.arrivedAt === 0 ? 0 : performance.now() - request.arrivedAt;
-        const entry: AnsweredRequest = {
-          accountId: caller.account.id,
-          keyId: caller.keyId,
-          id: request.id,
-          method: request.method,
-          route: route.url,
-          url: request.url,
-          status,
-          durationMs,
-          at: clock.now().getTime() - durationMs,
-          ip: request.ip,
-          idempotencyKey: request.headers['idempotency-key'],
-          replayed: reply.getHeader(REPLAYED_HEADER) === 'true',
-          body: failed ? safeKeptBody(request.body) : null,
-          errorBody: failed && typeof payload === 'string' ? keptErrorBody(payload) : null,
-        };
-        if (request.logged === null) requestLog.add(entry);
-        else Object.assign(request.logged, entry);
-        request.logged = entry;
-      }
+    if (caller !== null && !request.logged) {
+      request.logged = true;
+      const status = reply.statusCode;
+      const failed = status >= 400;
+      const durationMs = request.arrivedAt === 0 ? 0 : performance.now() - request.arrivedAt;
+      const idempotencyKey = request.headers['idempotency-key'];
+      requestLog.add({
+        accountId: caller.account.id,
+        keyId: caller.keyId,
+        id: request.id,
+        method: request.method,
+        route,
+        url: request.url,
+        status,
+        durationMs,
+        at: clock.now().getTime() - durationMs,
+        ip: request.ip,
+        idempotencyKey,
+        replayed: idempotencyKey !== undefined && reply.getHeader(REPLAYED_HEADER) === 'true',
+        body: failed ? safeKeptBody(request.body) : null,
+        errorBody: failed && typeof payload === 'string' ? keptErrorBody(payload) : null,
+      });
     }
     done();
+  };
+}
+
+/** Adds a route's capture to its own onSend hooks, first (before HEAD's, which empties the
+ * answer); none to the log's own routes. */
+function captureRoute(requestLog: RequestLog, clock: Clock) {
+  return (route: RouteOptions) => {
+    if (route.config?.requestLog === false) return;
+    const hook = capture(requestLog, clock, routePattern(route.url));
+    route.onSend = [hook, ...[route.onSend ?? []].flat()];
   };
 }
 
@@ -449,8 +499,8 @@ const arrived: onRequestHookHandler = (request, _reply, done) => {
 };
 
 /**
- * The request log as a plugin of the app (not encapsulated: its hooks see every request,
- * those no route matched too). Register it before the routes and the error handling. Its
+ * The request log as a plugin of the app (not encapsulated: its hooks see every request and
+ * every route declared after it). Register it before the routes and the error handling. Its
  * `RequestLog` is `app.requestLog`; it is closed, its last entries written, once every request
  * begun has been answered and before the app's stores close.
  */
@@ -464,11 +514,17 @@ export const requestLogPlugin = fp(
     });
     app.decorate('requestLog', requestLog);
     app.decorateRequest('arrivedAt', 0);
-    app.decorateRequest('logged', null);
+    app.decorateRequest('logged', false);
     // REQUEST_LOG=off: nothing is captured, and so nothing is written.
     if (config.requestLog.enabled) {
       app.addHook('onRequest', arrived);
-      app.addHook('onSend', capture(requestLog, clock));
+      app.addHook('onRoute', captureRoute(requestLog, clock));
+      // The answers of no route (404, 405) have the app's hooks only.
+      const unmatched = capture(requestLog, clock, undefined);
+      app.addHook('onSend', (request, reply, payload, done) => {
+        if (request.is404) unmatched.call(app, request, reply, payload, done);
+        else done();
+      });
     }
     app.addHook('onClose', async () => {
       await lifecycle.answered();
