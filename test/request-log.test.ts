@@ -246,6 +246,14 @@ describe('request log: rows', () => {
     const { segments } = rowsOf([...successes, ...errors, slow], 'w');
     const sizes = segments.map((segment) => segment.size);
     assert.equal(sizes[0], SEGMENT_MAX_ENTRIES);
+    // What an entry shares with the one before it is written once a segment, spelt out by its
+    // first entry (the store finds a segment by the text of a key id or a path).
+    const times = (text: string, part: string) => text.split(part).length - 1;
+    assert.deepEqual(
+      segments.map((segment) => times(segment.entries, '"key"')),
+      segments.map(() => 1),
+    );
+    assert.equal(times(segments[0]?.entries ?? '', '"/v1/pets"'), 2, 'its route and path');
     assert.ok(sizes.length >= 3, String(sizes));
     for (const segment of segments) {
       assert.ok(Buffer.byteLength(segment.entries) <= SEGMENT_MAX_BYTES, String(segment.size));

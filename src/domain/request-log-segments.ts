@@ -40,9 +40,12 @@ export interface LoggedRequest {
 /**
  * An entry's places in its array (entryText writes them in this order). New fields only ever
  * go at the end, so that segments written before them still read (a missing place reads as
- * null). A success stops after `At`.
- * Numbers are small integers, which cost a fraction of a 13-digit time or a fraction to write:
- * the time is ms after the segment's `first_at`, the duration whole µs.
+ * null). A success stops after `At`. Numbers are small integers, which cost a fraction of a
+ * 13-digit time or a fraction to write: the time is ms after the segment's `first_at`, the
+ * duration whole µs. The places of REPEATED hold `0` where the entry has what the entry before
+ * it in the segment has (an account's requests mostly share their key, method, route, path and
+ * client): the first entry of a value in a segment spells it out, so a segment holds, as JSON
+ * text, every value any of its entries has.
  */
 const Place = {
   Id: 0,
@@ -62,25 +65,32 @@ const Place = {
   ErrorBody: 14,
 } as const;
 
+/** The places that hold `0` when the entry has what the entry before it has. */
+const REPEATED = [Place.KeyId, Place.Method, Place.Route, Place.Path, Place.Client] as const;
+const AS_BEFORE = 0;
+
 /**
  * An entry as its segment holds it: the JSON text of its places, in Place's order, its time
- * counted from `base` (ms). One JSON.stringify of an array literal: V8's fastest way to it
- * (building the text by hand costs more, and Buffer.write then flattens it).
+ * counted from `base` (ms), what it shares with `before` (the segment's entry before it) as
+ * `0`. One JSON.stringify of an array literal: V8's fastest way to it (building the text by
+ * hand costs more, and Buffer.write then flattens it).
  */
-function entryText(entry: LoggedRequest, base: number): string {
+function entryText(entry: LoggedRequest, base: number, before: LoggedRequest | undefined): string {
+  const same = (value: string | null, previous: string | null | undefined) =>
+    before !== undefined && value === previous ? AS_BEFORE : value;
   // Place by place, in Place's order.
   const places: unknown[] = [
     entry.id,
-    entry.keyId,
-    entry.method,
-    entry.route,
-    entry.path,
+    same(entry.keyId, before?.keyId),
+    same(entry.method, before?.method),
+    same(entry.route, before?.route),
+    same(entry.path, before?.path),
     entry.status,
     Math.round(entry.durationMs * 1000),
     entry.errorCode,
     entry.idempotencyKey,
     entry.replayed ? 1 : 0,
-    entry.client,
+    same(entry.client, before?.client),
     Math.round(entry.at - base),
   ];
   if (entry.requestBody !== null || entry.errorBody !== null) {
@@ -94,7 +104,17 @@ const text = (value: unknown): string | null => (typeof value === 'string' ? val
 /** A segment's entries, oldest first; `firstAt` is its `first_at`. */
 export function segmentEntries(entries: string, firstAt: Date | string): LoggedRequest[] {
   const base = new Date(firstAt).getTime();
-  return (JSON.parse(entries) as unknown[][]).map((places) => ({
+  let before: unknown[] = [];
+  return (JSON.parse(entries) as unknown[][]).map((places) => {
+    for (const place of REPEATED) if (places[place] === AS_BEFORE) places[place] = before[place];
+    before = places;
+    return entryOf(places, base);
+  });
+}
+
+/** An entry of its places, its `at` counted from `base`. */
+function entryOf(places: unknown[], base: number): LoggedRequest {
+  return {
     id: String(places[Place.Id]),
     keyId: text(places[Place.KeyId]),
     method: String(places[Place.Method]),
@@ -110,7 +130,7 @@ export function segmentEntries(entries: string, firstAt: Date | string): LoggedR
     requestBody: text(places[Place.RequestBody]),
     requestBodyTruncated: places[Place.RequestBodyTruncated] === 1,
     errorBody: text(places[Place.ErrorBody]),
-  }));
+  };
 }
 
 /** A segment's most entries… */
@@ -140,6 +160,8 @@ export class SegmentWriter {
   private errors = 0;
   private base = 0;
   private last = 0;
+  /** The segment's last entry, which the next one may repeat. */
+  private before: LoggedRequest | undefined;
   /** Entries added, in every segment. */
   size = 0;
 
@@ -147,7 +169,7 @@ export class SegmentWriter {
 
   add(entry: LoggedRequest): void {
     if (this.entries === 0) this.base = Math.round(entry.at);
-    const text = entryText(entry, this.base);
+    const text = entryText(entry, this.base, this.before);
     // UTF-8 takes at most three bytes a UTF-16 unit.
     const most = text.length * 3;
     if (
@@ -163,6 +185,7 @@ export class SegmentWriter {
     this.length += this.bytes.write(text, this.length);
     this.entries++;
     this.size++;
+    this.before = entry;
     if (entry.status >= 400) this.errors++;
     const at = Math.round(entry.at);
     if (this.entries === 1 || at > this.last) this.last = at;
@@ -188,6 +211,7 @@ export class SegmentWriter {
     this.length = 0;
     this.entries = 0;
     this.errors = 0;
+    this.before = undefined;
   }
 
   private grow(needed: number): void {
