@@ -216,6 +216,123 @@ describe('request log: rows', () => {
       },
     ]);
   });
+  it('reads back every field it writes, whatever its value', () => {
+    const tenant = { accountId: 'acct', keyId: 'key' } as Tenant;
+    const at = Date.parse('2026-11-24T12:00:00.000Z');
+    const requests = [
+      answered(tenant, { id: 'a', at, durationMs: 0 }),
+      // Arrived 12.3 s before the first, slow: a negative offset, a long duration.
+      answered(tenant, { id: 'b', at: at - 12_300, durationMs: 9_007_199.254 }),
+      answered(tenant, {
+        id: 'c',
+        at: at + 1,
+        keyId: null,
+        method: 'DELETE',
+        route: undefined,
+        url: '/v1/pets/1/\\x',
+        status: 503,
+        ip: '2001:db8::1',
+        idempotencyKey: 'é\u2028',
+        replayed: true,
+        body: { text: '{"a":"\t"}', truncated: true },
+        errorBody: '{"code":"service_unavailable"}',
+      }),
+      // As the first again, after an entry that differs in every repeated place.
+      answered(tenant, { id: 'd', at: at + 2, durationMs: 0.0004 }),
+    ];
+    const { segments } = rowsOf(requests, 'w');
+    const read = segmentEntries(segments[0]?.entries ?? '', segments[0]?.first_at ?? '');
+    assert.deepEqual(
+      read.map((entry) => [
+        entry.id,
+        entry.keyId,
+        entry.method,
+        entry.route,
+        entry.path,
+        entry.status,
+        entry.durationMs,
+        entry.errorCode,
+        entry.idempotencyKey,
+        entry.replayed,
+        entry.client,
+        entry.at - at,
+        entry.requestBody,
+        entry.requestBodyTruncated,
+        entry.errorBody,
+      ]),
+      [
+        [
+          'a',
+          'key',
+          'GET',
+          '/v1/pets',
+          '/v1/pets',
+          200,
+          0,
+          null,
+          null,
+          false,
+          '127.0.0.0/24',
+          0,
+          null,
+          false,
+          null,
+        ],
+        [
+          'b',
+          'key',
+          'GET',
+          '/v1/pets',
+          '/v1/pets',
+          200,
+          9_007_199.254,
+          null,
+          null,
+          false,
+          '127.0.0.0/24',
+          -12_300,
+          null,
+          false,
+          null,
+        ],
+        [
+          'c',
+          null,
+          'DELETE',
+          null,
+          '/v1/pets/1/\\x',
+          503,
+          1,
+          'service_unavailable',
+          'é\u2028',
+          true,
+          '2001:db8:0:0::/64',
+          1,
+          '{"a":"\t"}',
+          true,
+          '{"code":"service_unavailable"}',
+        ],
+        [
+          'd',
+          'key',
+          'GET',
+          '/v1/pets',
+          '/v1/pets',
+          200,
+          0,
+          null,
+          null,
+          false,
+          '127.0.0.0/24',
+          2,
+          null,
+          false,
+          null,
+        ],
+      ],
+    );
+  });
+
   it('splits an account into segments by count and by size, each read back whole, in order', () => {
     const tenant = { accountId: 'acct', keyId: 'key' } as Tenant;
     const at = Date.parse('2026-11-24T12:00:00.000Z');

@@ -38,7 +38,7 @@ export interface LoggedRequest {
 }
 
 /**
- * An entry's places in its array (entryText writes them in this order). New fields only ever
+ * An entry's places in its array (SegmentWriter writes them in this order). New fields only ever
  * go at the end, so that segments written before them still read (a missing place reads as
  * null). A success stops after `At`. Numbers are small integers, which cost a fraction of a
  * 13-digit time or a fraction to write: the time is ms after the segment's `first_at`, the
@@ -67,37 +67,8 @@ const Place = {
 
 /** The places that hold `0` when the entry has what the entry before it has. */
 const REPEATED = [Place.KeyId, Place.Method, Place.Route, Place.Path, Place.Client] as const;
+/** What such a place holds then (SegmentWriter writes it as the character `0`). */
 const AS_BEFORE = 0;
-
-/**
- * An entry as its segment holds it: the JSON text of its places, in Place's order, its time
- * counted from `base` (ms), what it shares with `before` (the segment's entry before it) as
- * `0`. One JSON.stringify of an array literal: V8's fastest way to it (building the text by
- * hand costs more, and Buffer.write then flattens it).
- */
-function entryText(entry: LoggedRequest, base: number, before: LoggedRequest | undefined): string {
-  const same = (value: string | null, previous: string | null | undefined) =>
-    before !== undefined && value === previous ? AS_BEFORE : value;
-  // Place by place, in Place's order.
-  const places: unknown[] = [
-    entry.id,
-    same(entry.keyId, before?.keyId),
-    same(entry.method, before?.method),
-    same(entry.route, before?.route),
-    same(entry.path, before?.path),
-    entry.status,
-    Math.round(entry.durationMs * 1000),
-    entry.errorCode,
-    entry.idempotencyKey,
-    entry.replayed ? 1 : 0,
-    same(entry.client, before?.client),
-    Math.round(entry.at - base),
-  ];
-  if (entry.requestBody !== null || entry.errorBody !== null) {
-    places.push(entry.requestBody, entry.requestBodyTruncated ? 1 : 0, entry.errorBody);
-  }
-  return JSON.stringify(places);
-}
 
 const text = (value: unknown): string | null => (typeof value === 'string' ? value : null);
 
@@ -144,6 +115,95 @@ export const SEGMENT_MAX_BYTES = 512 * 1024;
 /** The bytes a segment's text starts with; grown by doubling. */
 const FIRST_BYTES = 2_048;
 
+/** A string JSON writes as it is, between quotes: printable ASCII but `"` and `\`. */
+const PLAIN = /^[\x20\x21\x23-\x5b\x5d-\x7e]*$/;
+
+/**
+ * JSON text written straight into a growing byte buffer: a request's entry costs no string of
+ * its own and no object (JSON.stringify of its places cost three times more as requests were
+ * answered, and Buffer.write then copied it).
+ */
+class JsonBytes {
+  private bytes = Buffer.allocUnsafe(FIRST_BYTES);
+  length = 0;
+
+  /** Makes room for `more` bytes. */
+  reserve(more: number): void {
+    if (this.length + more <= this.bytes.length) return;
+    let size = this.bytes.length * 2;
+    while (size < this.length + more) size *= 2;
+    const bytes = Buffer.allocUnsafe(size);
+    this.bytes.copy(bytes, 0, 0, this.length);
+    this.bytes = bytes;
+  }
+
+  /** One ASCII character. */
+  char(code: number): void {
+    this.bytes[this.length++] = code;
+  }
+
+  /** A JSON string (or null); the number 0 instead when `asBefore`. */
+  string(value: string | null, asBefore = false): void {
+    if (asBefore) this.char(0x30);
+    else if (value === null) {
+      this.char(0x6e); // 'null'
+      this.char(0x75);
+      this.char(0x6c);
+      this.char(0x6c);
+    } else if (PLAIN.test(value)) {
+      this.char(0x22);
+      this.length += this.bytes.write(value, this.length, 'latin1');
+      this.char(0x22);
+    } else this.length += this.bytes.write(JSON.stringify(value), this.length);
+  }
+
+  /** An integer, as JSON writes it (null if it is none). */
+  integer(value: number): void {
+    if (!Number.isSafeInteger(value)) {
+      this.string(null);
+      return;
+    }
+    let rest = value;
+    if (rest < 0) {
+      this.char(0x2d); // '-'
+      rest = -rest;
+    }
+    let digits = 1;
+    for (let power = 10; power <= rest; power *= 10) digits++;
+    // Written from its last digit back.
+    this.length += digits;
+    for (let at = this.length - 1; digits > 0; digits--, at--) {
+      this.bytes[at] = 0x30 + (rest % 10);
+      rest = Math.floor(rest / 10);
+    }
+  }
+
+  /** The text written, and the buffer emptied. */
+  take(): string {
+    const text = this.bytes.toString('utf8', 0, this.length);
+    this.length = 0;
+    return text;
+  }
+}
+
+/** The most bytes an entry's text takes (a character escaped takes six). */
+function mostBytes(entry: LoggedRequest): number {
+  return (
+    96 +
+    6 *
+      (entry.id.length +
+        (entry.keyId?.length ?? 0) +
+        entry.method.length +
+        (entry.route?.length ?? 0) +
+        entry.path.length +
+        (entry.errorCode?.length ?? 0) +
+        (entry.idempotencyKey?.length ?? 0) +
+        (entry.client?.length ?? 0) +
+        (entry.requestBody?.length ?? 0) +
+        (entry.errorBody?.length ?? 0))
+  );
+}
+
 /**
  * One account's entries of a batch, written as segment text as each is added: what a batch
  * holds of an entry until it is written is its bytes (outside V8's heap), not an object, so a
@@ -154,8 +214,7 @@ const FIRST_BYTES = 2_048;
  */
 export class SegmentWriter {
   private readonly done: NewRequestLogSegment[] = [];
-  private bytes = Buffer.allocUnsafe(FIRST_BYTES);
-  private length = 0;
+  private readonly text = new JsonBytes();
   private entries = 0;
   private errors = 0;
   private base = 0;
@@ -168,21 +227,52 @@ export class SegmentWriter {
   constructor(readonly accountId: string) {}
 
   add(entry: LoggedRequest): void {
-    if (this.entries === 0) this.base = Math.round(entry.at);
-    const text = entryText(entry, this.base, this.before);
-    // UTF-8 takes at most three bytes a UTF-16 unit.
-    const most = text.length * 3;
+    const most = mostBytes(entry);
     if (
       this.entries === SEGMENT_MAX_ENTRIES ||
-      (this.entries > 0 && this.length + most > SEGMENT_MAX_BYTES)
+      (this.entries > 0 && this.text.length + most > SEGMENT_MAX_BYTES)
     ) {
       this.close();
-      this.add(entry);
-      return;
     }
-    if (this.length + most + 2 > this.bytes.length) this.grow(this.length + most + 2);
-    this.bytes[this.length++] = this.entries === 0 ? 0x5b : 0x2c; // '[' or ','
-    this.length += this.bytes.write(text, this.length);
+    if (this.entries === 0) this.base = Math.round(entry.at);
+    const text = this.text;
+    const before = this.before;
+    text.reserve(most + 2);
+    text.char(this.entries === 0 ? 0x5b : 0x2c); // the segment's '[', or ','
+    text.char(0x5b); // the entry's '['
+    // Place by place, in Place's order.
+    text.string(entry.id);
+    text.char(0x2c);
+    text.string(entry.keyId, before !== undefined && entry.keyId === before.keyId);
+    text.char(0x2c);
+    text.string(entry.method, before !== undefined && entry.method === before.method);
+    text.char(0x2c);
+    text.string(entry.route, before !== undefined && entry.route === before.route);
+    text.char(0x2c);
+    text.string(entry.path, before !== undefined && entry.path === before.path);
+    text.char(0x2c);
+    text.integer(entry.status);
+    text.char(0x2c);
+    text.integer(Math.round(entry.durationMs * 1000));
+    text.char(0x2c);
+    text.string(entry.errorCode);
+    text.char(0x2c);
+    text.string(entry.idempotencyKey);
+    text.char(0x2c);
+    text.integer(entry.replayed ? 1 : 0);
+    text.char(0x2c);
+    text.string(entry.client, before !== undefined && entry.client === before.client);
+    text.char(0x2c);
+    text.integer(Math.round(entry.at - this.base));
+    if (entry.requestBody !== null || entry.errorBody !== null) {
+      text.char(0x2c);
+      text.string(entry.requestBody);
+      text.char(0x2c);
+      text.integer(entry.requestBodyTruncated ? 1 : 0);
+      text.char(0x2c);
+      text.string(entry.errorBody);
+    }
+    text.char(0x5d); // the entry's ']'
     this.entries++;
     this.size++;
     this.before = entry;
@@ -199,27 +289,19 @@ export class SegmentWriter {
 
   private close(): void {
     if (this.entries === 0) return;
-    this.bytes[this.length++] = 0x5d; // ']'
+    this.text.reserve(1);
+    this.text.char(0x5d); // ']'
     this.done.push({
       account_id: this.accountId,
       size: this.entries,
       errors: this.errors,
       first_at: new Date(this.base).toISOString(),
       last_at: new Date(this.last).toISOString(),
-      entries: this.bytes.toString('utf8', 0, this.length),
+      entries: this.text.take(),
     });
-    this.length = 0;
     this.entries = 0;
     this.errors = 0;
     this.before = undefined;
-  }
-
-  private grow(needed: number): void {
-    let size = this.bytes.length * 2;
-    while (size < needed) size *= 2;
-    const bytes = Buffer.allocUnsafe(size);
-    this.bytes.copy(bytes, 0, 0, this.length);
-    this.bytes = bytes;
   }
 }
 
