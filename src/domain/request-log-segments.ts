@@ -120,8 +120,8 @@ const PLAIN = /^[\x20\x21\x23-\x5b\x5d-\x7e]*$/;
 
 /**
  * JSON text written straight into a growing byte buffer: a request's entry costs no string of
- * its own and no object (JSON.stringify of its places cost three times more as requests were
- * answered, and Buffer.write then copied it).
+ * its own and no object. (JSON.stringify of its places, then Buffer.write of that text, was
+ * the larger part of what the log cost a request: 5.7% of a server's samples under a GET load.)
  */
 class JsonBytes {
   private bytes = Buffer.allocUnsafe(FIRST_BYTES);
