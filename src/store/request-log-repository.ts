@@ -47,8 +47,10 @@ const ADD_COUNTS = sql.raw(
 
 /**
  * PostgreSQL: a batch's rows in one statement, whatever their number, one array parameter per
- * column (`unnest`): one round trip, planned once (a prepared write).
+ * column (`unnest`): one round trip, planned once (a prepared write). Segments larger than
+ * this many characters go in a statement each (`insertSegment`).
  */
+const LARGE_SEGMENT = 8 * 1024;
 type Arrays = Record<`c${number}`, unknown[]>;
 const unnested = (columns: readonly string[], types: Record<string, string>, p: Arrays) =>
   sql`select ${names(columns)} from unnest(${sql.join(
@@ -66,8 +68,13 @@ const addHoursPostgres = preparedWrite((tx: Tx, p: Arrays) => ({
       ${unnested(HOUR_COLUMNS, HOUR_TYPES, p)} ${ADD_COUNTS}`.compile(tx),
 }));
 
-/** SQLite: a prepared statement a row, run on the batch's connection directly. */
-const insertSegmentSqlite = preparedWrite((tx: Tx, p: NewRequestLogSegment) => ({
+/**
+ * A segment a statement: on SQLite each segment (run on the batch's connection directly), on
+ * PostgreSQL each large one. A text in an array parameter is escaped by the client (a `\` before
+ * each of its thousands of `"`) and parsed back by the server; a text parameter of its own is
+ * sent as it is.
+ */
+const insertSegment = preparedWrite((tx: Tx, p: NewRequestLogSegment) => ({
   compile: () =>
     sql`insert into request_log_segments (${names(COLUMNS)})
       values (${sql.join(COLUMNS.map((name) => p[name]))})`.compile(tx),
@@ -99,13 +106,18 @@ export async function insertRequestLog(
 ): Promise<void> {
   if (segments.length === 0) return;
   if (tx.getExecutor().adapter instanceof PostgresAdapter) {
+    // Pipelined: one round trip, whatever the number of statements.
+    const small = segments.filter((segment) => segment.entries.length <= LARGE_SEGMENT);
     await Promise.all([
-      insertSegmentsPostgres(tx, byColumn(segments, COLUMNS)),
+      ...(small.length > 0 ? [insertSegmentsPostgres(tx, byColumn(small, COLUMNS))] : []),
+      ...segments
+        .filter((segment) => segment.entries.length > LARGE_SEGMENT)
+        .map((segment) => insertSegment(tx, segment)),
       addHoursPostgres(tx, byColumn(hours, HOUR_COLUMNS)),
     ]);
     return;
   }
-  for (const segment of segments) await insertSegmentSqlite(tx, segment);
+  for (const segment of segments) await insertSegment(tx, segment);
   for (const counts of hours) await addHourSqlite(tx, counts);
 }
 
