@@ -41,6 +41,8 @@ declare module 'fastify' {
   interface FastifyRequest {
     /** When the request arrived (performance.now()); 0 when no onRequest hook ran. */
     arrivedAt: number;
+    /** …and by the app's clock (ms since the epoch), for its entry's `createdAt`. */
+    arrivedTime: number;
     /** Its entry was captured. */
     logged: boolean;
   }
@@ -459,7 +461,8 @@ function capture(
       request.logged = true;
       const status = reply.statusCode;
       const failed = status >= 400;
-      const durationMs = request.arrivedAt === 0 ? 0 : performance.now() - request.arrivedAt;
+      const arrived = request.arrivedAt !== 0;
+      const durationMs = arrived ? performance.now() - request.arrivedAt : 0;
       const idempotencyKey = request.headers['idempotency-key'];
       requestLog.add({
         accountId: caller.account.id,
@@ -470,7 +473,9 @@ function capture(
         url: request.url,
         status,
         durationMs,
-        at: clock.now().getTime() - durationMs,
+        // Read at arrival, not worked out from the answer's time and the duration: the clock
+        // counts whole ms, so two requests less than a ms apart could swap.
+        at: arrived ? request.arrivedTime : clock.now().getTime(),
         ip: request.ip,
         idempotencyKey,
         replayed: idempotencyKey !== undefined && reply.getHeader(REPLAYED_HEADER) === 'true',
@@ -492,11 +497,14 @@ function captureRoute(requestLog: RequestLog, clock: Clock) {
   };
 }
 
-/** When a request arrived (performance.now()), for its entry's duration. */
-const arrived: onRequestHookHandler = (request, _reply, done) => {
-  request.arrivedAt = performance.now();
-  done();
-};
+/** When a request arrived, for its entry's duration and time. */
+function arrival(clock: Clock): onRequestHookHandler {
+  return (request, _reply, done) => {
+    request.arrivedAt = performance.now();
+    request.arrivedTime = clock.now().getTime();
+    done();
+  };
+}
 
 /**
  * The request log as a plugin of the app (not encapsulated: its hooks see every request and
@@ -514,10 +522,11 @@ export const requestLogPlugin = fp(
     });
     app.decorate('requestLog', requestLog);
     app.decorateRequest('arrivedAt', 0);
+    app.decorateRequest('arrivedTime', 0);
     app.decorateRequest('logged', false);
     // REQUEST_LOG=off: nothing is captured, and so nothing is written.
     if (config.requestLog.enabled) {
-      app.addHook('onRequest', arrived);
+      app.addHook('onRequest', arrival(clock));
       app.addHook('onRoute', captureRoute(requestLog, clock));
       // The answers of no route (404, 405) have the app's hooks only.
       const unmatched = capture(requestLog, clock, undefined);
