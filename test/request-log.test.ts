@@ -13,6 +13,7 @@ import { BODY_MAX_BYTES, keptBody, REDACTED } from '../src/domain/request-log.js
 import {
   SEGMENT_MAX_BYTES,
   SEGMENT_MAX_ENTRIES,
+  SegmentWriter,
   segmentEntries,
 } from '../src/domain/request-log-segments.js';
 import {
@@ -279,6 +280,32 @@ describe('request log: rows', () => {
       },
       { ...plain, id: 'd', at: at + 2 },
     ]);
+  });
+
+  it('holds what an entry writes, not a bound on it: an error with 4 KB bodies, ~8 KB', () => {
+    const at = Date.parse('2026-11-24T12:00:00.000Z');
+    const writer = new SegmentWriter('acct');
+    writer.add({
+      id: 'bad',
+      keyId: 'key',
+      method: 'POST',
+      route: '/v1/pets',
+      path: '/v1/pets',
+      status: 400,
+      durationMs: 1,
+      errorCode: 'validation_failed',
+      idempotencyKey: null,
+      replayed: false,
+      client: null,
+      at,
+      requestBody: 'x'.repeat(BODY_MAX_BYTES),
+      requestBodyTruncated: true,
+      errorBody: `{"message":"${'y'.repeat(BODY_MAX_BYTES - 20)}"}`,
+    });
+    // Many accounts failing at once each hold this until their batch is written.
+    assert.ok(writer.bytesHeld <= 2 * 8_400, String(writer.bytesHeld));
+    const [segment] = writer.segments();
+    assert.equal(segmentEntries(segment?.entries ?? '', segment?.first_at ?? '')[0]?.id, 'bad');
   });
 
   it('splits an account into segments by count and by size, each read back whole, in order', () => {
