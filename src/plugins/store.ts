@@ -27,6 +27,7 @@ export const storePlugin = fp<StoreOptions>(
       openDatabase(config.databaseUrl, {
         poolSize: config.databasePoolSize,
         statementTimeoutMs: config.databaseStatementTimeoutMs,
+        warn: (message) => log.warn(message),
       });
     app.decorate('database', database);
     if (given) return;

@@ -25,6 +25,7 @@ import * as requestLog from './migrations/0013_request_log.js';
 import * as keyScopes from './migrations/0014_key_scopes.js';
 import * as requestLogSegments from './migrations/0015_request_log_segments.js';
 import { PgGroupCommit } from './pg-group-commit.js';
+import { checkpointOffThread } from './sqlite-checkpoints.js';
 import { sqliteStatements } from './sqlite-statements.js';
 import type { Tables } from './tables.js';
 
@@ -101,6 +102,8 @@ export interface DatabaseOptions {
    * wraps the real sync to make it fail, as a failing disk would.
    */
   datasync?: (file: FileHandle) => Promise<void>;
+  /** Told of trouble that fails no request (a SQLite checkpoint that failed, say). */
+  warn?: (message: string) => void;
 }
 
 // PostgreSQL sends int8 (bigint ids, count(*)) as text; our ids stay far below 2^53.
@@ -163,6 +166,8 @@ export function openDatabase(url: string, options: DatabaseOptions = {}): Databa
   /** Orders the ids the writes make (src/store/id-clock.ts): lent with every write's `Tx`. */
   const ids = new IdClock();
   let group: Pick<GroupCommit, 'run' | 'close'>;
+  /** Stops what works beside the connections (SQLite's checkpoint thread) before they close. */
+  let closeFirst = async () => {};
   /** Closes what the connections needed until they closed (the WAL file's handle). */
   let closeLast = async () => {};
   if (dialect === 'sqlite') {
@@ -172,7 +177,8 @@ export function openDatabase(url: string, options: DatabaseOptions = {}): Databa
     sqlite.pragma('journal_mode = WAL');
     // A commit we acknowledge survives a power cut, not just a process crash: SQLite's commit
     // writes the WAL (NORMAL), and group commit syncs it off the event loop before anyone is
-    // told (walSync). Checkpoints still sync in SQLite. An in-memory database has no file.
+    // told (walSync). Checkpoints sync too, on a thread of their own. An in-memory database has
+    // no file.
     const wal = path === ':memory:' ? undefined : walSync(path, options.datasync);
     sqlite.pragma(`synchronous = ${wal ? 'NORMAL' : 'FULL'}`);
     sqlite.pragma('foreign_keys = ON');
@@ -187,15 +193,25 @@ export function openDatabase(url: string, options: DatabaseOptions = {}): Databa
     };
     db = new Kysely<Tables>({ dialect: new SqliteDialect({ database: statements }) });
     group = new GroupCommit(db, sqlite, statements, wal?.sync, ids);
-    closeLast = async () => wal?.close();
+    if (wal) {
+      const checkpoints = checkpointOffThread(sqlite, path, { warn: options.warn });
+      closeFirst = () => checkpoints.close();
+    }
     // A second connection to an in-memory database would be another database.
-    if (path === ':memory:') {
-      reader = db;
-    } else {
-      const readerStatements = sqliteStatements(openReader(path), 'reader statements');
+    const readerSqlite = path === ':memory:' ? undefined : openReader(path);
+    if (readerSqlite) {
+      const readerStatements = sqliteStatements(readerSqlite, 'reader statements');
       caches.push(readerStatements.statements);
       reader = new Kysely<Tables>({ dialect: new SqliteDialect({ database: readerStatements }) });
+    } else {
+      reader = db;
     }
+    closeLast = async () => {
+      // Kysely closes a connection only if it lent it once: a reader never read through (a CLI
+      // command's, say) would stay open, and its files with it.
+      for (const connection of [sqlite, readerSqlite]) if (connection?.open) connection.close();
+      await wal?.close();
+    };
   } else {
     const poolConfig: pg.PoolConfig = {
       connectionString: url,
@@ -236,6 +252,7 @@ export function openDatabase(url: string, options: DatabaseOptions = {}): Databa
       // (500, "The database connection is not open") though some had committed.
       closing ??= (async () => {
         await group.close();
+        await closeFirst();
         await Promise.all([db.destroy(), reader === db ? undefined : reader.destroy()]);
         await closeLast();
       })();
