@@ -1,9 +1,10 @@
 /**
  * What the request log costs (docs/decisions/0013-request-log.md, 0015): capturing an answered
- * request (the onSend hook's work: an object pushed; an error's body redacted), and writing a
- * batch of 500 entries of 50 accounts (their segments made, then one `Database.write`) on
- * SQLite and, with BENCH_DATABASE_URL (or TEST_DATABASE_URL) set, on PostgreSQL, into a log
- * that already holds 100,000 entries.
+ * request (the onSend hook's work: its entry encoded into its batch; an error's body
+ * redacted), and writing batches of BENCH_LOG_BATCH (5,000) entries of BENCH_LOG_ACCOUNTS (20)
+ * accounts (their segments made, then one `Database.write`) on SQLite and, with
+ * BENCH_DATABASE_URL (or TEST_DATABASE_URL) set, on PostgreSQL, into a log that already holds
+ * 100,000 entries.
  * Usage: npm run build && tsx bench/request-log.ts [batches]
  */
 import { randomUUID } from 'node:crypto';
@@ -28,8 +29,11 @@ const { openDatabase } = (await import(
 type AnsweredRequest = import('../src/http/request-log.js').AnsweredRequest;
 
 const batches = Number(process.argv[2] ?? 40);
-const BATCH = 500;
-const accounts = Array.from({ length: 50 }, (_, i) => `acct_${i}`);
+const BATCH = Number(process.env.BENCH_LOG_BATCH ?? 5_000);
+const accounts = Array.from(
+  { length: Number(process.env.BENCH_LOG_ACCOUNTS ?? 20) },
+  (_, i) => `acct_${i}`,
+);
 
 /** A request as the hook captures it: nine GETs answered 200 for one POST refused with 400. */
 function answered(i: number, at: number): AnsweredRequest {
@@ -78,7 +82,7 @@ const unwritten = new RequestLog(
   { isDown: () => false, databaseFailed: () => false },
   { requestLogWritten: () => {}, requestLogDropped: () => {}, watchRequestLog: () => {} },
   { error: () => {} },
-  { maxBuffered: 1_000_000, batchSize: 1_000_000, everyMs: 60_000 },
+  { maxBuffered: 10_000_000, batchSize: 10_000_000, everyMs: 600_000 },
 );
 const start = Date.now();
 perOp('capture a success (object + add)', 500_000, (i) =>
@@ -99,6 +103,34 @@ perOp('capture a success (object + add)', 500_000, (i) =>
     errorBody: null,
   }),
 );
+// As a mixed load captures them: 20 accounts taking turns, each request with its UUID (made
+// beforehand: making one is not the log's cost), a tenth of them POSTs answered 201.
+const ids = Array.from({ length: 1 << 16 }, () => randomUUID());
+const routes = [
+  ['GET', '/v1/pets', '/v1/pets?limit=20'],
+  ['GET', '/v1/pets', '/v1/pets?status=sold&limit=20'],
+  ['GET', '/v1/pets/{petId}', '/v1/pets/1234'],
+  ['POST', '/v1/pets', '/v1/pets'],
+] as const;
+perOp('capture a mixed load (20 accounts, 4 routes)', 500_000, (i) => {
+  const [method, route, url] = routes[i % 7 === 0 ? 3 : i % 3] ?? routes[0];
+  unwritten.add({
+    accountId: accounts[i % 20] as string,
+    keyId: `key_0aBcDeFgHiJk${i % 20}`,
+    id: ids[i & 0xffff] as string,
+    method,
+    route,
+    url,
+    status: method === 'POST' ? 201 : 200,
+    durationMs: 0.8,
+    at: start + i / 40,
+    ip: '127.0.0.1',
+    idempotencyKey: undefined,
+    replayed: false,
+    body: null,
+    errorBody: null,
+  });
+});
 const body = { name: 'Rex', categoryId: 1, status: 'sold', password: 'x', tags: ['a', 'b'] };
 perOp('redact and cut a small error body (keptBody)', 200_000, () => keptBody(body));
 const big = { items: Array.from({ length: 5_000 }, (_, i) => ({ name: `pet ${i}`, token: i })) };
@@ -111,7 +143,7 @@ async function writeBatches(url: string, label: string): Promise<void> {
     await database.schema.migrate();
     let at = Date.now() - 3_600_000;
     // A table of 100,000 entries first: indexes as deep as a used log's.
-    for (let b = 0; b < 200; b++) {
+    for (let b = 0; b < 100_000 / BATCH; b++) {
       const { segments, hours } = rowsOf(
         Array.from({ length: BATCH }, (_, i) => answered(i, at++)),
         'seed',
@@ -135,10 +167,11 @@ async function writeBatches(url: string, label: string): Promise<void> {
       cpus.push((used.user + used.system) / 1000);
     }
     console.log(
-      `${label}: 500 entries: rows ${median(rows).toFixed(2)} ms (p95 ${p95(rows).toFixed(2)}), ` +
+      `${label}: ${BATCH} entries of ${accounts.length} accounts: rows ${median(rows).toFixed(2)} ms (p95 ${p95(rows).toFixed(2)}), ` +
         `write ${median(writes).toFixed(2)} ms (p95 ${p95(writes).toFixed(2)}; ` +
         `this process's CPU ${median(cpus).toFixed(2)} ms), ` +
-        `${((median(rows) + median(writes)) * 2).toFixed(1)} µs an entry`,
+        `${(((median(rows) + median(writes)) * 1000) / BATCH).toFixed(2)} µs an entry ` +
+        `(${((median(cpus) * 1000) / BATCH).toFixed(2)} µs of CPU writing it)`,
     );
   } finally {
     await database.close();

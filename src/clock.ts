@@ -5,6 +5,12 @@ export interface Clock {
 
 export const systemClock: Clock = { now: () => new Date() };
 
+/** A reader of the clock's time in ms since the epoch: for the system clock, `Date.now`, which
+ * makes no Date (a hook that runs for every request reads it). */
+export function millisOf(clock: Clock): () => number {
+  return clock === systemClock ? Date.now : () => clock.now().getTime();
+}
+
 /** The work's result, or a rejection once `ms` have passed without one. */
 export async function withTimeout<T>(work: Promise<T>, ms: number): Promise<T> {
   let timer: NodeJS.Timeout | undefined;

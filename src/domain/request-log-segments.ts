@@ -238,8 +238,15 @@ export class SegmentWriter {
   private errors = 0;
   private base = 0;
   private last = 0;
-  /** The segment's last entry, which the next one may repeat. */
-  private before: LoggedRequest | undefined;
+  /** What the segment's last entry had in the places that may repeat (REPEATED): its own
+   * copy, so that a caller may fill one entry object again for the next request. */
+  private readonly before: Pick<LoggedRequest, 'keyId' | 'method' | 'route' | 'path' | 'client'> = {
+    keyId: null,
+    method: '',
+    route: null,
+    path: '',
+    client: null,
+  };
   /** Entries added, in every segment. */
   size = 0;
 
@@ -250,6 +257,7 @@ export class SegmentWriter {
     return this.text.capacity;
   }
 
+  /** Writes an entry into the open segment; keeps nothing of `entry` itself. */
   add(entry: LoggedRequest): void {
     const most = mostBytes(entry);
     if (
@@ -261,6 +269,7 @@ export class SegmentWriter {
     if (this.entries === 0) this.base = Math.round(entry.at);
     const text = this.text;
     const before = this.before;
+    const repeats = this.entries > 0;
     // Its strings make room for themselves as they are written.
     text.reserve(FIXED_BYTES + 2);
     text.char(this.entries === 0 ? 0x5b : 0x2c); // the segment's '[', or ','
@@ -269,13 +278,13 @@ export class SegmentWriter {
     // `entry[place]`, cost a capture 0.13 µs more).
     text.string(entry.id);
     text.char(0x2c);
-    text.string(entry.keyId, before !== undefined && entry.keyId === before.keyId);
+    text.string(entry.keyId, repeats && entry.keyId === before.keyId);
     text.char(0x2c);
-    text.string(entry.method, before !== undefined && entry.method === before.method);
+    text.string(entry.method, repeats && entry.method === before.method);
     text.char(0x2c);
-    text.string(entry.route, before !== undefined && entry.route === before.route);
+    text.string(entry.route, repeats && entry.route === before.route);
     text.char(0x2c);
-    text.string(entry.path, before !== undefined && entry.path === before.path);
+    text.string(entry.path, repeats && entry.path === before.path);
     text.char(0x2c);
     text.integer(entry.status);
     text.char(0x2c);
@@ -287,7 +296,7 @@ export class SegmentWriter {
     text.char(0x2c);
     text.integer(entry.replayed ? 1 : 0);
     text.char(0x2c);
-    text.string(entry.client, before !== undefined && entry.client === before.client);
+    text.string(entry.client, repeats && entry.client === before.client);
     text.char(0x2c);
     text.integer(Math.round(entry.at - this.base));
     if (entry.requestBody !== null || entry.errorBody !== null) {
@@ -301,7 +310,11 @@ export class SegmentWriter {
     text.char(0x5d); // the entry's ']'
     this.entries++;
     this.size++;
-    this.before = entry;
+    before.keyId = entry.keyId;
+    before.method = entry.method;
+    before.route = entry.route;
+    before.path = entry.path;
+    before.client = entry.client;
     if (entry.status >= 400) this.errors++;
     const at = Math.round(entry.at);
     if (this.entries === 1 || at > this.last) this.last = at;
@@ -327,7 +340,6 @@ export class SegmentWriter {
     });
     this.entries = 0;
     this.errors = 0;
-    this.before = undefined;
   }
 }
 

@@ -6,7 +6,7 @@ import type {
   RouteOptions,
 } from 'fastify';
 import fp from 'fastify-plugin';
-import type { Clock } from '../clock.js';
+import { type Clock, millisOf } from '../clock.js';
 import { randomBase62 } from '../domain/random.js';
 import {
   HOUR_MS,
@@ -15,7 +15,7 @@ import {
   keptErrorBody,
   REQUEST_LOG_MAX_ENTRIES,
 } from '../domain/request-log.js';
-import { SegmentWriter } from '../domain/request-log-segments.js';
+import { type LoggedRequest, SegmentWriter } from '../domain/request-log-segments.js';
 import type { Log } from '../log.js';
 import type { Metrics } from '../ops/metrics.js';
 import { brief, type Outages } from '../ops/outages.js';
@@ -139,6 +139,9 @@ class Shared<T> {
 interface AccountBatch {
   entries: SegmentWriter;
   hours: Map<number, HourCounts>;
+  /** The hour of its last request, and that hour's counts: nearly every request's. */
+  hour: number;
+  counts: HourCounts | undefined;
 }
 
 /**
@@ -153,6 +156,25 @@ class LogBatch {
   size = 0;
   /** When the first was added (performance.now()). */
   readonly startedAt = performance.now();
+  /** The entry each request is made into, filled again for the next: its segment writer keeps
+   * its bytes, not the object. */
+  private readonly entry: LoggedRequest = {
+    id: '',
+    keyId: null,
+    method: '',
+    route: null,
+    path: '',
+    status: 0,
+    durationMs: 0,
+    errorCode: null,
+    idempotencyKey: null,
+    replayed: false,
+    client: null,
+    at: 0,
+    requestBody: null,
+    requestBodyTruncated: false,
+    errorBody: null,
+  };
 
   /** @param writer the writer's name in the hours' counts (each writer has its own rows) */
   constructor(private readonly writer: string) {}
@@ -164,44 +186,54 @@ class LogBatch {
       : request.idempotencyKey;
     let account = this.accounts.get(request.accountId);
     if (account === undefined) {
-      account = { entries: new SegmentWriter(request.accountId), hours: new Map() };
+      account = {
+        entries: new SegmentWriter(request.accountId),
+        hours: new Map(),
+        hour: 0,
+        counts: undefined,
+      };
       this.accounts.set(request.accountId, account);
     }
-    account.entries.add({
-      id: request.id,
-      keyId: request.keyId,
-      method: request.method,
-      route: request.route ?? null,
-      path: (query < 0 ? request.url : request.url.slice(0, query)).slice(0, MAX_PATH),
-      status: request.status,
-      durationMs: request.durationMs,
-      errorCode: errorCodeOf(request.errorBody),
-      idempotencyKey: key === undefined ? null : key.slice(0, MAX_IDEMPOTENCY_KEY),
-      replayed: request.replayed,
-      client: request.ip === undefined ? null : this.clients.of(request.ip),
-      at: request.at,
-      requestBody: request.body?.text ?? null,
-      requestBodyTruncated: request.body?.truncated ?? false,
-      errorBody: request.errorBody,
-    });
+    const entry = this.entry;
+    entry.id = request.id;
+    entry.keyId = request.keyId;
+    entry.method = request.method;
+    entry.route = request.route ?? null;
+    entry.path = (query < 0 ? request.url : request.url.slice(0, query)).slice(0, MAX_PATH);
+    entry.status = request.status;
+    entry.durationMs = request.durationMs;
+    entry.errorCode = errorCodeOf(request.errorBody);
+    entry.idempotencyKey = key === undefined ? null : key.slice(0, MAX_IDEMPOTENCY_KEY);
+    entry.replayed = request.replayed;
+    entry.client = request.ip === undefined ? null : this.clients.of(request.ip);
+    entry.at = request.at;
+    entry.requestBody = request.body?.text ?? null;
+    entry.requestBodyTruncated = request.body?.truncated ?? false;
+    entry.errorBody = request.errorBody;
+    account.entries.add(entry);
     this.size++;
     const count = countOf(request.status);
     if (count === undefined) return;
     const hour = request.at - (request.at % HOUR_MS);
-    let counts = account.hours.get(hour);
-    if (counts === undefined) {
-      counts = {
-        account_id: request.accountId,
-        hour: new Date(hour).toISOString(),
-        writer: this.writer,
-        s2xx: 0,
-        s4xx: 0,
-        s5xx: 0,
-        s429: 0,
-      };
-      account.hours.set(hour, counts);
+    if (hour !== account.hour || account.counts === undefined) {
+      account.hour = hour;
+      account.counts = account.hours.get(hour) ?? this.newHour(account, request.accountId, hour);
     }
-    counts[count]++;
+    account.counts[count]++;
+  }
+
+  private newHour(account: AccountBatch, accountId: string, hour: number): HourCounts {
+    const counts = {
+      account_id: accountId,
+      hour: new Date(hour).toISOString(),
+      writer: this.writer,
+      s2xx: 0,
+      s4xx: 0,
+      s5xx: 0,
+      s429: 0,
+    };
+    account.hours.set(hour, counts);
+    return counts;
   }
 
   /** Its rows: its segments (one per account, unless many or large) and its hours' counts. */
@@ -237,12 +269,12 @@ export interface RequestLogOptions {
   closeWithinMs?: number;
 }
 
-export const BATCH_SIZE = 2_000;
+export const BATCH_SIZE = 5_000;
 export const BATCH_EVERY_MS = 200;
 
 /**
  * The log's buffer and its writer, one per app. `add` encodes an entry into the open batch
- * and never waits; batches are written when full (2,000 entries) or when their first entry
+ * and never waits; batches are written when full (5,000 entries) or when their first entry
  * has waited 200 ms, one at a time, each in one `Database.write` (a segment per account, and
  * the hours' counts: on PostgreSQL two statements, whatever its size). Past `maxBuffered`
  * entries waiting, new ones are dropped and counted, never waited for. A batch that cannot be
@@ -499,9 +531,10 @@ function captureRoute(requestLog: RequestLog, clock: Clock) {
 
 /** When a request arrived, for its entry's duration and time. */
 function arrival(clock: Clock): onRequestHookHandler {
+  const millis = millisOf(clock);
   return (request, _reply, done) => {
     request.arrivedAt = performance.now();
-    request.arrivedTime = clock.now().getTime();
+    request.arrivedTime = millis();
     done();
   };
 }
