@@ -12,8 +12,9 @@
  *
  * The request log's cost: a second instance of the service on the same store, started with
  * REQUEST_LOG=off and otherwise alike (its own worker too), answers the GET, the POST and the
- * 90/10 mix too, each right beside the same scenario with the log (in turns first); its rows
- * end in "(request log off)", and the log's cost is the median of the pairs' ratios.
+ * 90/10 mix too, twice a round each, mirrored with the same scenario with the log (with,
+ * without, without, with; the other way in even rounds); its rows end in "(request log off)",
+ * and the log's cost is the median of the rounds' ratios of the twins' summed rates.
  *
  * The POSTs are also measured against the store's own limit for the same insert, run in every
  * round just before the first of them: on PostgreSQL a bare pg client loop with the same
@@ -80,6 +81,8 @@ interface Row extends Measured {
   vsInserts?: number;
   /** Against its twin without the request log, run beside it: the median of the rounds. */
   vsLogOff?: number;
+  /** …and each round's, in order. */
+  vsLogOffRounds?: number[];
   /** Requests per second in each round. */
   rounds: number[];
 }
@@ -356,15 +359,19 @@ async function runMode(
   // throughput drifts (by a third over minutes, seen here), so each scenario's ratio in a round
   // is taken against the mean of the ceiling runs just before and just after it; a row's ratio
   // is the median of its rounds' ratios, its rate and latencies those of its median round.
-  // A scenario and its twin on the instance without the request log run back to back, in
-  // turns first (odd rounds: with the log first), so each round gives the log's cost from two
-  // neighbouring runs that met the same drift and followed the same scenario.
+  // A scenario and its twin on the instance without the request log run twice each in a
+  // round, mirrored (odd rounds: with, without, without, with; even rounds the other way), so
+  // each round gives the log's cost from runs that met the same stretch of the VM: a drift
+  // that is steady across the four cancels out of the ratio of their sums.
   const [ceilingScenario, ceilingSpec] = scenarios[0] ?? [];
   if (!ceilingScenario || !ceilingSpec) throw new Error('no ceiling scenario');
-  type Run = Measured & { ratio: number; vsInserts?: number; vsLogOff?: number };
+  type Run = Measured & { ratio: number; vsInserts?: number; round: number };
   const runs = new Map<string, Run[]>();
+  /** Each round's ratio of the rates with and without the request log, by scenario. */
+  const vsLogOff = new Map<string, number[]>();
+  let round = 0;
   const record = (scenario: string, result: Measured, ratio: number, vsInserts?: number) => {
-    runs.set(scenario, [...(runs.get(scenario) ?? []), { ...result, ratio, vsInserts }]);
+    runs.set(scenario, [...(runs.get(scenario) ?? []), { ...result, ratio, vsInserts, round }]);
     process.stdout.write(` ${Math.round(result.requestsPerSecond)}`);
   };
   const measured = scenarios.slice(1);
@@ -377,13 +384,13 @@ async function runMode(
         return measured.some(([other]) => `${other} ${LOG_OFF}` === scenario[0]) ? [] : [scenario];
       }
       if (!twin) return [scenario];
-      return round % 2 === 1 ? [scenario, twin] : [twin, scenario];
+      return round % 2 === 1 ? [scenario, twin, twin, scenario] : [twin, scenario, scenario, twin];
     });
   const insertsRow = INSERTS[store.url.startsWith('postgres') ? 'postgres' : 'sqlite'];
   let drainMs: number | null = null;
   const probe = openDatabase(store.url, { poolSize: 1 });
   try {
-    for (let round = 1; round <= ROUNDS; round++) {
+    for (round = 1; round <= ROUNDS; round++) {
       process.stdout.write(`  round ${round} of ${ROUNDS}:`);
       let before = await measure(ceilingSpec);
       record(ceilingScenario, before, 1);
@@ -425,17 +432,16 @@ async function runMode(
           record(ceilingScenario, after, 1);
           before = after;
         }
-        // Once both twins ran this round: the log's cost, as the ratio of their rates.
-        const logged = scenario.endsWith(LOG_OFF)
-          ? scenario.slice(0, -LOG_OFF.length - 1)
-          : scenario;
-        const [on, off] = [
-          runs.get(logged)?.[round - 1],
-          runs.get(`${logged} ${LOG_OFF}`)?.[round - 1],
-        ];
-        if (on && off && on.vsLogOff === undefined) {
-          on.vsLogOff = on.requestsPerSecond / off.requestsPerSecond;
-        }
+      }
+      // The log's cost this round: the ratio of the twins' summed rates.
+      for (const [scenario] of measured) {
+        const thisRound = (name: string) =>
+          (runs.get(name) ?? [])
+            .filter((run) => run.round === round)
+            .reduce((sum, run) => sum + run.requestsPerSecond, 0);
+        const [on, off] = [thisRound(scenario), thisRound(`${scenario} ${LOG_OFF}`)];
+        if (on > 0 && off > 0)
+          vsLogOff.set(scenario, [...(vsLogOff.get(scenario) ?? []), on / off]);
       }
       process.stdout.write(' req/s\n');
     }
@@ -454,7 +460,7 @@ async function runMode(
   for (const scenario of rowNames) {
     const all = runs.get(scenario) ?? [];
     const vsInserts = all.flatMap((run) => (run.vsInserts === undefined ? [] : [run]));
-    const vsLogOff = all.flatMap((run) => (run.vsLogOff === undefined ? [] : [run]));
+    const logCost = vsLogOff.get(scenario) ?? [];
     rows.push({
       mode,
       scenario,
@@ -466,8 +472,9 @@ async function runMode(
       ...(vsInserts.length > 0 && {
         vsInserts: median(vsInserts, (run) => run.vsInserts ?? 0).vsInserts,
       }),
-      ...(vsLogOff.length > 0 && {
-        vsLogOff: median(vsLogOff, (run) => run.vsLogOff ?? 0).vsLogOff,
+      ...(logCost.length > 0 && {
+        vsLogOff: [...logCost].sort((a, b) => a - b)[Math.floor(logCost.length / 2)],
+        vsLogOffRounds: logCost,
       }),
       // Non-2xx answers in every round, not the median's alone.
       errors: all.reduce((sum, r) => sum + r.errors, 0),
@@ -598,7 +605,8 @@ for (const mode of modes) {
     if (logged.cpuUs !== undefined && off.cpuUs !== undefined) {
       logCosts.push(
         `${mode.mode}: ${scenario}: ${fmt(logged.vsLogOff, 2)} × the rate without the request ` +
-          `log; ${fmt(logged.cpuUs, 1)} µs of CPU a request with it, ${fmt(off.cpuUs, 1)} ` +
+          `log (rounds ${(logged.vsLogOffRounds ?? []).map((r) => fmt(r, 2)).join(', ')}); ` +
+          `${fmt(logged.cpuUs, 1)} µs of CPU a request with it, ${fmt(off.cpuUs, 1)} ` +
           `without (${fmt((logged.cpuUs / off.cpuUs - 1) * 100, 1)}%)`,
       );
     }
