@@ -103,8 +103,8 @@ perOp('capture a success (object + add)', 500_000, (i) =>
     errorBody: null,
   }),
 );
-// As a mixed load captures them: 20 accounts taking turns, each request with its UUID (made
-// beforehand: making one is not the log's cost), a tenth of them POSTs answered 201.
+// As a mixed load captures them: the accounts taking turns, each request with its UUID (made
+// beforehand: making one is not the log's cost), one in seven a POST answered 201.
 const ids = Array.from({ length: 1 << 16 }, () => randomUUID());
 const routes = [
   ['GET', '/v1/pets', '/v1/pets?limit=20'],
@@ -112,10 +112,10 @@ const routes = [
   ['GET', '/v1/pets/{petId}', '/v1/pets/1234'],
   ['POST', '/v1/pets', '/v1/pets'],
 ] as const;
-perOp('capture a mixed load (20 accounts, 4 routes)', 500_000, (i) => {
+perOp(`capture a mixed load (${accounts.length} accounts, 4 routes)`, 500_000, (i) => {
   const [method, route, url] = routes[i % 7 === 0 ? 3 : i % 3] ?? routes[0];
   unwritten.add({
-    accountId: accounts[i % 20] as string,
+    accountId: accounts[i % accounts.length] as string,
     keyId: `key_0aBcDeFgHiJk${i % 20}`,
     id: ids[i & 0xffff] as string,
     method,
@@ -143,7 +143,7 @@ async function writeBatches(url: string, label: string): Promise<void> {
     await database.schema.migrate();
     let at = Date.now() - 3_600_000;
     // A table of 100,000 entries first: indexes as deep as a used log's.
-    for (let b = 0; b < 100_000 / BATCH; b++) {
+    for (let b = 0; b < Math.ceil(100_000 / BATCH); b++) {
       const { segments, hours } = rowsOf(
         Array.from({ length: BATCH }, (_, i) => answered(i, at++)),
         'seed',

@@ -358,7 +358,7 @@ async function runMode(
   // Rounds: every scenario once per round, each between two runs of the ceiling. This VM's
   // throughput drifts (by a third over minutes, seen here), so each scenario's ratio in a round
   // is taken against the mean of the ceiling runs just before and just after it; a row's ratio
-  // is the median of its rounds' ratios, its rate and latencies those of its median round.
+  // is the median of its runs' ratios, its rate and latencies those of its median run.
   // A scenario and its twin on the instance without the request log run twice each in a
   // round, mirrored (odd rounds: with, without, without, with; even rounds the other way), so
   // each round gives the log's cost from runs that met the same stretch of the VM: a drift

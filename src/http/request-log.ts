@@ -275,7 +275,7 @@ export const BATCH_EVERY_MS = 200;
 /**
  * The log's buffer and its writer, one per app. `add` encodes an entry into the open batch
  * and never waits; batches are written when full (5,000 entries) or when their first entry
- * has waited 200 ms, one at a time, each in one `Database.write` (a segment per account, and
+ * has waited 200 ms, one at a time, each in one `Database.write` (a segment per account, more for a busy one, and
  * the hours' counts: on PostgreSQL two statements, whatever its size). Past `maxBuffered`
  * entries waiting, new ones are dropped and counted, never waited for. A batch that cannot be
  * written is dropped and counted: a store outage costs the log its entries, never a request

@@ -166,7 +166,8 @@ export function openDatabase(url: string, options: DatabaseOptions = {}): Databa
   /** Orders the ids the writes make (src/store/id-clock.ts): lent with every write's `Tx`. */
   const ids = new IdClock();
   let group: Pick<GroupCommit, 'run' | 'close'>;
-  /** Stops what works beside the connections (SQLite's checkpoint thread) before they close. */
+  /** Stops what works beside the writer's connection (SQLite's checkpoint thread, its reader)
+   * before it closes. */
   let closeFirst = async () => {};
   /** Closes what the connections needed until they closed (the WAL file's handle). */
   let closeLast = async () => {};
@@ -193,10 +194,6 @@ export function openDatabase(url: string, options: DatabaseOptions = {}): Databa
     };
     db = new Kysely<Tables>({ dialect: new SqliteDialect({ database: statements }) });
     group = new GroupCommit(db, sqlite, statements, wal?.sync, ids);
-    if (wal) {
-      const checkpoints = checkpointOffThread(sqlite, path, { warn: options.warn });
-      closeFirst = () => checkpoints.close();
-    }
     // A second connection to an in-memory database would be another database.
     const readerSqlite = path === ':memory:' ? undefined : openReader(path);
     if (readerSqlite) {
@@ -206,10 +203,17 @@ export function openDatabase(url: string, options: DatabaseOptions = {}): Databa
     } else {
       reader = db;
     }
+    // Last: nothing after it can fail and leave the thread running.
+    const checkpoints = wal && checkpointOffThread(sqlite, path, { warn: options.warn });
+    // The writer's connection closes last: the last connection to close checkpoints and removes
+    // the WAL, which a read-only one cannot. Kysely closes a connection only if it lent it once:
+    // a reader never read through (a CLI command's, say) would stay open, and its files with it.
+    closeFirst = async () => {
+      await checkpoints?.close();
+      if (readerSqlite?.open) readerSqlite.close();
+    };
     closeLast = async () => {
-      // Kysely closes a connection only if it lent it once: a reader never read through (a CLI
-      // command's, say) would stay open, and its files with it.
-      for (const connection of [sqlite, readerSqlite]) if (connection?.open) connection.close();
+      if (sqlite.open) sqlite.close();
       await wal?.close();
     };
   } else {
