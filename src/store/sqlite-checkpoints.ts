@@ -17,7 +17,6 @@ const WRITER_BACKSTOP = 4000;
 const SQLITE_AUTOCHECKPOINT = 1000;
 
 export interface CheckpointOptions {
-  intervalMs?: number;
   /** Told when checkpoints fail (nothing is lost: the WAL keeps its frames), recover, or the
    * thread ends and SQLite's own come back. */
   warn?: (message: string) => void;
@@ -33,7 +32,7 @@ export interface Checkpoints {
  * (docs/decisions/0063-sqlite-checkpoints-off-the-event-loop.md). SQLite runs its own inside the
  * commit that filled the WAL past 1,000 pages: on the event loop, copying the frames and
  * syncing the file twice while no request is served. Here a worker thread with a connection of
- * its own runs a passive checkpoint every `intervalMs`, beside the loop, and the writer's
+ * its own runs a passive checkpoint every INTERVAL_MS, beside the loop, and the writer's
  * connection checkpoints only as a backstop (WRITER_BACKSTOP), when little is left to copy.
  *
  * Should the thread fail to start or end unasked, SQLite's own checkpoints come back on the
@@ -52,7 +51,7 @@ export function checkpointOffThread(
   const worker = new Worker(new URL('./checkpoint-thread.js', import.meta.url), {
     workerData: {
       path,
-      intervalMs: options.intervalMs ?? INTERVAL_MS,
+      intervalMs: INTERVAL_MS,
     } satisfies CheckpointThreadData,
   });
   let closing = false;
