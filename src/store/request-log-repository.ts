@@ -106,15 +106,26 @@ export async function insertRequestLog(
 ): Promise<void> {
   if (segments.length === 0) return;
   if (tx.getExecutor().adapter instanceof PostgresAdapter) {
-    // Pipelined: one round trip, whatever the number of statements.
-    const small = segments.filter((segment) => segment.entries.length <= LARGE_SEGMENT);
-    await Promise.all([
-      ...(small.length > 0 ? [insertSegmentsPostgres(tx, byColumn(small, COLUMNS))] : []),
-      ...segments
-        .filter((segment) => segment.entries.length > LARGE_SEGMENT)
-        .map((segment) => insertSegment(tx, segment)),
-      addHoursPostgres(tx, byColumn(hours, HOUR_COLUMNS)),
-    ]);
+    // Pipelined: one round trip, whatever the number of statements. In the segments' order: a
+    // segment's `seq` is the order reads and the cap take an account's entries in, so a small
+    // segment of newer entries must not be inserted before a large one of older entries.
+    const statements: Array<Promise<unknown>> = [];
+    let small: NewRequestLogSegment[] = [];
+    const insertSmall = () => {
+      if (small.length > 0) statements.push(insertSegmentsPostgres(tx, byColumn(small, COLUMNS)));
+      small = [];
+    };
+    for (const segment of segments) {
+      if (segment.entries.length <= LARGE_SEGMENT) {
+        small.push(segment);
+        continue;
+      }
+      insertSmall();
+      statements.push(insertSegment(tx, segment));
+    }
+    insertSmall();
+    statements.push(addHoursPostgres(tx, byColumn(hours, HOUR_COLUMNS)));
+    await Promise.all(statements);
     return;
   }
   for (const segment of segments) await insertSegment(tx, segment);
