@@ -23,7 +23,7 @@ import {
   rowsOf,
 } from '../src/http/request-log.js';
 import type { Database } from '../src/store/database.js';
-import { insertRequestLog } from '../src/store/request-log-repository.js';
+import { deleteAccountLogOverCap, insertRequestLog } from '../src/store/request-log-repository.js';
 import {
   as,
   basic,
@@ -708,6 +708,38 @@ describe('request log', () => {
     assert.equal(await metric(t.app, 'request_log_dropped_total{reason="buffer_full"}'), 0);
     assert.equal(await metric(t.app, 'request_log_dropped_total{reason="write_failed"}'), 0);
     assert.ok(burstMs < 60_000, `the burst took ${burstMs} ms`);
+  });
+
+  it("stores a batch's segments in their order: a large one, then a small one of newer entries", async () => {
+    // A batch holding an account's 2,005 entries makes two segments of it: 2,000 (well over
+    // PostgreSQL's 8 KB for a statement of its own), then 5 (small: in one statement with other
+    // accounts' small segments). The newer entries must be stored after the older ones: reads
+    // and the cap both go by the order segments were stored in.
+    const tenant = await newTenant(t.app);
+    const other = await newTenant(t.app);
+    await t.app.requestLog.flush();
+    const at = Date.now();
+    const requests = Array.from({ length: SEGMENT_MAX_ENTRIES + 5 }, (_, i) =>
+      answered(tenant, { id: `order-${i}`, at: at + i }),
+    );
+    for (const request of requests) t.app.requestLog.add(request);
+    t.app.requestLog.add(answered(other, { id: 'other-0', at }));
+    await t.app.requestLog.flush();
+    const newestFirst = requests.map((request) => request.id).reverse();
+    // (After them, the entries of the tenant's making.)
+    assert.deepEqual(
+      (await listed(t.app, tenant)).map((entry) => entry.id).slice(0, requests.length),
+      newestFirst,
+    );
+    // Capped at its newest 5, the account keeps the small segment, not the large one.
+    await t.database.write((tx) => deleteAccountLogOverCap(tx, tenant.accountId, 5));
+    assert.deepEqual(
+      (await listed(t.app, tenant)).map((entry) => entry.id),
+      newestFirst.slice(0, 5),
+    );
+    assert.deepEqual((await listed(t.app, other)).map((entry) => entry.id).slice(0, 1), [
+      'other-0',
+    ]);
   });
 });
 
