@@ -1,0 +1,159 @@
+/**
+ * Two or more builds (or settings) of the service, measured in alternating runs of one load:
+ * what a change costs, from runs that met the same stretch of the machine. Embedded mode, each
+ * instance on its own copy of one seeded SQLite file, all on the servers' core when pinned.
+ *
+ * Usage: npm run build && tsx bench/ab.ts NAME=DIR[,VAR=VALUE...] NAME=DIR[,VAR=VALUE...]…
+ *   DIR is a compiled service inside the checkout (node_modules must resolve from it): `dist`,
+ *   or a copy made before the change (`cp -r dist dist-before`; `dist-*` is not committed).
+ *   `off=dist,REQUEST_LOG=off on=dist` measures the request log.
+ * AB_LOAD (mix: the 90/10 mix of 20 tenants; get: one account's first page; post),
+ * AB_PAIRS (6): rounds, each running every instance twice, mirrored (A B B A, then B A A B);
+ * AB_SECONDS (3) a run; AB_PETS (20000) for the one account.
+ * Prints every run, then each instance's mean rate and the service's CPU a request (user and
+ * system, all its threads, from /proc), against the first instance's.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { copyFileSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { freePort } from '../test/cluster/harness.js';
+import { type LoadSpec, load, serverCommand } from './load.js';
+import { seed } from './seed.js';
+
+const PAIRS = Number(process.env.AB_PAIRS ?? 6);
+const SECONDS = Number(process.env.AB_SECONDS ?? 3);
+const LOAD = process.env.AB_LOAD ?? 'mix';
+const CONNECTIONS = 50;
+const ROOT = new URL('../', import.meta.url).pathname;
+
+interface Instance {
+  name: string;
+  child: ChildProcess;
+  base: string;
+  rates: number[];
+  cpuUs: number[];
+}
+
+/** The CPU time (ms, user and system) the process has used so far. */
+function cpuMs(pid: number | undefined): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  // After the command's closing parenthesis, from field 3: utime and stime are 14 and 15.
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(fields[11]) + Number(fields[12])) * 10; // USER_HZ is 100 on Linux
+}
+
+const specs = process.argv.slice(2);
+if (specs.length < 2) {
+  console.error('usage: tsx bench/ab.ts NAME=DIR[,VAR=VALUE...] NAME=DIR[,VAR=VALUE...]…');
+  process.exit(2);
+}
+const dir = mkdtempSync(join(tmpdir(), 'animal-store-ab-'));
+const seeded = await seed(`sqlite:${join(dir, 'seed.db')}`, Number(process.env.AB_PETS ?? 20_000));
+const instances: Instance[] = [];
+
+async function start(spec: string): Promise<Instance> {
+  const name = spec.slice(0, spec.indexOf('='));
+  const [build = 'dist', ...settings] = spec.slice(spec.indexOf('=') + 1).split(',');
+  const env = Object.fromEntries(
+    settings.map((setting) => [
+      setting.slice(0, setting.indexOf('=')),
+      setting.slice(setting.indexOf('=') + 1),
+    ]),
+  );
+  const file = join(dir, `${name}.db`);
+  copyFileSync(join(dir, 'seed.db'), file);
+  const port = await freePort();
+  const base = `http://127.0.0.1:${port}`;
+  const [command, argv] = serverCommand([join(ROOT, build, 'server.js')]);
+  const child = spawn(command, argv, {
+    env: {
+      ...process.env,
+      APP_ENV: 'production',
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      DATABASE_URL: `sqlite:${file}`,
+      REDIS_URL: '',
+      PUBLIC_BASE_URL: `${base}/v1`,
+      MESSAGES_BASE_URL: base,
+      SESSION_SECRET: 'a benchmark session secret of 32+ characters',
+      LOG_LEVEL: 'warn',
+      METRICS: 'off',
+      ...env,
+    },
+    stdio: ['ignore', 'inherit', 'inherit'],
+  });
+  for (let i = 0; ; i++) {
+    if (child.exitCode !== null) throw new Error(`${name} exited at start`);
+    const ready = await fetch(`${base}/readyz`).then(
+      (r) => r.ok,
+      () => false,
+    );
+    if (ready) break;
+    if (i > 600) throw new Error(`${name} did not start`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  return { name, child, base, rates: [], cpuUs: [] };
+}
+
+function loadFor(base: string): Omit<LoadSpec, 'connections' | 'seconds'> {
+  const auth = { authorization: `Bearer ${seeded.key}` };
+  if (LOAD === 'get') return { url: `${base}/v1/pets?limit=20`, headers: auth };
+  if (LOAD === 'post') {
+    return {
+      url: `${base}/v1/pets`,
+      method: 'POST',
+      headers: { ...auth, 'content-type': 'application/json' },
+      body: JSON.stringify({ name: 'AB', categoryId: seeded.categoryId }),
+    };
+  }
+  return { url: `${base}/`, mix: { tenants: seeded.tenants, writeShare: 0.1 } };
+}
+
+const mean = (values: number[]) => values.reduce((sum, v) => sum + v, 0) / values.length;
+
+try {
+  for (const spec of specs) instances.push(await start(spec));
+  for (const instance of instances) {
+    await load({ ...loadFor(instance.base), connections: CONNECTIONS, seconds: 1 });
+  }
+  for (let pair = 0; pair < PAIRS; pair++) {
+    const order = pair % 2 === 0 ? instances : [...instances].reverse();
+    for (const instance of [...order, ...[...order].reverse()]) {
+      const before = cpuMs(instance.child.pid);
+      const result = await load({
+        ...loadFor(instance.base),
+        connections: CONNECTIONS,
+        seconds: SECONDS,
+      });
+      const served = result.requestsPerSecond * SECONDS;
+      const cpuUs = ((cpuMs(instance.child.pid) - before) * 1000) / served;
+      instance.rates.push(result.requestsPerSecond);
+      instance.cpuUs.push(cpuUs);
+      console.log(
+        `${instance.name}: ${Math.round(result.requestsPerSecond)} req/s, ${cpuUs.toFixed(1)} µs a request${result.errors > 0 ? `, ${result.errors} non-2xx` : ''}`,
+      );
+    }
+  }
+  const [first] = instances;
+  console.log(`\n${LOAD}, ${PAIRS} rounds of ${SECONDS} s runs:`);
+  for (const instance of instances) {
+    const rate = mean(instance.rates);
+    const cpu = mean(instance.cpuUs);
+    console.log(
+      `${instance.name}: ${Math.round(rate)} req/s, ${cpu.toFixed(1)} µs a request` +
+        (first && instance !== first
+          ? ` (${(rate / mean(first.rates)).toFixed(3)} × ${first.name}'s rate, ${(cpu - mean(first.cpuUs)).toFixed(1)} µs)`
+          : ''),
+    );
+  }
+} finally {
+  for (const { child } of instances) {
+    if (child.exitCode === null) {
+      child.kill('SIGTERM');
+      await once(child, 'exit');
+    }
+  }
+  rmSync(dir, { recursive: true, force: true });
+}
