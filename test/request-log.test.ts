@@ -816,6 +816,45 @@ describe('request log: a bounded buffer, a failing store, a closing app', () => 
     }
   });
 
+  it('encodes after the answer: an entry that cannot be encoded is dropped, counted and logged once', async () => {
+    const log = captureLog();
+    const t = await startApp({
+      ownStore: true,
+      env: { LOG_LEVEL: 'error' },
+      logStream: log.stream,
+    });
+    try {
+      const tenant = await newTenant(t.app);
+      await t.app.requestLog.flush();
+      const at = Date.now();
+      // Taken now, encoded at the end of this turn: after the caller has its answer.
+      t.app.requestLog.add(answered(tenant, { id: 'before', at }));
+      t.app.requestLog.add(answered(tenant, { id: 'broken', at, url: undefined as never }));
+      t.app.requestLog.add(answered(tenant, { id: 'after', at: at + 1 }));
+      assert.equal(t.app.requestLog.buffered, 3);
+      await new Promise((resolve) => setImmediate(resolve));
+      assert.equal(t.app.requestLog.buffered, 2, 'encoded in the next check phase');
+      t.app.requestLog.add(answered(tenant, { id: 'broken-again', at, url: undefined as never }));
+      await t.app.requestLog.flush();
+      const shown = (await listed(t.app, tenant)).map((entry) => entry.id);
+      assert.deepEqual(shown.slice(0, 2), ['after', 'before']);
+      assert.equal(await metric(t.app, 'request_log_dropped_total{reason="write_failed"}'), 2);
+      const logged = log
+        .lines()
+        .filter((line) =>
+          String(line.msg).startsWith('request log: an entry could not be encoded'),
+        );
+      assert.equal(logged.length, 1);
+      // The process goes on: requests are answered, and logged.
+      const res = await as(t.app, tenant, { url: '/v1/pets' });
+      assert.equal(res.statusCode, 200);
+      await t.app.requestLog.flush();
+      assert.equal((await listed(t.app, tenant))[0]?.id, requestId(res));
+    } finally {
+      await t.close();
+    }
+  });
+
   it("prunes an account past its newest 10,000 as it writes, before housekeeping's turn", async () => {
     const t = await startApp({ ownStore: true });
     try {

@@ -33,8 +33,9 @@ import { REPLAYED_HEADER } from './idempotency.js';
 /**
  * The request log's capture and its writer (docs/decisions/0013-request-log.md, 0015): every
  * API request of a known account, whatever its answer, is captured as its answer is sent (its
- * body redacted first, for an error), encoded into its batch's segments at once, and written
- * with the others of its batch, off the request path. Reading the log is not logged (routes
+ * body redacted first, for an error), encoded into its batch's segments once the answers of its
+ * turn of the event loop are written, and written with the others of its batch, off the
+ * request path. Reading the log is not logged (routes
  * with `config.requestLog` false).
  */
 declare module 'fastify' {
@@ -273,9 +274,11 @@ export const BATCH_SIZE = 5_000;
 export const BATCH_EVERY_MS = 200;
 
 /**
- * The log's buffer and its writer, one per app. `add` encodes an entry into the open batch
- * and never waits; batches are written when full (5,000 entries) or when their first entry
- * has waited 200 ms, one at a time, each in one `Database.write` (a segment per account, more for a busy one, and
+ * The log's buffer and its writer, one per app. `add` takes an entry and never waits; the
+ * entries taken in a turn of the event loop are encoded into the open batch once the turn's
+ * answers are written (its check phase), not before each answer. Batches are written when
+ * full (5,000 entries) or when their first entry has waited 200 ms, one at a time, each in
+ * one `Database.write` (a segment per account, more for a busy one, and
  * the hours' counts: on PostgreSQL two statements, whatever its size). Past `maxBuffered`
  * entries waiting, new ones are dropped and counted, never waited for. A batch that cannot be
  * written is dropped and counted: a store outage costs the log its entries, never a request
@@ -286,10 +289,13 @@ export const BATCH_EVERY_MS = 200;
  * housekeeping's runs.
  */
 export class RequestLog {
-  /** The batch entries are added to, once one is; then full batches waiting their turn. */
+  /** The entries taken this turn of the event loop, to be encoded at its end. */
+  private taken: AnsweredRequest[] = [];
+  private encoding: NodeJS.Immediate | undefined;
+  /** The batch entries are encoded into, once one is; then full batches waiting their turn. */
   private open: LogBatch | undefined;
   private readonly full: LogBatch[] = [];
-  /** Entries in `open` and `full`. */
+  /** Entries in `taken`, `open` and `full`. */
   private waiting = 0;
   private timer: NodeJS.Timeout | undefined;
   private writing: Promise<void> | undefined;
@@ -330,7 +336,11 @@ export class RequestLog {
     return this.waiting;
   }
 
-  /** Takes an answered request's entry, to be written with its batch. Never waits. */
+  /**
+   * Takes an answered request's entry, to be written with its batch. Never waits, and does no
+   * more than keep it: it is encoded with the others of this turn once their answers are
+   * written.
+   */
   add(request: AnsweredRequest): void {
     if (this.closed) {
       this.metrics.requestLogDropped('closed');
@@ -340,24 +350,47 @@ export class RequestLog {
       this.metrics.requestLogDropped('buffer_full');
       return;
     }
-    this.open ??= new LogBatch(this.writer);
-    this.open.add(request);
+    this.taken.push(request);
     this.waiting++;
-    if (this.open.size === this.batchSize) {
-      // A full batch goes now, not at the end of the wait.
-      this.full.push(this.open);
-      this.open = undefined;
-      clearTimeout(this.timer);
-      this.timer = undefined;
+    this.encoding ??= setImmediate(this.encodeTaken);
+  }
+
+  /** Encodes the entries taken into the open batch (a full one goes to be written at once). */
+  private readonly encodeTaken = () => {
+    clearImmediate(this.encoding);
+    this.encoding = undefined;
+    const taken = this.taken;
+    if (taken.length === 0) return;
+    this.taken = [];
+    for (const request of taken) {
+      this.open ??= new LogBatch(this.writer);
+      try {
+        this.open.add(request);
+      } catch (err) {
+        // Nothing of a request should fail to encode; should one, it alone is lost, and the
+        // process (this runs outside any request) goes on.
+        this.waiting--;
+        this.metrics.requestLogDropped('write_failed');
+        this.failed(err, 1, 'an entry could not be encoded');
+        continue;
+      }
+      if (this.open.size === this.batchSize) {
+        // A full batch goes now, not at the end of the wait.
+        this.full.push(this.open);
+        this.open = undefined;
+        clearTimeout(this.timer);
+        this.timer = undefined;
+      }
     }
     if (this.timer === undefined && this.writing === undefined) this.schedule();
-  }
+  };
 
   /** Writes every entry buffered now, and what is still being written; resolves once done. */
   async flush(): Promise<void> {
     clearTimeout(this.timer);
     this.timer = undefined;
     await this.writing;
+    this.encodeTaken();
     while (this.waiting > 0) await this.writeNext();
   }
 
@@ -394,6 +427,8 @@ export class RequestLog {
   };
 
   private writeNext(): Promise<void> {
+    // Every entry taken is in a batch before one is chosen.
+    this.encodeTaken();
     let batch = this.full.shift();
     if (batch === undefined) {
       batch = this.open ?? new LogBatch(this.writer);
@@ -435,13 +470,19 @@ export class RequestLog {
       this.metrics.requestLogDropped('write_failed', batch.size);
       // Shutting down (the store closed first): nothing to fix.
       if (err instanceof WriteRefusedError && err.reason === 'closing') return;
-      if (this.outages.databaseFailed(err) || this.failing) return;
-      this.failing = true;
-      this.log.error(
-        { error: brief(err), entries: batch.size },
-        'request log: a batch could not be written and was dropped (logged once, until a batch is written)',
-      );
+      if (this.outages.databaseFailed(err)) return;
+      this.failed(err, batch.size);
     }
+  }
+
+  /** Logs entries lost for a reason other than an outage: once, until a batch is written. */
+  private failed(err: unknown, entries: number, what = 'a batch could not be written'): void {
+    if (this.failing) return;
+    this.failing = true;
+    this.log.error(
+      { error: brief(err), entries },
+      `request log: ${what} and was dropped (logged once, until a batch is written)`,
+    );
   }
 
   /**
