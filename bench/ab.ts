@@ -53,7 +53,7 @@ const dir = mkdtempSync(join(tmpdir(), 'animal-store-ab-'));
 const seeded = await seed(`sqlite:${join(dir, 'seed.db')}`, Number(process.env.AB_PETS ?? 20_000));
 const instances: Instance[] = [];
 
-async function start(spec: string): Promise<Instance> {
+async function start(spec: string): Promise<void> {
   const name = spec.slice(0, spec.indexOf('='));
   const [build = 'dist', ...settings] = spec.slice(spec.indexOf('=') + 1).split(',');
   const env = Object.fromEntries(
@@ -84,17 +84,19 @@ async function start(spec: string): Promise<Instance> {
     },
     stdio: ['ignore', 'inherit', 'inherit'],
   });
+  const instance: Instance = { name, child, base, rates: [], cpuUs: [] };
+  // Stopped with the others (the finally below), whether it starts or not.
+  instances.push(instance);
   for (let i = 0; ; i++) {
     if (child.exitCode !== null) throw new Error(`${name} exited at start`);
     const ready = await fetch(`${base}/readyz`).then(
       (r) => r.ok,
       () => false,
     );
-    if (ready) break;
+    if (ready) return;
     if (i > 600) throw new Error(`${name} did not start`);
     await new Promise((r) => setTimeout(r, 50));
   }
-  return { name, child, base, rates: [], cpuUs: [] };
 }
 
 function loadFor(base: string): Omit<LoadSpec, 'connections' | 'seconds'> {
@@ -114,7 +116,7 @@ function loadFor(base: string): Omit<LoadSpec, 'connections' | 'seconds'> {
 const mean = (values: number[]) => values.reduce((sum, v) => sum + v, 0) / values.length;
 
 try {
-  for (const spec of specs) instances.push(await start(spec));
+  for (const spec of specs) await start(spec);
   for (const instance of instances) {
     await load({ ...loadFor(instance.base), connections: CONNECTIONS, seconds: 1 });
   }

@@ -212,15 +212,17 @@ class LogBatch {
     entry.requestBodyTruncated = request.body?.truncated ?? false;
     entry.errorBody = request.errorBody;
     account.entries.add(entry);
-    this.size++;
     const count = countOf(request.status);
-    if (count === undefined) return;
-    const hour = request.at - (request.at % HOUR_MS);
-    if (hour !== account.hour || account.counts === undefined) {
-      account.hour = hour;
-      account.counts = account.hours.get(hour) ?? this.newHour(account, request.accountId, hour);
+    if (count !== undefined) {
+      const hour = request.at - (request.at % HOUR_MS);
+      if (hour !== account.hour || account.counts === undefined) {
+        account.hour = hour;
+        account.counts = account.hours.get(hour) ?? this.newHour(account, request.accountId, hour);
+      }
+      account.counts[count]++;
     }
-    account.counts[count]++;
+    // Counted once all of it is in.
+    this.size++;
   }
 
   private newHour(account: AccountBatch, accountId: string, hour: number): HourCounts {
@@ -363,15 +365,18 @@ export class RequestLog {
     if (taken.length === 0) return;
     this.taken = [];
     for (const request of taken) {
-      this.open ??= new LogBatch(this.writer);
       try {
+        this.open ??= new LogBatch(this.writer);
         this.open.add(request);
       } catch (err) {
-        // Nothing of a request should fail to encode; should one, it alone is lost, and the
-        // process (this runs outside any request) goes on.
-        this.waiting--;
-        this.metrics.requestLogDropped('write_failed');
-        this.failed(err, 1, 'an entry could not be encoded');
+        // Nothing of a request should fail to encode. Should one, the batch it went into is
+        // dropped with it (what of it was written is not known), and the process, this running
+        // outside any request, goes on.
+        const lost = (this.open?.size ?? 0) + 1;
+        this.open = undefined;
+        this.waiting -= lost;
+        this.metrics.requestLogDropped('write_failed', lost);
+        this.failed(err, lost, 'an entry could not be encoded; its batch was dropped with it');
         continue;
       }
       if (this.open.size === this.batchSize) {
@@ -412,7 +417,8 @@ export class RequestLog {
 
   /** The next batch's write: at once when one is full, else once its first entry waited enough. */
   private schedule(): void {
-    if (this.closed || this.waiting === 0) return;
+    // Entries only taken so far: their check phase encodes them, then schedules.
+    if (this.closed || (this.full.length === 0 && this.open === undefined)) return;
     const delay =
       this.full.length > 0 || this.open === undefined
         ? 0
@@ -444,6 +450,8 @@ export class RequestLog {
   }
 
   private async write(batch: LogBatch): Promise<void> {
+    // Nothing left once the entries taken were encoded (one that could not be took its batch).
+    if (batch.size === 0) return;
     // While the database is away, batches are dropped at once: waiting on it would only hold
     // the buffer full.
     if (this.outages.isDown('database')) {
@@ -471,17 +479,17 @@ export class RequestLog {
       // Shutting down (the store closed first): nothing to fix.
       if (err instanceof WriteRefusedError && err.reason === 'closing') return;
       if (this.outages.databaseFailed(err)) return;
-      this.failed(err, batch.size);
+      this.failed(err, batch.size, 'a batch could not be written and was dropped');
     }
   }
 
   /** Logs entries lost for a reason other than an outage: once, until a batch is written. */
-  private failed(err: unknown, entries: number, what = 'a batch could not be written'): void {
+  private failed(err: unknown, entries: number, what: string): void {
     if (this.failing) return;
     this.failing = true;
     this.log.error(
       { error: brief(err), entries },
-      `request log: ${what} and was dropped (logged once, until a batch is written)`,
+      `request log: ${what} (logged once, until a batch is written)`,
     );
   }
 
