@@ -21,6 +21,7 @@ import { join } from 'node:path';
 import { freePort } from '../test/cluster/harness.js';
 import { type LoadSpec, load, serverCommand } from './load.js';
 import { seed } from './seed.js';
+import { serviceEnv, untilReady } from './service.js';
 
 const PAIRS = Number(process.env.AB_PAIRS ?? 6);
 const SECONDS = Number(process.env.AB_SECONDS ?? 3);
@@ -68,35 +69,12 @@ async function start(spec: string): Promise<void> {
   const base = `http://127.0.0.1:${port}`;
   const [command, argv] = serverCommand([join(ROOT, build, 'server.js')]);
   const child = spawn(command, argv, {
-    env: {
-      ...process.env,
-      APP_ENV: 'production',
-      PORT: String(port),
-      HOST: '127.0.0.1',
-      DATABASE_URL: `sqlite:${file}`,
-      REDIS_URL: '',
-      PUBLIC_BASE_URL: `${base}/v1`,
-      MESSAGES_BASE_URL: base,
-      SESSION_SECRET: 'a benchmark session secret of 32+ characters',
-      LOG_LEVEL: 'warn',
-      METRICS: 'off',
-      ...env,
-    },
+    env: serviceEnv(port, `sqlite:${file}`, env),
     stdio: ['ignore', 'inherit', 'inherit'],
   });
-  const instance: Instance = { name, child, base, rates: [], cpuUs: [] };
   // Stopped with the others (the finally below), whether it starts or not.
-  instances.push(instance);
-  for (let i = 0; ; i++) {
-    if (child.exitCode !== null) throw new Error(`${name} exited at start`);
-    const ready = await fetch(`${base}/readyz`).then(
-      (r) => r.ok,
-      () => false,
-    );
-    if (ready) return;
-    if (i > 600) throw new Error(`${name} did not start`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
+  instances.push({ name, child, base, rates: [], cpuUs: [] });
+  await untilReady(child, base);
 }
 
 function loadFor(base: string): Omit<LoadSpec, 'connections' | 'seconds'> {

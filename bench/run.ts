@@ -31,6 +31,7 @@ import { freePort } from '../test/cluster/harness.js';
 import { freshPostgres } from '../test/helpers.js';
 import { type LoadResult, type LoadSpec, load, pinned, serverCommand, tool } from './load.js';
 import { type Seeded, seed } from './seed.js';
+import { serviceEnv, untilReady } from './service.js';
 
 const dist = (path: string) => new URL(`../dist/${path}`, import.meta.url).href;
 const { openDatabase } = (await import(
@@ -233,36 +234,14 @@ async function runMode(
     const base = `http://127.0.0.1:${port}`;
     const [command, argv] = serverCommand([join(ROOT, 'dist/server.js')]);
     const child = spawn(command, argv, {
-      env: {
-        ...process.env,
-        APP_ENV: 'production',
-        PORT: String(port),
-        HOST: '127.0.0.1',
-        DATABASE_URL: store.url,
-        // Embedded means no Redis, whatever the shell running the benchmark has set.
-        REDIS_URL: redisUrl ?? '',
+      env: serviceEnv(port, store.url, {
+        ...(redisUrl && { REDIS_URL: redisUrl }),
         REDIS_KEY_PREFIX: redisKeyPrefix,
-        PUBLIC_BASE_URL: `${base}/v1`,
-        MESSAGES_BASE_URL: base,
-        SESSION_SECRET: 'a benchmark session secret of 32+ characters',
-        LOG_LEVEL: 'warn',
-        METRICS: 'off',
         ...env,
-      },
+      }),
       stdio: ['ignore', 'inherit', 'inherit'],
     });
-    for (let i = 0; ; i++) {
-      if (child.exitCode !== null) throw new Error('the service exited at start');
-      if (
-        await fetch(`${base}/readyz`).then(
-          (r) => r.ok,
-          () => false,
-        )
-      )
-        break;
-      if (i > 600) throw new Error('the service did not start');
-      await new Promise((r) => setTimeout(r, 50));
-    }
+    await untilReady(child, base);
     return { child, base };
   };
   const { child: service, base } = await startService();

@@ -1,0 +1,43 @@
+/** The compiled service as the benchmarks start it: its environment, and its readiness. */
+import type { ChildProcess } from 'node:child_process';
+
+/**
+ * The environment of a service under benchmark on 127.0.0.1:`port`: production, logging
+ * warnings only, no metrics, no Redis (embedded) unless `more` sets one.
+ */
+export function serviceEnv(
+  port: number,
+  databaseUrl: string,
+  more: Record<string, string> = {},
+): NodeJS.ProcessEnv {
+  const base = `http://127.0.0.1:${port}`;
+  return {
+    ...process.env,
+    APP_ENV: 'production',
+    PORT: String(port),
+    HOST: '127.0.0.1',
+    DATABASE_URL: databaseUrl,
+    // Embedded means no Redis, whatever the shell running the benchmark has set.
+    REDIS_URL: '',
+    PUBLIC_BASE_URL: `${base}/v1`,
+    MESSAGES_BASE_URL: base,
+    SESSION_SECRET: 'a benchmark session secret of 32+ characters',
+    LOG_LEVEL: 'warn',
+    METRICS: 'off',
+    ...more,
+  };
+}
+
+/** Resolves once the service at `base` answers /readyz; fails if it exits or takes 30 s. */
+export async function untilReady(child: ChildProcess, base: string): Promise<void> {
+  for (let i = 0; ; i++) {
+    if (child.exitCode !== null) throw new Error(`the service at ${base} exited at start`);
+    const ready = await fetch(`${base}/readyz`).then(
+      (r) => r.ok,
+      () => false,
+    );
+    if (ready) return;
+    if (i > 600) throw new Error(`the service at ${base} did not start`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
