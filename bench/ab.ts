@@ -15,13 +15,13 @@
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { copyFileSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { copyFileSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freePort } from '../test/cluster/harness.js';
 import { type LoadSpec, load, serverCommand } from './load.js';
 import { seed } from './seed.js';
-import { serviceEnv, untilReady } from './service.js';
+import { cpuMs, serviceEnv, untilReady } from './service.js';
 
 const PAIRS = Number(process.env.AB_PAIRS ?? 6);
 const SECONDS = Number(process.env.AB_SECONDS ?? 3);
@@ -35,14 +35,6 @@ interface Instance {
   base: string;
   rates: number[];
   cpuUs: number[];
-}
-
-/** The CPU time (ms, user and system) the process has used so far. */
-function cpuMs(pid: number | undefined): number {
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  // After the command's closing parenthesis, from field 3: utime and stime are 14 and 15.
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return (Number(fields[11]) + Number(fields[12])) * 10; // USER_HZ is 100 on Linux
 }
 
 const specs = process.argv.slice(2);
@@ -101,14 +93,14 @@ try {
   for (let pair = 0; pair < PAIRS; pair++) {
     const order = pair % 2 === 0 ? instances : [...instances].reverse();
     for (const instance of [...order, ...[...order].reverse()]) {
-      const before = cpuMs(instance.child.pid);
+      const before = cpuMs([instance.child.pid ?? 0]);
       const result = await load({
         ...loadFor(instance.base),
         connections: CONNECTIONS,
         seconds: SECONDS,
       });
       const served = result.requestsPerSecond * SECONDS;
-      const cpuUs = ((cpuMs(instance.child.pid) - before) * 1000) / served;
+      const cpuUs = ((cpuMs([instance.child.pid ?? 0]) - before) * 1000) / served;
       instance.rates.push(result.requestsPerSecond);
       instance.cpuUs.push(cpuUs);
       console.log(

@@ -31,7 +31,7 @@ import { freePort } from '../test/cluster/harness.js';
 import { freshPostgres } from '../test/helpers.js';
 import { type LoadResult, type LoadSpec, load, pinned, serverCommand, tool } from './load.js';
 import { type Seeded, seed } from './seed.js';
-import { serviceEnv, untilReady } from './service.js';
+import { cpuMs, serviceEnv, untilReady } from './service.js';
 
 const dist = (path: string) => new URL(`../dist/${path}`, import.meta.url).href;
 const { openDatabase } = (await import(
@@ -166,22 +166,6 @@ async function insertBaseline(url: string, target: Seeded['throwaway']): Promise
     errors: r.errors ?? 0,
     tool: postgres ? 'pg' : 'better-sqlite3',
   };
-}
-
-/** CPU time (ms, user and system) the processes have used so far; 0 for one gone. */
-function cpuMs(pids: readonly number[]): number {
-  let ticks = 0;
-  for (const pid of pids) {
-    try {
-      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-      // After the command's closing parenthesis, from field 3: utime and stime are 14 and 15.
-      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      ticks += Number(fields[11]) + Number(fields[12]);
-    } catch {
-      // Gone: a PostgreSQL backend whose connection closed.
-    }
-  }
-  return ticks * 10; // USER_HZ is 100 on Linux
 }
 
 /** The processes of PostgreSQL (its backends) and Redis: where a shared request's work goes too. */

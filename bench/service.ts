@@ -1,5 +1,9 @@
-/** The compiled service as the benchmarks start it: its environment, and its readiness. */
+/**
+ * The compiled service as the benchmarks start it: its environment, its readiness, and the
+ * CPU time it (or any process) uses.
+ */
 import type { ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 
 /**
  * The environment of a service under benchmark on 127.0.0.1:`port`: production, logging
@@ -40,4 +44,20 @@ export async function untilReady(child: ChildProcess, base: string): Promise<voi
     if (i > 600) throw new Error(`the service at ${base} did not start`);
     await new Promise((r) => setTimeout(r, 50));
   }
+}
+
+/** CPU time (ms, user and system) the processes have used so far; 0 for one gone. */
+export function cpuMs(pids: readonly number[]): number {
+  let ticks = 0;
+  for (const pid of pids) {
+    try {
+      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+      // After the command's closing parenthesis, from field 3: utime and stime are 14 and 15.
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      ticks += Number(fields[11]) + Number(fields[12]);
+    } catch {
+      // Gone: a PostgreSQL backend whose connection closed.
+    }
+  }
+  return ticks * 10; // USER_HZ is 100 on Linux
 }

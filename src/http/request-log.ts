@@ -302,7 +302,8 @@ export class RequestLog {
   private timer: NodeJS.Timeout | undefined;
   private writing: Promise<void> | undefined;
   private closed = false;
-  /** A batch failed for a reason other than an outage, and was logged; until one is written. */
+  /** Entries were lost for a reason other than an outage (a batch not written, an entry not
+   * encoded), and logged; until a batch is written. */
   private failing = false;
   /** This writer's rows of the hours' counts (each process has its own: no lock is shared). */
   private readonly writer = randomBase62(12);

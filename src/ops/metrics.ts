@@ -113,7 +113,7 @@ export class Metrics implements OutageObserver {
     });
     this.logDropped = new Counter({
       name: 'request_log_dropped_total',
-      help: 'Request log entries dropped: buffer_full (the buffer held REQUEST_LOG_BUFFER entries), write_failed (their batch could not be written, or the entry encoded), closed (answered after the log closed).',
+      help: 'Request log entries dropped: buffer_full (the buffer held REQUEST_LOG_BUFFER entries), write_failed (their batch could not be written, or one of its entries encoded), closed (answered after the log closed).',
       labelNames: ['reason'],
       registers,
     });
