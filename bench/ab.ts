@@ -9,9 +9,15 @@
  *   `off=dist,REQUEST_LOG=off on=dist` measures the request log.
  * AB_LOAD (mix: the 90/10 mix of 20 tenants; get: one account's first page; post),
  * AB_PAIRS (6): rounds, each running every instance twice, mirrored (A B B A, then B A A B);
- * AB_SECONDS (3) a run; AB_PETS (20000) for the one account.
+ * AB_SECONDS (3) a run; AB_PETS (20000) for the one account; AB_NODE_ARGS: Node's options
+ * for every instance (`--trace-gc`, `--perf-basic-prof`: those NODE_OPTIONS refuses);
+ * AB_PERF=DIR records each run of each instance with `perf record -g` into DIR/NAME-RUN.data.
  * Prints every run, then each instance's mean rate and the service's CPU a request (user and
- * system, all its threads, from /proc), against the first instance's.
+ * system, all its threads, from /proc) against the first instance's, with the median and the
+ * range of the rounds' ratios (a round's: the ratio of the two instances' summed rates), and
+ * that CPU by thread (the main thread, the garbage collector's helpers, worker threads,
+ * libuv's pool). Two instances of one build (an A/A run) show what this machine's noise reads
+ * as on its own: on this VM, 0.83–1.03 a round.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
@@ -21,11 +27,13 @@ import { join } from 'node:path';
 import { freePort } from '../test/cluster/harness.js';
 import { type LoadSpec, load, serverCommand } from './load.js';
 import { seed } from './seed.js';
-import { cpuMs, serviceEnv, untilReady } from './service.js';
+import { cpuMs, serviceEnv, threadCpuMs, untilReady } from './service.js';
 
 const PAIRS = Number(process.env.AB_PAIRS ?? 6);
 const SECONDS = Number(process.env.AB_SECONDS ?? 3);
 const LOAD = process.env.AB_LOAD ?? 'mix';
+const NODE_ARGS = process.env.AB_NODE_ARGS?.split(' ').filter(Boolean) ?? [];
+const PERF = process.env.AB_PERF;
 const CONNECTIONS = 50;
 const ROOT = new URL('../', import.meta.url).pathname;
 
@@ -35,6 +43,10 @@ interface Instance {
   base: string;
   rates: number[];
   cpuUs: number[];
+  /** CPU µs a request by thread name, summed over its runs (divided by them when printed). */
+  threadUs: Map<string, number>;
+  /** Its summed rate in each round. */
+  roundRates: number[];
 }
 
 const specs = process.argv.slice(2);
@@ -59,13 +71,13 @@ async function start(spec: string): Promise<void> {
   copyFileSync(join(dir, 'seed.db'), file);
   const port = await freePort();
   const base = `http://127.0.0.1:${port}`;
-  const [command, argv] = serverCommand([join(ROOT, build, 'server.js')]);
+  const [command, argv] = serverCommand([...NODE_ARGS, join(ROOT, build, 'server.js')]);
   const child = spawn(command, argv, {
     env: serviceEnv(port, `sqlite:${file}`, env),
     stdio: ['ignore', 'inherit', 'inherit'],
   });
   // Stopped with the others (the finally below), whether it starts or not.
-  instances.push({ name, child, base, rates: [], cpuUs: [] });
+  instances.push({ name, child, base, rates: [], cpuUs: [], threadUs: new Map(), roundRates: [] });
   await untilReady(child, base);
 }
 
@@ -84,6 +96,52 @@ function loadFor(base: string): Omit<LoadSpec, 'connections' | 'seconds'> {
 }
 
 const mean = (values: number[]) => values.reduce((sum, v) => sum + v, 0) / values.length;
+const median = (values: number[]) => {
+  const sorted = [...values].sort((a, b) => a - b);
+  const middle = Math.floor(sorted.length / 2);
+  return sorted.length % 2 === 1
+    ? (sorted[middle] ?? NaN)
+    : ((sorted[middle - 1] ?? NaN) + (sorted[middle] ?? NaN)) / 2;
+};
+
+/** `perf record` of a process until stopped, when AB_PERF names a folder. */
+function recording(instance: Instance, pid: number): (() => Promise<void>) | undefined {
+  if (!PERF) return undefined;
+  const file = join(PERF, `${instance.name}-${instance.rates.length}.data`);
+  const perf = spawn('perf', ['record', '-q', '-F', '999', '-g', '-p', String(pid), '-o', file], {
+    stdio: 'ignore',
+  });
+  return async () => {
+    perf.kill('SIGINT');
+    await once(perf, 'exit');
+  };
+}
+
+/** One run of the load against an instance: its rate, its CPU a request, by thread too. */
+async function run(instance: Instance): Promise<number> {
+  const pid = instance.child.pid ?? 0;
+  const before = cpuMs([pid]);
+  const threadsBefore = threadCpuMs(pid);
+  const stopRecording = recording(instance, pid);
+  const result = await load({
+    ...loadFor(instance.base),
+    connections: CONNECTIONS,
+    seconds: SECONDS,
+  });
+  await stopRecording?.();
+  const served = result.requestsPerSecond * SECONDS;
+  const cpuUs = ((cpuMs([pid]) - before) * 1000) / served;
+  for (const [thread, ms] of threadCpuMs(pid)) {
+    const us = ((ms - (threadsBefore.get(thread) ?? 0)) * 1000) / served;
+    instance.threadUs.set(thread, (instance.threadUs.get(thread) ?? 0) + us);
+  }
+  instance.rates.push(result.requestsPerSecond);
+  instance.cpuUs.push(cpuUs);
+  console.log(
+    `${instance.name}: ${Math.round(result.requestsPerSecond)} req/s, ${cpuUs.toFixed(1)} µs a request${result.errors > 0 ? `, ${result.errors} non-2xx` : ''}`,
+  );
+  return result.requestsPerSecond;
+}
 
 try {
   for (const spec of specs) await start(spec);
@@ -92,33 +150,34 @@ try {
   }
   for (let pair = 0; pair < PAIRS; pair++) {
     const order = pair % 2 === 0 ? instances : [...instances].reverse();
+    const summed = new Map<Instance, number>();
     for (const instance of [...order, ...[...order].reverse()]) {
-      const before = cpuMs([instance.child.pid ?? 0]);
-      const result = await load({
-        ...loadFor(instance.base),
-        connections: CONNECTIONS,
-        seconds: SECONDS,
-      });
-      const served = result.requestsPerSecond * SECONDS;
-      const cpuUs = ((cpuMs([instance.child.pid ?? 0]) - before) * 1000) / served;
-      instance.rates.push(result.requestsPerSecond);
-      instance.cpuUs.push(cpuUs);
-      console.log(
-        `${instance.name}: ${Math.round(result.requestsPerSecond)} req/s, ${cpuUs.toFixed(1)} µs a request${result.errors > 0 ? `, ${result.errors} non-2xx` : ''}`,
-      );
+      summed.set(instance, (summed.get(instance) ?? 0) + (await run(instance)));
     }
+    for (const [instance, rate] of summed) instance.roundRates.push(rate);
   }
   const [first] = instances;
   console.log(`\n${LOAD}, ${PAIRS} rounds of ${SECONDS} s runs:`);
   for (const instance of instances) {
     const rate = mean(instance.rates);
     const cpu = mean(instance.cpuUs);
+    const ratios = instance.roundRates.map((r, round) => r / (first?.roundRates[round] ?? NaN));
     console.log(
       `${instance.name}: ${Math.round(rate)} req/s, ${cpu.toFixed(1)} µs a request` +
         (first && instance !== first
-          ? ` (${(rate / mean(first.rates)).toFixed(3)} × ${first.name}'s rate, ${(cpu - mean(first.cpuUs)).toFixed(1)} µs)`
+          ? ` (${(rate / mean(first.rates)).toFixed(3)} × ${first.name}'s rate, ${(cpu - mean(first.cpuUs)).toFixed(1)} µs;` +
+            ` rounds: median ${median(ratios).toFixed(3)}, ${Math.min(...ratios).toFixed(2)}–${Math.max(...ratios).toFixed(2)})`
           : ''),
     );
+  }
+  console.log('\nCPU µs a request by thread:');
+  const threads = [...new Set(instances.flatMap((i) => [...i.threadUs.keys()]))].sort();
+  for (const instance of instances) {
+    const runs = instance.cpuUs.length;
+    const parts = threads.map(
+      (thread) => `${thread} ${((instance.threadUs.get(thread) ?? 0) / runs).toFixed(1)}`,
+    );
+    console.log(`${instance.name}: ${parts.join(', ')}`);
   }
 } finally {
   for (const { child } of instances) {

@@ -10,11 +10,13 @@
  * parts), and the ceiling, for trying a change quickly; such a partial run does not write
  * latest.json.
  *
- * The request log's cost: a second instance of the service on the same store, started with
- * REQUEST_LOG=off and otherwise alike (its own worker too), answers the GET, the POST and the
- * 90/10 mix too, twice a round each, mirrored with the same scenario with the log (with,
- * without, without, with; the other way in even rounds); its rows end in "(request log off)",
- * and the log's cost is the median of the rounds' ratios of the twins' summed rates.
+ * The request log's cost: two more instances of the service on the same store, alike but for
+ * REQUEST_LOG=off in one (each with its own worker), answer the GET, the POST and the 90/10
+ * mix and nothing else, so that neither has served a load the other has not (the first
+ * instance answers the other scenarios), both started afresh before every round. Each of
+ * these scenarios runs twice a round on each, mirrored (with, without, without, with; the
+ * other way in even rounds); the rows without the log end in "(request log off)", and the
+ * log's cost is the median of the rounds' ratios of the twins' summed rates.
  *
  * The POSTs are also measured against the store's own limit for the same insert, run in every
  * round just before the first of them: on PostgreSQL a bare pg client loop with the same
@@ -213,8 +215,8 @@ async function runMode(
   process.stdout.write(`${((Date.now() - started) / 1000).toFixed(1)} s\n`);
 
   const redisKeyPrefix = `bench-${randomUUID()}:`;
-  const startService = async (env: Record<string, string> = {}) => {
-    const port = await freePort();
+  const startService = async (env: Record<string, string> = {}, on?: number) => {
+    const port = on ?? (await freePort());
     const base = `http://127.0.0.1:${port}`;
     const [command, argv] = serverCommand([join(ROOT, 'dist/server.js')]);
     const child = spawn(command, argv, {
@@ -226,10 +228,30 @@ async function runMode(
       stdio: ['ignore', 'inherit', 'inherit'],
     });
     await untilReady(child, base);
-    return { child, base };
+    return { child, base, port };
   };
   const { child: service, base } = await startService();
-  const { child: serviceOff, base: baseOff } = await startService({ REQUEST_LOG: 'off' });
+  // The twins (above): with the request log, and without. Both are started again, on the same
+  // ports, before every round after the first: two instances of one build, given the same
+  // runs, read up to 13% apart on this VM (where each process's memory fell, what its compiler
+  // chose), so a pair kept for the whole run would count one pair's luck in every round. Made
+  // afresh, it is one round's noise, which the median of the rounds leaves out.
+  const twins = {
+    on: await startService(),
+    off: await startService({ REQUEST_LOG: 'off' }),
+  };
+  const [baseOn, baseOff] = [twins.on.base, twins.off.base];
+  const restartTwins = async () => {
+    await Promise.all([stop(twins.on.child), stop(twins.off.child)]);
+    twins.on = await startService({}, twins.on.port);
+    twins.off = await startService({ REQUEST_LOG: 'off' }, twins.off.port);
+  };
+  const serving = (url: string) =>
+    url.startsWith(`${baseOn}/`)
+      ? twins.on.child
+      : url.startsWith(`${baseOff}/`)
+        ? twins.off.child
+        : service;
   const auth = { authorization: `Bearer ${seeded.key}` };
   const firstPage = await fetch(`${base}/v1/pets?limit=20`, { headers: auth });
   const bodyFile = join(mkdtempSync(join(tmpdir(), 'animal-store-bench-')), 'page.json');
@@ -250,7 +272,7 @@ async function runMode(
   const scenarios: Array<[string, Omit<LoadSpec, 'connections' | 'seconds'>]> = [
     ['ceiling: node:http, same bytes', { url: ceilingUrl }],
     ['reference: Fastify alone, same pets', { url: `http://127.0.0.1:${framework.match[1]}/` }],
-    ['GET /v1/pets?limit=20', { url: `${base}/v1/pets?limit=20`, headers: auth }],
+    ['GET /v1/pets?limit=20', { url: `${baseOn}/v1/pets?limit=20`, headers: auth }],
     [
       'GET /v1/pets?limit=20 (deep page)',
       { url: `${base}/v1/pets?limit=20&cursor=${seeded.deepCursor}`, headers: auth },
@@ -262,7 +284,7 @@ async function runMode(
     [
       'POST /v1/pets',
       {
-        url: `${base}/v1/pets`,
+        url: `${baseOn}/v1/pets`,
         method: 'POST',
         headers: json,
         body: JSON.stringify({ name: 'Bench', categoryId: seeded.categoryId }),
@@ -295,7 +317,7 @@ async function runMode(
     [`${MIX} reads`, { url: `${base}/`, mix: { tenants: seeded.tenants, writeShare: 0 } }],
     [
       `${MIX} 90% reads, 10% POST /v1/pets`,
-      { url: `${base}/`, mix: { tenants: seeded.tenants, writeShare: 0.1 } },
+      { url: `${baseOn}/`, mix: { tenants: seeded.tenants, writeShare: 0.1 } },
     ],
     [`GET /v1/pets?limit=20 ${LOG_OFF}`, { url: `${baseOff}/v1/pets?limit=20`, headers: auth }],
     [
@@ -354,6 +376,7 @@ async function runMode(
   const probe = openDatabase(store.url, { poolSize: 1 });
   try {
     for (round = 1; round <= ROUNDS; round++) {
+      if (round > 1) await restartTwins();
       process.stdout.write(`  round ${round} of ${ROUNDS}:`);
       let before = await measure(ceilingSpec);
       record(ceilingScenario, before, 1);
@@ -369,7 +392,7 @@ async function runMode(
         // run around it, so the ratio is the service's cost alone.
         const ceilingFor = spec.mix ? { ...ceilingSpec, mix: spec.mix } : ceilingSpec;
         const mixedBefore = spec.mix ? await measure(ceilingFor) : before;
-        const served = spec.url.startsWith(baseOff) ? serviceOff.pid : service.pid;
+        const served = serving(spec.url).pid;
         const result = await measure(spec, [served ?? 0, ...(redisUrl ? storePids() : [])]);
         if (spec.url.endsWith('/messages')) {
           const stoppedAt = Date.now();
@@ -462,7 +485,8 @@ async function runMode(
   await stop(ceiling.child);
   await stop(framework.child);
   await stop(service);
-  await stop(serviceOff);
+  await stop(twins.on.child);
+  await stop(twins.off.child);
   await store.drop();
   return { rows, drainMs, rssMb: rss, memoryRunsMb: memory };
 }

@@ -3,7 +3,7 @@
  * CPU time it (or any process) uses.
  */
 import type { ChildProcess } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 
 /**
  * The environment of a service under benchmark on 127.0.0.1:`port`: production, logging
@@ -46,18 +46,46 @@ export async function untilReady(child: ChildProcess, base: string): Promise<voi
   }
 }
 
+/** The CPU time (ms, user and system) of a `/proc` stat file; 0 for a process gone. */
+function statCpuMs(file: string): number {
+  try {
+    const stat = readFileSync(file, 'utf8');
+    // After the command's closing parenthesis, from field 3: utime and stime are 14 and 15.
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(fields[11]) + Number(fields[12])) * 10; // USER_HZ is 100 on Linux
+  } catch {
+    // Gone: a PostgreSQL backend whose connection closed.
+    return 0;
+  }
+}
+
 /** CPU time (ms, user and system) the processes have used so far; 0 for one gone. */
 export function cpuMs(pids: readonly number[]): number {
-  let ticks = 0;
-  for (const pid of pids) {
-    try {
-      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-      // After the command's closing parenthesis, from field 3: utime and stime are 14 and 15.
-      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      ticks += Number(fields[11]) + Number(fields[12]);
-    } catch {
-      // Gone: a PostgreSQL backend whose connection closed.
-    }
+  let ms = 0;
+  for (const pid of pids) ms += statCpuMs(`/proc/${pid}/stat`);
+  return ms;
+}
+
+/**
+ * CPU time (ms) a process's threads have used so far, by thread name (`MainThread`,
+ * `V8Worker` for the garbage collector's helpers, `WorkerThread`, `libuv-worker`…).
+ */
+export function threadCpuMs(pid: number): Map<string, number> {
+  const byName = new Map<string, number>();
+  let tasks: string[];
+  try {
+    tasks = readdirSync(`/proc/${pid}/task`);
+  } catch {
+    return byName;
   }
-  return ticks * 10; // USER_HZ is 100 on Linux
+  for (const task of tasks) {
+    let name: string;
+    try {
+      name = readFileSync(`/proc/${pid}/task/${task}/comm`, 'utf8').trim();
+    } catch {
+      continue;
+    }
+    byName.set(name, (byName.get(name) ?? 0) + statCpuMs(`/proc/${pid}/task/${task}/stat`));
+  }
+  return byName;
 }
