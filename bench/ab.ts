@@ -10,18 +10,19 @@
  * AB_LOAD (mix: the 90/10 mix of 20 tenants; get: one account's first page; post),
  * AB_PAIRS (6): rounds, each running every instance twice, mirrored (A B B A, then B A A B);
  * AB_SECONDS (3) a run; AB_PETS (20000) for the one account; AB_NODE_ARGS: Node's options
- * for every instance (`--trace-gc`, `--perf-basic-prof`: those NODE_OPTIONS refuses);
+ * for every instance, those NODE_OPTIONS refuses too (`--trace-gc`);
  * AB_PERF=DIR records each run of each instance with `perf record -g` into DIR/NAME-RUN.data.
  * Prints every run, then each instance's mean rate and the service's CPU a request (user and
  * system, all its threads, from /proc) against the first instance's, with the median and the
  * range of the rounds' ratios (a round's: the ratio of the two instances' summed rates), and
  * that CPU by thread (the main thread, the garbage collector's helpers, worker threads,
  * libuv's pool). Two instances of one build (an A/A run) show what this machine's noise reads
- * as on its own: on this VM, 0.83–1.03 a round.
+ * as on its own: on this VM, 0.83–1.03 a round, and up to 13% apart for a whole run; give each
+ * build two instances or more (`a=dist-before b=dist a2=dist-before b2=dist`).
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { copyFileSync, mkdtempSync, rmSync } from 'node:fs';
+import { copyFileSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freePort } from '../test/cluster/harness.js';
@@ -107,13 +108,19 @@ const median = (values: number[]) => {
 /** `perf record` of a process until stopped, when AB_PERF names a folder. */
 function recording(instance: Instance, pid: number): (() => Promise<void>) | undefined {
   if (!PERF) return undefined;
+  mkdirSync(PERF, { recursive: true });
   const file = join(PERF, `${instance.name}-${instance.rates.length}.data`);
   const perf = spawn('perf', ['record', '-q', '-F', '999', '-g', '-p', String(pid), '-o', file], {
     stdio: 'ignore',
   });
+  const exited = once(perf, 'exit');
+  // Not installed, or not allowed: the run goes on unrecorded.
+  perf.on('error', (error) => console.error(`perf: ${error.message}`));
   return async () => {
-    perf.kill('SIGINT');
-    await once(perf, 'exit');
+    if (perf.exitCode === null && perf.signalCode === null && perf.pid !== undefined) {
+      perf.kill('SIGINT');
+      await exited;
+    }
   };
 }
 
@@ -130,10 +137,22 @@ async function run(instance: Instance): Promise<number> {
   });
   await stopRecording?.();
   const served = result.requestsPerSecond * SECONDS;
-  const cpuUs = ((cpuMs([pid]) - before) * 1000) / served;
-  for (const [thread, ms] of threadCpuMs(pid)) {
-    const us = ((ms - (threadsBefore.get(thread) ?? 0)) * 1000) / served;
-    instance.threadUs.set(thread, (instance.threadUs.get(thread) ?? 0) + us);
+  // The process's time first: its threads' read after it can only have more.
+  const after = cpuMs([pid]);
+  const cpuUs = ((after - before) * 1000) / served;
+  // By thread id, then by name; what the process used beyond its live threads' share was
+  // used by threads that ended during the run.
+  let counted = 0;
+  for (const [id, { name, ms }] of threadCpuMs(pid)) {
+    const used = ms - (threadsBefore.get(id)?.ms ?? 0);
+    counted += used;
+    instance.threadUs.set(name, (instance.threadUs.get(name) ?? 0) + (used * 1000) / served);
+  }
+  const ended = after - before - counted;
+  // A tick (10 ms) or more.
+  if (ended >= 10) {
+    const name = 'threads that ended';
+    instance.threadUs.set(name, (instance.threadUs.get(name) ?? 0) + (ended * 1000) / served);
   }
   instance.rates.push(result.requestsPerSecond);
   instance.cpuUs.push(cpuUs);

@@ -12,11 +12,13 @@
  *
  * The request log's cost: two more instances of the service on the same store, alike but for
  * REQUEST_LOG=off in one (each with its own worker), answer the GET, the POST and the 90/10
- * mix and nothing else, so that neither has served a load the other has not (the first
- * instance answers the other scenarios), both started afresh before every round. Each of
- * these scenarios runs twice a round on each, mirrored (with, without, without, with; the
- * other way in even rounds); the rows without the log end in "(request log off)", and the
- * log's cost is the median of the rounds' ratios of the twins' summed rates.
+ * mix again and nothing else, so that neither has served a load the other has not; both are
+ * started afresh before every round. Each of these twins runs twice a round, mirrored (with,
+ * without, without, with; the other way in even rounds), right after the same scenario on the
+ * first instance; their rows end in "(request log on)" and "(request log off)", and the log's
+ * cost is the median of the rounds' ratios of the twins' summed rates. Every other figure
+ * (the deep page against the first page, keyed POSTs against plain ones) compares runs of the
+ * first instance.
  *
  * The POSTs are also measured against the store's own limit for the same insert, run in every
  * round just before the first of them: on PostgreSQL a bare pg client loop with the same
@@ -61,6 +63,7 @@ const INSERTS = {
 /** The scenarios measured against the insert baseline too. */
 const KEYED = '(Idempotency-Key)';
 /** The rows of the instance that keeps no request log. */
+const LOG_ON = '(request log on)';
 const LOG_OFF = '(request log off)';
 const AGAINST_INSERTS = [
   'POST /v1/pets',
@@ -98,12 +101,16 @@ function median<T>(items: T[], value: (item: T) => number): T {
   return middle;
 }
 
+/** Every process the run starts, stopped however it ends (`stopAll`). */
+const children = new Set<ChildProcess>();
+
 function startChild(args: string[], env: Record<string, string>, ready: RegExp) {
   const [command, argv] = serverCommand(args);
   const child = spawn(command, argv, {
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
+  children.add(child);
   let out = '';
   const append = (chunk: unknown) => {
     out += String(chunk);
@@ -127,9 +134,17 @@ function startChild(args: string[], env: Record<string, string>, ready: RegExp) 
 }
 
 async function stop(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null) return;
-  child.kill('SIGTERM');
-  await once(child, 'exit');
+  // Ended already: by itself (exitCode) or by a signal (signalCode).
+  if (child.exitCode === null && child.signalCode === null) {
+    const exited = once(child, 'exit');
+    child.kill('SIGTERM');
+    await exited;
+  }
+  children.delete(child);
+}
+
+async function stopAll(): Promise<void> {
+  await Promise.all([...children].map(stop));
 }
 
 function rssMb(pid: number | undefined): number {
@@ -160,6 +175,7 @@ async function insertBaseline(url: string, target: Seeded['throwaway']): Promise
     /^(\{.*\})$/m,
   );
   if (child.exitCode === null) await once(child, 'exit');
+  children.delete(child);
   const r = JSON.parse(match[1] ?? '{}') as Record<string, number>;
   return {
     requestsPerSecond: r.rps ?? NaN,
@@ -227,6 +243,7 @@ async function runMode(
       }),
       stdio: ['ignore', 'inherit', 'inherit'],
     });
+    children.add(child);
     await untilReady(child, base);
     return { child, base, port };
   };
@@ -246,12 +263,15 @@ async function runMode(
     twins.on = await startService({}, twins.on.port);
     twins.off = await startService({ REQUEST_LOG: 'off' }, twins.off.port);
   };
+  /** The service instance a scenario's requests go to; none for the references. */
   const serving = (url: string) =>
     url.startsWith(`${baseOn}/`)
       ? twins.on.child
       : url.startsWith(`${baseOff}/`)
         ? twins.off.child
-        : service;
+        : url.startsWith(`${base}/`)
+          ? service
+          : undefined;
   const auth = { authorization: `Bearer ${seeded.key}` };
   const firstPage = await fetch(`${base}/v1/pets?limit=20`, { headers: auth });
   const bodyFile = join(mkdtempSync(join(tmpdir(), 'animal-store-bench-')), 'page.json');
@@ -272,7 +292,7 @@ async function runMode(
   const scenarios: Array<[string, Omit<LoadSpec, 'connections' | 'seconds'>]> = [
     ['ceiling: node:http, same bytes', { url: ceilingUrl }],
     ['reference: Fastify alone, same pets', { url: `http://127.0.0.1:${framework.match[1]}/` }],
-    ['GET /v1/pets?limit=20', { url: `${baseOn}/v1/pets?limit=20`, headers: auth }],
+    ['GET /v1/pets?limit=20', { url: `${base}/v1/pets?limit=20`, headers: auth }],
     [
       'GET /v1/pets?limit=20 (deep page)',
       { url: `${base}/v1/pets?limit=20&cursor=${seeded.deepCursor}`, headers: auth },
@@ -284,7 +304,7 @@ async function runMode(
     [
       'POST /v1/pets',
       {
-        url: `${baseOn}/v1/pets`,
+        url: `${base}/v1/pets`,
         method: 'POST',
         headers: json,
         body: JSON.stringify({ name: 'Bench', categoryId: seeded.categoryId }),
@@ -317,23 +337,28 @@ async function runMode(
     [`${MIX} reads`, { url: `${base}/`, mix: { tenants: seeded.tenants, writeShare: 0 } }],
     [
       `${MIX} 90% reads, 10% POST /v1/pets`,
-      { url: `${baseOn}/`, mix: { tenants: seeded.tenants, writeShare: 0.1 } },
-    ],
-    [`GET /v1/pets?limit=20 ${LOG_OFF}`, { url: `${baseOff}/v1/pets?limit=20`, headers: auth }],
-    [
-      `POST /v1/pets ${LOG_OFF}`,
-      {
-        url: `${baseOff}/v1/pets`,
-        method: 'POST',
-        headers: json,
-        body: JSON.stringify({ name: 'Bench', categoryId: seeded.categoryId }),
-      },
-    ],
-    [
-      `${MIX} 90% reads, 10% POST /v1/pets ${LOG_OFF}`,
-      { url: `${baseOff}/`, mix: { tenants: seeded.tenants, writeShare: 0.1 } },
+      { url: `${base}/`, mix: { tenants: seeded.tenants, writeShare: 0.1 } },
     ],
   ];
+  // The request log's twins (above): the same requests, to the instance with the log and to
+  // the one without.
+  for (const twinned of [
+    'GET /v1/pets?limit=20',
+    'POST /v1/pets',
+    `${MIX} 90% reads, 10% POST /v1/pets`,
+  ]) {
+    const spec = scenarios.find(([name]) => name === twinned)?.[1];
+    if (!spec) throw new Error(`no scenario ${twinned}`);
+    for (const [suffix, twinBase] of [
+      [LOG_ON, baseOn],
+      [LOG_OFF, baseOff],
+    ] as const) {
+      scenarios.push([
+        `${twinned} ${suffix}`,
+        { ...spec, url: twinBase + spec.url.slice(base.length) },
+      ]);
+    }
+  }
   if (ONLY) {
     for (let i = scenarios.length - 1; i > 0; i--) {
       const name = scenarios[i]?.[0] ?? '';
@@ -344,9 +369,9 @@ async function runMode(
   // throughput drifts (by a third over minutes, seen here), so each scenario's ratio in a round
   // is taken against the mean of the ceiling runs just before and just after it; a row's ratio
   // is the median of its runs' ratios, its rate and latencies those of its median run.
-  // A scenario and its twin on the instance without the request log run twice each in a
-  // round, mirrored (odd rounds: with, without, without, with; even rounds the other way), so
-  // each round gives the log's cost from runs that met the same stretch of the VM: a drift
+  // A scenario's twins, with and without the request log, run twice each in a round right
+  // after it, mirrored (odd rounds: with, without, without, with; even rounds the other way),
+  // so each round gives the log's cost from runs that met the same stretch of the VM: a drift
   // that is steady across the four cancels out of the ratio of their sums.
   const [ceilingScenario, ceilingSpec] = scenarios[0] ?? [];
   if (!ceilingScenario || !ceilingSpec) throw new Error('no ceiling scenario');
@@ -360,16 +385,18 @@ async function runMode(
     process.stdout.write(` ${Math.round(result.requestsPerSecond)}`);
   };
   const measured = scenarios.slice(1);
-  const twinOf = (name: string) => measured.find(([other]) => other === `${name} ${LOG_OFF}`);
+  const named = (name: string) => measured.find(([other]) => other === name);
+  const isTwin = (name: string) => name.endsWith(LOG_ON) || name.endsWith(LOG_OFF);
   const roundOrder = (round: number) =>
     measured.flatMap((scenario) => {
-      const twin = twinOf(scenario[0]);
-      if (scenario[0].endsWith(LOG_OFF)) {
-        // Run beside its twin; alone only when BENCH_ONLY left its twin out.
-        return measured.some(([other]) => `${other} ${LOG_OFF}` === scenario[0]) ? [] : [scenario];
+      const [on, off] = [named(`${scenario[0]} ${LOG_ON}`), named(`${scenario[0]} ${LOG_OFF}`)];
+      if (isTwin(scenario[0])) {
+        // Run after the scenario they twin; alone only when BENCH_ONLY left it out.
+        const twinned = scenario[0].slice(0, scenario[0].lastIndexOf(' ('));
+        return named(twinned) ? [] : [scenario];
       }
-      if (!twin) return [scenario];
-      return round % 2 === 1 ? [scenario, twin, twin, scenario] : [twin, scenario, scenario, twin];
+      if (!on || !off) return [scenario, ...(on ? [on] : []), ...(off ? [off] : [])];
+      return [scenario, ...(round % 2 === 1 ? [on, off, off, on] : [off, on, on, off])];
     });
   const insertsRow = INSERTS[store.url.startsWith('postgres') ? 'postgres' : 'sqlite'];
   let drainMs: number | null = null;
@@ -392,8 +419,11 @@ async function runMode(
         // run around it, so the ratio is the service's cost alone.
         const ceilingFor = spec.mix ? { ...ceilingSpec, mix: spec.mix } : ceilingSpec;
         const mixedBefore = spec.mix ? await measure(ceilingFor) : before;
-        const served = serving(spec.url).pid;
-        const result = await measure(spec, [served ?? 0, ...(redisUrl ? storePids() : [])]);
+        const served = serving(spec.url)?.pid;
+        const result = await measure(
+          spec,
+          served === undefined ? [] : [served, ...(redisUrl ? storePids() : [])],
+        );
         if (spec.url.endsWith('/messages')) {
           const stoppedAt = Date.now();
           while ((await countUnsettled(probe.reader)) > 0 && Date.now() - stoppedAt < 60_000) {
@@ -425,7 +455,7 @@ async function runMode(
           (runs.get(name) ?? [])
             .filter((run) => run.round === round)
             .reduce((sum, run) => sum + run.requestsPerSecond, 0);
-        const [on, off] = [thisRound(scenario), thisRound(`${scenario} ${LOG_OFF}`)];
+        const [on, off] = [thisRound(`${scenario} ${LOG_ON}`), thisRound(`${scenario} ${LOG_OFF}`)];
         if (on > 0 && off > 0)
           vsLogOff.set(scenario, [...(vsLogOff.get(scenario) ?? []), on / off]);
       }
@@ -482,11 +512,7 @@ async function runMode(
       process.stdout.write(`  memory run ${run + 1}: RSS ${memory.at(-1)} MB\n`);
     }
   }
-  await stop(ceiling.child);
-  await stop(framework.child);
-  await stop(service);
-  await stop(twins.on.child);
-  await stop(twins.off.child);
+  await stopAll();
   await store.drop();
   return { rows, drainMs, rssMb: rss, memoryRunsMb: memory };
 }
@@ -498,19 +524,24 @@ process.stdout.write(
 );
 const modes: Array<Awaited<ReturnType<typeof runMode>> & { mode: string }> = [];
 const sqliteDir = mkdtempSync(join(tmpdir(), 'animal-store-bench-db-'));
-modes.push({
-  mode: 'embedded',
-  ...(await runMode('embedded', {
-    url: `sqlite:${join(sqliteDir, 'bench.db')}`,
-    drop: async () => rmSync(sqliteDir, { recursive: true, force: true }),
-  })),
-});
-if (process.env.DATABASE_URL?.startsWith('postgres') && process.env.REDIS_URL) {
-  const pg = await freshPostgres(process.env.DATABASE_URL, 'animal_store_bench');
+try {
   modes.push({
-    mode: 'postgres+redis',
-    ...(await runMode('postgres+redis', pg, process.env.REDIS_URL)),
+    mode: 'embedded',
+    ...(await runMode('embedded', {
+      url: `sqlite:${join(sqliteDir, 'bench.db')}`,
+      drop: async () => rmSync(sqliteDir, { recursive: true, force: true }),
+    })),
   });
+  if (process.env.DATABASE_URL?.startsWith('postgres') && process.env.REDIS_URL) {
+    const pg = await freshPostgres(process.env.DATABASE_URL, 'animal_store_bench');
+    modes.push({
+      mode: 'postgres+redis',
+      ...(await runMode('postgres+redis', pg, process.env.REDIS_URL)),
+    });
+  }
+} finally {
+  // A run that failed leaves no server behind on the servers' core.
+  await stopAll();
 }
 
 const fmt = (n: number, digits = 0) =>
@@ -584,22 +615,22 @@ for (const mode of modes) {
 const logCosts: string[] = [];
 for (const mode of modes) {
   for (const scenario of ['GET /v1/pets?limit=20', 'POST /v1/pets', `${MIX} 90% reads`]) {
-    const logged = mode.rows.find((r) => r.scenario.startsWith(scenario));
-    const off = mode.rows.find(
-      (r) => r.scenario.startsWith(scenario) && r.scenario.endsWith(LOG_OFF),
+    const twinned = mode.rows.find((r) => r.scenario.startsWith(scenario));
+    const [on, off] = [LOG_ON, LOG_OFF].map((suffix) =>
+      mode.rows.find((r) => r.scenario.startsWith(scenario) && r.scenario.endsWith(suffix)),
     );
-    if (logged?.vsLogOff === undefined || !off) continue;
-    if (logged.cpuUs !== undefined && off.cpuUs !== undefined) {
+    if (twinned?.vsLogOff === undefined || !on || !off) continue;
+    if (on.cpuUs !== undefined && off.cpuUs !== undefined) {
       logCosts.push(
-        `${mode.mode}: ${scenario}: ${fmt(logged.vsLogOff, 2)} × the rate without the request ` +
-          `log (rounds ${(logged.vsLogOffRounds ?? []).map((r) => fmt(r, 2)).join(', ')}); ` +
-          `${fmt(logged.cpuUs, 1)} µs of CPU a request with it, ${fmt(off.cpuUs, 1)} ` +
-          `without (${fmt((logged.cpuUs / off.cpuUs - 1) * 100, 1)}%)`,
+        `${mode.mode}: ${scenario}: ${fmt(twinned.vsLogOff, 2)} × the rate without the request ` +
+          `log (rounds ${(twinned.vsLogOffRounds ?? []).map((r) => fmt(r, 2)).join(', ')}); ` +
+          `${fmt(on.cpuUs, 1)} µs of CPU a request with it, ${fmt(off.cpuUs, 1)} ` +
+          `without (${fmt((on.cpuUs / off.cpuUs - 1) * 100, 1)}%)`,
       );
     }
     checks.push([
       `${mode.mode}: ${scenario} with the request log ≥ 0.9 × without`,
-      logged.vsLogOff >= 0.9,
+      twinned.vsLogOff >= 0.9,
     ]);
   }
 }

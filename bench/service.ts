@@ -67,25 +67,25 @@ export function cpuMs(pids: readonly number[]): number {
 }
 
 /**
- * CPU time (ms) a process's threads have used so far, by thread name (`MainThread`,
- * `V8Worker` for the garbage collector's helpers, `WorkerThread`, `libuv-worker`…).
+ * CPU time (ms) each of a process's live threads has used so far, by thread id, with its name
+ * (`MainThread`, `V8Worker` for the garbage collector's helpers, `WorkerThread`,
+ * `libuv-worker`…).
  */
-export function threadCpuMs(pid: number): Map<string, number> {
-  const byName = new Map<string, number>();
+export function threadCpuMs(pid: number): Map<string, { name: string; ms: number }> {
+  const threads = new Map<string, { name: string; ms: number }>();
   let tasks: string[];
   try {
     tasks = readdirSync(`/proc/${pid}/task`);
   } catch {
-    return byName;
+    return threads;
   }
   for (const task of tasks) {
-    let name: string;
     try {
-      name = readFileSync(`/proc/${pid}/task/${task}/comm`, 'utf8').trim();
+      const name = readFileSync(`/proc/${pid}/task/${task}/comm`, 'utf8').trim();
+      threads.set(task, { name, ms: statCpuMs(`/proc/${pid}/task/${task}/stat`) });
     } catch {
-      continue;
+      // Ended between the listing and the read: counted with the threads that ended.
     }
-    byName.set(name, (byName.get(name) ?? 0) + statCpuMs(`/proc/${pid}/task/${task}/stat`));
   }
-  return byName;
+  return threads;
 }
