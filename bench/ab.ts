@@ -157,7 +157,7 @@ async function run(instance: Instance): Promise<number> {
   instance.rates.push(result.requestsPerSecond);
   instance.cpuUs.push(cpuUs);
   console.log(
-    `${instance.name}: ${Math.round(result.requestsPerSecond)} req/s, ${cpuUs.toFixed(1)} µs a request${result.errors > 0 ? `, ${result.errors} non-2xx` : ''}`,
+    `${instance.name}: ${Math.round(result.requestsPerSecond)} req/s, p99 ${result.p99Ms.toFixed(1)} ms, ${cpuUs.toFixed(1)} µs a request${result.errors > 0 ? `, ${result.errors} non-2xx` : ''}`,
   );
   return result.requestsPerSecond;
 }
