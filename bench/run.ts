@@ -62,7 +62,7 @@ const INSERTS = {
 } as const;
 /** The scenarios measured against the insert baseline too. */
 const KEYED = '(Idempotency-Key)';
-/** The rows of the instance that keeps no request log. */
+/** The rows of the request log's twins: the instance with the log, and the one without. */
 const LOG_ON = '(request log on)';
 const LOG_OFF = '(request log off)';
 const AGAINST_INSERTS = [
