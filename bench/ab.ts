@@ -29,6 +29,7 @@ import { freePort } from '../test/cluster/harness.js';
 import { type LoadSpec, load, serverCommand } from './load.js';
 import { seed } from './seed.js';
 import { cpuMs, serviceEnv, threadCpuMs, untilReady } from './service.js';
+import { median } from './stats.js';
 
 const PAIRS = Number(process.env.AB_PAIRS ?? 6);
 const SECONDS = Number(process.env.AB_SECONDS ?? 3);
@@ -97,13 +98,6 @@ function loadFor(base: string): Omit<LoadSpec, 'connections' | 'seconds'> {
 }
 
 const mean = (values: number[]) => values.reduce((sum, v) => sum + v, 0) / values.length;
-const median = (values: number[]) => {
-  const sorted = [...values].sort((a, b) => a - b);
-  const middle = Math.floor(sorted.length / 2);
-  return sorted.length % 2 === 1
-    ? (sorted[middle] ?? NaN)
-    : ((sorted[middle - 1] ?? NaN) + (sorted[middle] ?? NaN)) / 2;
-};
 
 /** `perf record` of a process until stopped, when AB_PERF names a folder. */
 function recording(instance: Instance, pid: number): (() => Promise<void>) | undefined {

@@ -16,6 +16,7 @@ import { rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freshPostgres } from '../test/helpers.js';
+import { median } from './stats.js';
 
 // The compiled service, as production runs it (see bench/limiter.ts).
 const dist = (path: string) => new URL(`../dist/${path}`, import.meta.url).href;
@@ -46,11 +47,6 @@ const CONCURRENCY = 64;
 const EVENTS = 4_000;
 /** What each endpoint wants: the event written, among others. */
 const TYPES = ['order.placed', 'pet.created', 'pet.updated'];
-
-function median(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.floor(sorted.length / 2)] ?? Number.NaN;
-}
 
 /** An account with `endpoints` enabled endpoints that want TYPES, and a category. */
 async function tenant(database: Database, endpoints: number) {

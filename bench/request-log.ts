@@ -11,6 +11,7 @@ import { randomUUID } from 'node:crypto';
 import { rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { median } from './stats.js';
 
 // The compiled service, as production runs it (see bench/limiter.ts).
 const dist = (path: string) => new URL(`../dist/${path}`, import.meta.url).href;
@@ -58,10 +59,6 @@ function answered(i: number, at: number): AnsweredRequest {
   };
 }
 
-function median(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.floor(sorted.length / 2)] ?? 0;
-}
 function p95(values: number[]): number {
   const sorted = [...values].sort((a, b) => a - b);
   return sorted[Math.floor(sorted.length * 0.95)] ?? 0;

@@ -36,6 +36,7 @@ import { freshPostgres } from '../test/helpers.js';
 import { type LoadResult, type LoadSpec, load, pinned, serverCommand, tool } from './load.js';
 import { type Seeded, seed } from './seed.js';
 import { cpuMs, serviceEnv, untilReady } from './service.js';
+import { median as medianValue } from './stats.js';
 
 const dist = (path: string) => new URL(`../dist/${path}`, import.meta.url).href;
 const { openDatabase } = (await import(
@@ -489,7 +490,7 @@ async function runMode(
         vsInserts: median(vsInserts, (run) => run.vsInserts ?? 0).vsInserts,
       }),
       ...(logCost.length > 0 && {
-        vsLogOff: [...logCost].sort((a, b) => a - b)[Math.floor(logCost.length / 2)],
+        vsLogOff: medianValue(logCost),
         vsLogOffRounds: logCost,
       }),
       // Non-2xx answers in every round, not the median's alone.
