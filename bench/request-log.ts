@@ -5,7 +5,8 @@
  * accounts (their segments made, then one `Database.write`) on SQLite and, with
  * BENCH_DATABASE_URL (or TEST_DATABASE_URL) set, on PostgreSQL, into a log that already holds
  * 100,000 entries.
- * Usage: npm run build && tsx bench/request-log.ts [batches]
+ * Usage: npm run build && tsx bench/request-log.ts [batches]; DIST=dist-before measures a
+ * copy of the compiled service made before a change (`cp -r dist dist-before`).
  */
 import { randomUUID } from 'node:crypto';
 import { rmSync } from 'node:fs';
@@ -14,7 +15,8 @@ import { join } from 'node:path';
 import { median } from './stats.js';
 
 // The compiled service, as production runs it (see bench/limiter.ts).
-const dist = (path: string) => new URL(`../dist/${path}`, import.meta.url).href;
+const dist = (path: string) =>
+  new URL(`../${process.env.DIST ?? 'dist'}/${path}`, import.meta.url).href;
 const { RequestLog, rowsOf } = (await import(
   dist('http/request-log.js')
 )) as typeof import('../src/http/request-log.js');

@@ -85,6 +85,13 @@ const addHourSqlite = preparedWrite((tx: Tx, p: HourCounts) => ({
       values (${sql.join(HOUR_COLUMNS.map((name) => p[name]))}) ${ADD_COUNTS}`.compile(tx),
 }));
 
+/** A segment's entries as text, however they are held: text, or its UTF-8 bytes. */
+export function entriesText(entries: string | Uint8Array): string {
+  return typeof entries === 'string'
+    ? entries
+    : Buffer.from(entries.buffer, entries.byteOffset, entries.byteLength).toString('utf8');
+}
+
 /** One array per column, as `unnest` takes them. */
 function byColumn<R>(rows: readonly R[], columns: ReadonlyArray<keyof R>): Arrays {
   const arrays: Arrays = {};
@@ -115,7 +122,9 @@ export async function insertRequestLog(
       if (small.length > 0) statements.push(insertSegmentsPostgres(tx, byColumn(small, COLUMNS)));
       small = [];
     };
-    for (const segment of segments) {
+    for (const written of segments) {
+      // PostgreSQL's column is text: bytes would be sent as bytea.
+      const segment = { ...written, entries: entriesText(written.entries) };
       if (segment.entries.length <= LARGE_SEGMENT) {
         small.push(segment);
         continue;
@@ -137,8 +146,9 @@ export interface SegmentRead {
   seq: number;
   size: number;
   firstAt: Date | string;
-  /** Its entries' text; null when the filter rules out every one of them. */
-  entries: string | null;
+  /** Its entries (text, or UTF-8 bytes: `entriesText`); null when the filter rules out every
+   * one of them. */
+  entries: string | Uint8Array | null;
 }
 
 /** Which segments may hold what a read looks for; the entries are then checked one by one. */

@@ -202,8 +202,13 @@ export interface RequestLogSegmentsTable {
   first_at: Timestamp;
   /** …and its newest's. */
   last_at: Timestamp;
-  /** Its entries, oldest first: a JSON array of positional arrays (src/domain/request-log.ts). */
-  entries: string;
+  /**
+   * Its entries, oldest first: a JSON array of positional arrays
+   * (src/domain/request-log-segments.ts), as UTF-8. SQLite stores the bytes the log encoded as
+   * they are (a BLOB: no string is made of them on the way in), PostgreSQL text; segments
+   * written before either may be text.
+   */
+  entries: ColumnType<string | Uint8Array, string | Uint8Array, never>;
 }
 
 /** An account's requests in one hour by status class, as one process counted them. */
