@@ -11,7 +11,7 @@ import { connect, type Socket } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { setTimeout as delay } from 'node:timers/promises';
 import Fastify from 'fastify';
-import { checkBodyStillReadable } from '../src/http/client-errors.js';
+import { bodyStillReadable } from '../src/http/client-errors.js';
 import { createCategory, newTenant, startApp, type Tenant, type TestApp } from './helpers.js';
 
 /** Every raw connection opened here, destroyed in `after` whatever a test did with it. */
@@ -408,40 +408,63 @@ describe('a client that leaves while its request waits, before its body is read'
   // In the shared mode a request waits on Redis (its count, its key) before its body is read;
   // a client that leaves meanwhile left Fastify's parser waiting for ever on a destroyed
   // stream. Here the wait is a hook's 100 ms. Without the check (the first pass) the request is
-  // never answered, which shows the test can fail; with it, it is answered at once.
+  // never answered, which shows the test can fail; with it, it is answered at once: a route's
+  // request, and one no route matches (counted first, as the app counts a 404).
   for (const checked of [false, true]) {
-    it(checked ? 'is answered at once, nothing done' : 'waits for ever unchecked', async () => {
-      const app = Fastify();
-      const responses: Array<{ ended: () => boolean }> = [];
-      let handled = 0;
-      app.addHook('onRequest', (_request, reply, done) => {
-        responses.push({ ended: () => reply.raw.writableEnded });
-        setTimeout(done, 100);
+    for (const path of ['/things', '/nowhere']) {
+      const what = `${path === '/things' ? 'a route' : 'no route'}`;
+      const title = checked
+        ? `is answered at once, nothing done (${what})`
+        : `waits for ever unchecked (${what})`;
+      it(title, async () => {
+        const app = Fastify();
+        const responses: Array<{ ended: () => boolean }> = [];
+        let handled = 0;
+        app.addHook('onRequest', (_request, reply, done) => {
+          responses.push({ ended: () => reply.raw.writableEnded });
+          setTimeout(done, 100);
+        });
+        if (checked) app.addHook('preParsing', bodyStillReadable);
+        app.post('/things', async () => {
+          handled++;
+          return { ok: true };
+        });
+        app.setNotFoundHandler(async (_request, reply) => {
+          handled++;
+          return reply.code(404).send({});
+        });
+        try {
+          const address = await app.listen({ host: '127.0.0.1', port: 0 });
+          const socket = connect(Number(new URL(address).port), '127.0.0.1');
+          sockets.add(socket);
+          await once(socket, 'connect');
+          socket.write(
+            `POST ${path} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n` +
+              'Content-Length: 2\r\n\r\n{}',
+          );
+          while (responses.length === 0) await delay(5);
+          socket.destroy();
+          await delay(400);
+          assert.equal(responses[0]?.ended(), checked);
+          assert.equal(handled, 0, 'the handler never ran');
+        } finally {
+          await app.close();
+        }
       });
-      if (checked) app.addHook('onRoute', checkBodyStillReadable);
-      app.post('/things', async () => {
-        handled++;
-        return { ok: true };
-      });
-      try {
-        const address = await app.listen({ host: '127.0.0.1', port: 0 });
-        const socket = connect(Number(new URL(address).port), '127.0.0.1');
-        sockets.add(socket);
-        await once(socket, 'connect');
-        socket.write(
-          'POST /things HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n' +
-            'Content-Length: 2\r\n\r\n{}',
-        );
-        while (responses.length === 0) await delay(5);
-        socket.destroy();
-        await delay(400);
-        assert.equal(responses[0]?.ended(), checked);
-        assert.equal(handled, 0, 'the handler never ran');
-      } finally {
-        await app.close();
-      }
-    });
+    }
   }
+
+  it('is checked on every route of the app, by one app-wide hook', async () => {
+    const { t } = await listening();
+    const routes = t.app.printRoutes({ includeHooks: true, commonPrefix: false });
+    // A block a route and its methods alike in hooks: its line (`v1/pets (GET, POST)`), then
+    // its hooks.
+    const served = routes
+      .split('\n')
+      .filter((line) => /\S \([A-Z]+(?:, [A-Z]+)*\)$/.test(line)).length;
+    assert.ok(served > 50, routes);
+    assert.equal(routes.split('bodyStillReadable').length - 1, served);
+  });
 });
 
 describe('timeouts (headers 1 s, request 2 s)', () => {

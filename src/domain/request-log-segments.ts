@@ -118,12 +118,6 @@ export const SEGMENT_MAX_BYTES = 512 * 1024;
 /** The bytes a segment's text starts with; grown by doubling. */
 const FIRST_BYTES = 2_048;
 
-/** Strings of at most this many characters are checked and copied in JsonBytes.short. */
-const SHORT = 128;
-
-/** A string JSON writes as it is, between quotes: printable ASCII but `"` and `\`. */
-const PLAIN = /^[\x20\x21\x23-\x5b\x5d-\x7e]*$/;
-
 /**
  * JSON text written straight into a growing byte buffer: a request's entry costs no string of
  * its own and no object. (JSON.stringify of its places, then Buffer.write of that text, was
@@ -159,13 +153,8 @@ class JsonBytes {
       this.char(0x75);
       this.char(0x6c);
       this.char(0x6c);
-    } else if (value.length <= SHORT && this.short(value)) {
+    } else if (this.plain(value)) {
       // Written as it was checked.
-    } else if (value.length > SHORT && PLAIN.test(value)) {
-      this.reserve(value.length + 2 + FIXED_BYTES);
-      this.char(0x22);
-      this.length += this.bytes.write(value, this.length, 'latin1');
-      this.char(0x22);
     } else {
       const json = JSON.stringify(value);
       this.reserve(Buffer.byteLength(json) + FIXED_BYTES);
@@ -174,12 +163,13 @@ class JsonBytes {
   }
 
   /**
-   * A short string JSON writes as it is, between quotes, checked and copied a character at a
-   * time (an id, a path: nearly every string of an entry); false, and nothing written, for one
-   * that needs escaping. A regular expression and Buffer.write cost such a string several
-   * times more: each is a call out of the compiled code.
+   * A string JSON writes as it is (printable ASCII but `"` and `\`), between quotes, checked
+   * and copied a character at a time; false, and nothing written, for one that needs escaping
+   * (a body or an Error: at its second character). For an id or a path, nearly every string
+   * of an entry, a regular expression and Buffer.write cost several times more: each is a call
+   * out of the compiled code.
    */
-  private short(value: string): boolean {
+  private plain(value: string): boolean {
     this.reserve(value.length + 2 + FIXED_BYTES);
     const bytes = this.bytes;
     let at = this.length + 1;

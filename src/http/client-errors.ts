@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
-import type { preParsingHookHandler, RouteOptions } from 'fastify';
+import type { preParsingHookHandler } from 'fastify';
 import { ApiError, excerpt } from '../errors.js';
 
 /** How long a connection refused by the parser is read from (and what it sends discarded)
@@ -24,25 +24,20 @@ export function uriTooLong(): ApiError {
 const CLIENT_LEFT = 'The client closed the connection before the body was read; nothing was done.';
 
 /**
- * A request whose client left while it waited (to be counted, its key read) has a body that
- * can no longer be read: a destroyed stream emits neither 'end' nor 'error', so Fastify's body
- * parser would wait for ever, and the request would never be answered, holding its memory and
- * making the shutdown wait out its deadline. Such a request is answered at once instead (408,
- * to nobody; its entry in the request log says why), and nothing is done. A preParsing hook,
- * the last: nothing waits between it and the parser.
+ * A request whose client left while it waited (to be counted, its key or its session read) has
+ * a body that can no longer be read: a destroyed stream emits neither 'end' nor 'error', so
+ * Fastify's body parser would wait for ever, and the request would never be answered, holding
+ * its memory and making the shutdown wait out its deadline. Such a request is answered at once
+ * instead (408, to nobody; its entry in the request log says why), and nothing is done. An
+ * app-wide preParsing hook, so that every route and every 404 has it, and the only one: no
+ * hook waits between it and the parser. GET and HEAD requests, whose bodies are never read,
+ * go on to be answered into the void as before.
  */
-const bodyStillReadable: preParsingHookHandler = (_request, _reply, payload, done) => {
-  if (payload.destroyed) done(new ApiError('request_timeout', CLIENT_LEFT));
-  else done(null, payload);
+export const bodyStillReadable: preParsingHookHandler = (request, _reply, payload, done) => {
+  if (payload.destroyed && request.method !== 'GET' && request.method !== 'HEAD') {
+    done(new ApiError('request_timeout', CLIENT_LEFT));
+  } else done(null, payload);
 };
-
-/** Adds `bodyStillReadable` to a route that may take a body (an onRoute hook): GET and HEAD
- * requests, whose bodies are never read, pay nothing. */
-export function checkBodyStillReadable(route: RouteOptions): void {
-  const methods = [route.method].flat();
-  if (methods.every((method) => method === 'GET' || method === 'HEAD')) return;
-  route.preParsing = [...[route.preParsing ?? []].flat(), bodyStillReadable];
-}
 
 interface ParserError extends Error {
   code?: string;

@@ -3,7 +3,7 @@ import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import type { Config } from '../config.js';
 import { ApiError, RETRY_SOON } from '../errors.js';
-import { checkBodyStillReadable, MAX_URL_BYTES, uriTooLong } from '../http/client-errors.js';
+import { bodyStillReadable, MAX_URL_BYTES, uriTooLong } from '../http/client-errors.js';
 import { registerErrorHandling, sendError, toApiError } from '../http/error-handler.js';
 import { everyAnswer, noStoreForSecrets } from '../http/security-headers.js';
 import { validatorCompiler } from '../http/validation.js';
@@ -114,7 +114,7 @@ export const requestsPlugin = fp<Basics>(
       else setImmediate(done);
     });
     // A request whose client left before its body was read is answered, not left waiting.
-    app.addHook('onRoute', checkBodyStillReadable);
+    app.addHook('preParsing', bodyStillReadable);
     registerErrorHandling(app);
     noStoreForSecrets(app);
 
