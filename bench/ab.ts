@@ -28,7 +28,7 @@ import { join } from 'node:path';
 import { freePort } from '../test/cluster/harness.js';
 import { type LoadSpec, load, serverCommand } from './load.js';
 import { seed } from './seed.js';
-import { cpuMs, serviceEnv, threadCpuMs, untilReady } from './service.js';
+import { cpuMs, instanceSpec, serviceEnv, threadCpuMs, untilReady } from './service.js';
 import { median } from './stats.js';
 
 const PAIRS = Number(process.env.AB_PAIRS ?? 6);
@@ -61,14 +61,7 @@ const seeded = await seed(`sqlite:${join(dir, 'seed.db')}`, Number(process.env.A
 const instances: Instance[] = [];
 
 async function start(spec: string): Promise<void> {
-  const name = spec.slice(0, spec.indexOf('='));
-  const [build = 'dist', ...settings] = spec.slice(spec.indexOf('=') + 1).split(',');
-  const env = Object.fromEntries(
-    settings.map((setting) => [
-      setting.slice(0, setting.indexOf('=')),
-      setting.slice(setting.indexOf('=') + 1),
-    ]),
-  );
+  const { name, build, env } = instanceSpec(spec);
   const file = join(dir, `${name}.db`);
   copyFileSync(join(dir, 'seed.db'), file);
   const port = await freePort();

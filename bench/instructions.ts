@@ -22,7 +22,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freePort } from '../test/cluster/harness.js';
 import { seed } from './seed.js';
-import { serviceEnv } from './service.js';
+import { instanceSpec, serviceEnv, untilReady } from './service.js';
 
 const LOAD = process.env.IC_LOAD ?? 'mix';
 const FEW = Number(process.env.IC_FEW ?? 2000);
@@ -105,16 +105,7 @@ async function count(name: string, build: string, env: Record<string, string>, r
   );
   const exited = once(child, 'exit');
   try {
-    for (let tries = 0; ; tries++) {
-      if (child.exitCode !== null) throw new Error(`${name} exited at start`);
-      const ready = await fetch(`${base}/readyz`).then(
-        (r) => r.ok,
-        () => false,
-      );
-      if (ready) break;
-      if (tries > 600) throw new Error(`${name} not ready after 5 min`);
-      await new Promise((r) => setTimeout(r, 500));
-    }
+    await untilReady(child, base, 5 * 60_000);
     await send(base, 0, WARMUP);
     await send(base, WARMUP, WARMUP + requests);
     // The batches written: the request log's last, the writes' syncs.
@@ -131,11 +122,7 @@ async function count(name: string, build: string, env: Record<string, string>, r
 
 const results: Array<{ name: string; perRequest: number }> = [];
 for (const spec of specs) {
-  const name = spec.slice(0, spec.indexOf('='));
-  const [build = 'dist', ...settings] = spec.slice(spec.indexOf('=') + 1).split(',');
-  const env = Object.fromEntries(
-    settings.map((s) => [s.slice(0, s.indexOf('=')), s.slice(s.indexOf('=') + 1)]),
-  );
+  const { name, build, env } = instanceSpec(spec);
   const few = await count(name, build, env, FEW);
   const many = await count(name, build, env, MANY);
   const perRequest = (many - few) / (MANY - FEW);

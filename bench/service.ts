@@ -32,18 +32,42 @@ export function serviceEnv(
   };
 }
 
-/** Resolves once the service at `base` answers /readyz; fails if it exits or takes 30 s. */
-export async function untilReady(child: ChildProcess, base: string): Promise<void> {
-  for (let i = 0; ; i++) {
+/** Resolves once the service at `base` answers /readyz; fails if it exits or takes `waitMs`
+ * (30 s; a service under valgrind takes minutes). */
+export async function untilReady(
+  child: ChildProcess,
+  base: string,
+  waitMs = 30_000,
+): Promise<void> {
+  const deadline = Date.now() + waitMs;
+  for (;;) {
     if (child.exitCode !== null) throw new Error(`the service at ${base} exited at start`);
     const ready = await fetch(`${base}/readyz`).then(
       (r) => r.ok,
       () => false,
     );
     if (ready) return;
-    if (i > 600) throw new Error(`the service at ${base} did not start`);
+    if (Date.now() > deadline) throw new Error(`the service at ${base} did not start`);
     await new Promise((r) => setTimeout(r, 50));
   }
+}
+
+/** An instance as bench/ab.ts and bench/instructions.ts take it: `NAME=DIR[,VAR=VALUE...]`,
+ * a compiled service's folder and the settings it runs with. */
+export function instanceSpec(spec: string): {
+  name: string;
+  build: string;
+  env: Record<string, string>;
+} {
+  const name = spec.slice(0, spec.indexOf('='));
+  const [build = 'dist', ...settings] = spec.slice(spec.indexOf('=') + 1).split(',');
+  const env = Object.fromEntries(
+    settings.map((setting) => [
+      setting.slice(0, setting.indexOf('=')),
+      setting.slice(setting.indexOf('=') + 1),
+    ]),
+  );
+  return { name, build, env };
 }
 
 /** The CPU time (ms, user and system) of a `/proc` stat file; 0 for a process gone. */
