@@ -2,7 +2,9 @@
  * What a request costs in instructions, by build or setting: each instance runs under
  * valgrind's callgrind, which counts the instructions every thread of the process executes
  * (user space only: the kernel's work is not in it), whatever else the machine is doing. Rates
- * on this VM do not resolve 5% (bench/ab.ts); counts repeat to well under 1%.
+ * on this VM do not resolve 5% (bench/ab.ts); counts of one build repeat to about 1%, but
+ * where a major garbage collection falls can move a request by ±5% between builds: read the
+ * breakdown by function (callgrind_annotate on the files it leaves) before the total.
  *
  * Each instance is started twice on its own copy of one seeded SQLite file, and sent `FEW`
  * requests the first time and `MANY` the second, each time after the same warm-up; the
@@ -136,3 +138,4 @@ const first = results[0];
 for (const { name, perRequest } of results.slice(1)) {
   if (first) console.log(`${name}: ${(perRequest / first.perRequest).toFixed(3)} × ${first.name}`);
 }
+console.log(`callgrind's files (callgrind_annotate FILE): ${dir}`);
