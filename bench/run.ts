@@ -10,13 +10,14 @@
  * parts), and the ceiling, for trying a change quickly; such a partial run does not write
  * latest.json.
  *
- * The request log's cost: two more instances of the service on the same store, alike but for
- * REQUEST_LOG=off in one (each with its own worker), answer the GET, the POST and the 90/10
- * mix again and nothing else, so that neither has served a load the other has not; both are
- * started afresh before every round. Each of these twins runs twice a round, mirrored (with,
- * without, without, with; the other way in even rounds), right after the same scenario on the
- * first instance; their rows end in "(request log on)" and "(request log off)", and the log's
- * cost is the median of the rounds' ratios of the twins' summed rates. Every other figure
+ * The request log's cost: two pairs of twins, more instances of the service on the same store,
+ * each pair alike but for REQUEST_LOG=off in one (each with its own worker), answer the GET,
+ * the POST and the 90/10 mix again and nothing else, so that no twin has served a load its
+ * other has not; all four are started afresh before every round. Each twin runs once a round,
+ * mirrored across the pairs (with, without of the first pair, then without, with of the
+ * second; the other way in even rounds), right after the same scenario on the first instance;
+ * their rows end in "(request log on)" and "(request log off)", and the log's cost is the
+ * median of the rounds' ratios of the twins' summed rates. Every other figure
  * (the deep page against the first page, keyed POSTs against plain ones) compares runs of the
  * first instance.
  *
@@ -249,30 +250,30 @@ async function runMode(
     return { child, base, port };
   };
   const { child: service, base } = await startService();
-  // The twins (above): with the request log, and without. Both are started again, on the same
-  // ports, before every round after the first: two instances of one build, given the same
-  // runs, read up to 13% apart on this VM (where each process's memory fell, what its compiler
-  // chose), so a pair kept for the whole run would count one pair's luck in every round. Made
-  // afresh, it is one round's noise, which the median of the rounds leaves out.
-  const twins = {
-    on: await startService(),
-    off: await startService({ REQUEST_LOG: 'off' }),
-  };
-  const [baseOn, baseOff] = [twins.on.base, twins.off.base];
+  // The twins (above): two pairs, each with the request log and without. All four are started
+  // again, on the same ports, before every round after the first: two instances of one build,
+  // given the same runs, read up to 13% apart on this VM (where each process's memory fell,
+  // what its compiler chose), so a pair kept for the whole run would count one pair's luck in
+  // every round. Made afresh, it is one round's noise, which the median of the rounds leaves
+  // out; two pairs a round halve what one process's luck weighs in a round's ratio.
+  type Twin = Awaited<ReturnType<typeof startService>>;
+  const startPair = async (ports?: { on: number; off: number }) => ({
+    on: await startService({}, ports?.on),
+    off: await startService({ REQUEST_LOG: 'off' }, ports?.off),
+  });
+  let pairs: Array<{ on: Twin; off: Twin }> = [await startPair(), await startPair()];
   const restartTwins = async () => {
-    await Promise.all([stop(twins.on.child), stop(twins.off.child)]);
-    twins.on = await startService({}, twins.on.port);
-    twins.off = await startService({ REQUEST_LOG: 'off' }, twins.off.port);
+    await Promise.all(pairs.flatMap((pair) => [stop(pair.on.child), stop(pair.off.child)]));
+    const again: typeof pairs = [];
+    for (const pair of pairs) again.push(await startPair({ on: pair.on.port, off: pair.off.port }));
+    pairs = again;
   };
   /** The service instance a scenario's requests go to; none for the references. */
   const serving = (url: string) =>
-    url.startsWith(`${baseOn}/`)
-      ? twins.on.child
-      : url.startsWith(`${baseOff}/`)
-        ? twins.off.child
-        : url.startsWith(`${base}/`)
-          ? service
-          : undefined;
+    url.startsWith(`${base}/`)
+      ? service
+      : pairs.flatMap((pair) => [pair.on, pair.off]).find((twin) => url.startsWith(`${twin.base}/`))
+          ?.child;
   const auth = { authorization: `Bearer ${seeded.key}` };
   const firstPage = await fetch(`${base}/v1/pets?limit=20`, { headers: auth });
   const bodyFile = join(mkdtempSync(join(tmpdir(), 'animal-store-bench-')), 'page.json');
@@ -290,7 +291,9 @@ async function runMode(
   );
 
   const json = { ...auth, 'content-type': 'application/json' };
-  const scenarios: Array<[string, Omit<LoadSpec, 'connections' | 'seconds'>]> = [
+  /** A scenario: its row's name, and its load. */
+  type Scenario = [string, Omit<LoadSpec, 'connections' | 'seconds'>];
+  const scenarios: Scenario[] = [
     ['ceiling: node:http, same bytes', { url: ceilingUrl }],
     ['reference: Fastify alone, same pets', { url: `http://127.0.0.1:${framework.match[1]}/` }],
     ['GET /v1/pets?limit=20', { url: `${base}/v1/pets?limit=20`, headers: auth }],
@@ -341,8 +344,8 @@ async function runMode(
       { url: `${base}/`, mix: { tenants: seeded.tenants, writeShare: 0.1 } },
     ],
   ];
-  // The request log's twins (above): the same requests, to the instance with the log and to
-  // the one without.
+  // The request log's twins (above): the same requests, to the instances with the log and to
+  // those without.
   for (const twinned of [
     'GET /v1/pets?limit=20',
     'POST /v1/pets',
@@ -350,15 +353,8 @@ async function runMode(
   ]) {
     const spec = scenarios.find(([name]) => name === twinned)?.[1];
     if (!spec) throw new Error(`no scenario ${twinned}`);
-    for (const [suffix, twinBase] of [
-      [LOG_ON, baseOn],
-      [LOG_OFF, baseOff],
-    ] as const) {
-      scenarios.push([
-        `${twinned} ${suffix}`,
-        { ...spec, url: twinBase + spec.url.slice(base.length) },
-      ]);
-    }
+    // Sent to the first pair's twin; `twinRun` sends a run to either pair's.
+    for (const suffix of [LOG_ON, LOG_OFF]) scenarios.push([`${twinned} ${suffix}`, spec]);
   }
   if (ONLY) {
     for (let i = scenarios.length - 1; i > 0; i--) {
@@ -370,10 +366,11 @@ async function runMode(
   // throughput drifts (by a third over minutes, seen here), so each scenario's ratio in a round
   // is taken against the mean of the ceiling runs just before and just after it; a row's ratio
   // is the median of its runs' ratios, its rate and latencies those of its median run.
-  // A scenario's twins, with and without the request log, run twice each in a round right
-  // after it, mirrored (odd rounds: with, without, without, with; even rounds the other way),
-  // so each round gives the log's cost from runs that met the same stretch of the VM: a drift
-  // that is steady across the four cancels out of the ratio of their sums.
+  // A scenario's twins, with and without the request log, run once each in a round right
+  // after it, mirrored across the pairs (odd rounds: with, without of the first pair, without,
+  // with of the second; even rounds the other way), so each round gives the log's cost from
+  // runs that met the same stretch of the VM: a drift that is steady across the four cancels
+  // out of the ratio of their sums.
   const [ceilingScenario, ceilingSpec] = scenarios[0] ?? [];
   if (!ceilingScenario || !ceilingSpec) throw new Error('no ceiling scenario');
   type Run = Measured & { ratio: number; vsInserts?: number; round: number };
@@ -388,16 +385,42 @@ async function runMode(
   const measured = scenarios.slice(1);
   const named = (name: string) => measured.find(([other]) => other === name);
   const isTwin = (name: string) => name.endsWith(LOG_ON) || name.endsWith(LOG_OFF);
+  /** A twin scenario's run against the twin `to`: its requests sent to that instance. */
+  const twinRun = ([name, spec]: Scenario, to: Twin): Scenario => [
+    name,
+    { ...spec, url: to.base + spec.url.slice(base.length) },
+  ];
+  /** A scenario's twins' runs in a round, mirrored across the pairs: with and without the log
+   * of the first pair, then without and with of the second (the other way in even rounds). */
+  const twinRuns = (scenario: string, round: number): Scenario[] => {
+    const [on, off] = [named(`${scenario} ${LOG_ON}`), named(`${scenario} ${LOG_OFF}`)];
+    const [first, second] = pairs;
+    if (!first || !second) throw new Error('no twins');
+    const order: Array<[Scenario | undefined, Twin]> =
+      round % 2 === 1
+        ? [
+            [on, first.on],
+            [off, first.off],
+            [off, second.off],
+            [on, second.on],
+          ]
+        : [
+            [off, first.off],
+            [on, first.on],
+            [on, second.on],
+            [off, second.off],
+          ];
+    return order.flatMap(([twin, to]) => (twin ? [twinRun(twin, to)] : []));
+  };
   const roundOrder = (round: number) =>
-    measured.flatMap((scenario) => {
-      const [on, off] = [named(`${scenario[0]} ${LOG_ON}`), named(`${scenario[0]} ${LOG_OFF}`)];
-      if (isTwin(scenario[0])) {
-        // Run after the scenario they twin; alone only when BENCH_ONLY left it out.
-        const twinned = scenario[0].slice(0, scenario[0].lastIndexOf(' ('));
-        return named(twinned) ? [] : [scenario];
-      }
-      if (!on || !off) return [scenario, ...(on ? [on] : []), ...(off ? [off] : [])];
-      return [scenario, ...(round % 2 === 1 ? [on, off, off, on] : [off, on, on, off])];
+    measured.flatMap((scenario): Scenario[] => {
+      const [name] = scenario;
+      if (!isTwin(name)) return [scenario, ...twinRuns(name, round)];
+      // Run after the scenario they twin; without it (BENCH_ONLY left it out), by the first of
+      // them that is here.
+      const twinned = name.slice(0, name.lastIndexOf(' ('));
+      const firstHere = named(`${twinned} ${LOG_ON}`) ?? named(`${twinned} ${LOG_OFF}`);
+      return named(twinned) || firstHere?.[0] !== name ? [] : twinRuns(twinned, round);
     });
   const insertsRow = INSERTS[store.url.startsWith('postgres') ? 'postgres' : 'sqlite'];
   let drainMs: number | null = null;
