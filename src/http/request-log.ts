@@ -397,6 +397,7 @@ export class RequestLog {
     this.timer = undefined;
     await this.writing;
     this.encodeTaken();
+    // `waiting` counts the entries in batches, each of which holds one at least.
     while (this.waiting > 0) await this.writeNext();
   }
 
@@ -418,12 +419,13 @@ export class RequestLog {
 
   /** The next batch's write: at once when one is full, else once its first entry waited enough. */
   private schedule(): void {
-    // Entries only taken so far: their check phase encodes them, then schedules.
-    if (this.closed || (this.full.length === 0 && this.open === undefined)) return;
-    const delay =
-      this.full.length > 0 || this.open === undefined
-        ? 0
-        : Math.max(0, this.everyMs - (performance.now() - this.open.startedAt));
+    if (this.closed) return;
+    let delay = 0;
+    if (this.full.length === 0) {
+      // Entries only taken so far: their check phase encodes them, then schedules.
+      if (this.open === undefined) return;
+      delay = Math.max(0, this.everyMs - (performance.now() - this.open.startedAt));
+    }
     this.timer = setTimeout(this.due, delay);
     this.timer.unref();
   }
@@ -433,14 +435,13 @@ export class RequestLog {
     if (this.writing === undefined && this.waiting > 0) void this.writeNext();
   };
 
+  /** Writes the first full batch, else the open one; nothing when no entry waits. */
   private writeNext(): Promise<void> {
-    // Every entry taken is in a batch before one is chosen.
+    // Every entry taken is in a batch before one is chosen: none is left when none waits.
     this.encodeTaken();
-    let batch = this.full.shift();
-    if (batch === undefined) {
-      batch = this.open ?? new LogBatch(this.writer);
-      this.open = undefined;
-    }
+    const batch = this.full.shift() ?? this.open;
+    if (batch === undefined) return Promise.resolve();
+    if (batch === this.open) this.open = undefined;
     this.waiting -= batch.size;
     const writing = this.write(batch).finally(() => {
       this.writing = undefined;
@@ -450,9 +451,9 @@ export class RequestLog {
     return writing;
   }
 
+  /** Writes a batch (it holds an entry at least: one that could not be encoded took its batch
+   * with it). */
   private async write(batch: LogBatch): Promise<void> {
-    // Nothing left once the entries taken were encoded (one that could not be took its batch).
-    if (batch.size === 0) return;
     // While the database is away, batches are dropped at once: waiting on it would only hold
     // the buffer full.
     if (this.outages.isDown('database')) {
