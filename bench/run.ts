@@ -353,7 +353,7 @@ async function runMode(
   ]) {
     const spec = scenarios.find(([name]) => name === twinned)?.[1];
     if (!spec) throw new Error(`no scenario ${twinned}`);
-    // Sent to the first pair's twin; `twinRun` sends a run to either pair's.
+    // The first instance's load, as it is: `twinRun` sends each run of it to one twin.
     for (const suffix of [LOG_ON, LOG_OFF]) scenarios.push([`${twinned} ${suffix}`, spec]);
   }
   if (ONLY) {
