@@ -28,7 +28,15 @@ import { join } from 'node:path';
 import { freePort } from '../test/cluster/harness.js';
 import { type LoadSpec, load, serverCommand } from './load.js';
 import { seed } from './seed.js';
-import { cpuMs, instanceSpec, serviceEnv, threadCpuMs, untilReady } from './service.js';
+import {
+  cpuMs,
+  firstPage,
+  instanceSpec,
+  newPet,
+  serviceEnv,
+  threadCpuMs,
+  untilReady,
+} from './service.js';
 import { median } from './stats.js';
 
 const PAIRS = Number(process.env.AB_PAIRS ?? 6);
@@ -77,15 +85,10 @@ async function start(spec: string): Promise<void> {
 }
 
 function loadFor(base: string): Omit<LoadSpec, 'connections' | 'seconds'> {
-  const auth = { authorization: `Bearer ${seeded.key}` };
-  if (LOAD === 'get') return { url: `${base}/v1/pets?limit=20`, headers: auth };
-  if (LOAD === 'post') {
-    return {
-      url: `${base}/v1/pets`,
-      method: 'POST',
-      headers: { ...auth, 'content-type': 'application/json' },
-      body: JSON.stringify({ name: 'AB', categoryId: seeded.categoryId }),
-    };
+  if (LOAD === 'get' || LOAD === 'post') {
+    const { path, ...request } =
+      LOAD === 'get' ? firstPage(seeded.key) : newPet(seeded.key, seeded.categoryId);
+    return { url: base + path, ...request };
   }
   return { url: `${base}/`, mix: { tenants: seeded.tenants, writeShare: 0.1 } };
 }

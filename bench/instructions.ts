@@ -2,9 +2,15 @@
  * What a request costs in instructions, by build or setting: each instance runs under
  * valgrind's callgrind, which counts the instructions every thread of the process executes
  * (user space only: the kernel's work is not in it), whatever else the machine is doing. Rates
- * on this VM do not resolve 5% (bench/ab.ts); counts of one build repeat to about 1%, but
- * where a major garbage collection falls can move a request by ±5% between builds: read the
- * breakdown by function (callgrind_annotate on the files it leaves) before the total.
+ * on this VM do not resolve 5% (bench/ab.ts); counts of one build repeat to about 1%.
+ *
+ * The garbage collector runs as it does at full speed: V8 sizes its young generation by the
+ * allocation rate it measures against the clock, and under valgrind's pace it reads a busy
+ * service as an idle one and shrinks it (semi-spaces of ~1.7 MB, where a service at full
+ * speed has 32 MB after a few thousand requests), which multiplies the scavenges by up to seven, each by chance of timing: one
+ * build could read 1.01× another in one run and 1.15× in the next. So the young generation
+ * is held at semi-spaces of 32 MB and the memory reducer is off, and the collections in the counted stretch
+ * are printed: two builds compared should show as many.
  *
  * Each instance is started twice on its own copy of one seeded SQLite file, and sent `FEW`
  * requests the first time and `MANY` the second, each time after the same warm-up; the
@@ -13,24 +19,40 @@
  *
  * Usage: npm run build && tsx bench/instructions.ts NAME=DIR[,VAR=VALUE...]…
  *   as bench/ab.ts: `off=dist,REQUEST_LOG=off on=dist` counts the request log.
- * IC_LOAD (mix: 90% reads, 10% POST /v1/pets, over 20 tenants; get: one account's first
+ * IC_NODE_FLAGS (more of Node's options; the service's output is kept beside each count's
+ * file), IC_LOAD (mix: 90% reads, 10% POST /v1/pets, over 20 tenants; get: one account's first
  * page; post), IC_FEW (2000), IC_MANY (6000), IC_WARMUP (2000), IC_CONNECTIONS (8).
  * Needs valgrind (Debian's package); a run takes minutes: the service runs ~50× slower.
  */
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { copyFileSync, mkdtempSync, readFileSync } from 'node:fs';
+import { copyFileSync, mkdtempSync, openSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freePort } from '../test/cluster/harness.js';
 import { seed } from './seed.js';
-import { instanceSpec, serviceEnv, untilReady } from './service.js';
+import {
+  type BenchRequest,
+  firstPage,
+  instanceSpec,
+  newPet,
+  serviceEnv,
+  untilReady,
+} from './service.js';
 
 const LOAD = process.env.IC_LOAD ?? 'mix';
 const FEW = Number(process.env.IC_FEW ?? 2000);
 const MANY = Number(process.env.IC_MANY ?? 6000);
 const WARMUP = Number(process.env.IC_WARMUP ?? 2000);
 const CONNECTIONS = Number(process.env.IC_CONNECTIONS ?? 8);
+/** The collector as at full speed (above), and its trace, to count its collections. */
+const NODE_FLAGS = [
+  '--no-memory-reducer',
+  '--min-semi-space-size=32',
+  '--max-semi-space-size=32',
+  '--trace-gc',
+  ...(process.env.IC_NODE_FLAGS ?? '').split(' ').filter(Boolean),
+];
 const ROOT = new URL('../', import.meta.url).pathname;
 
 const specs = process.argv.slice(2);
@@ -41,28 +63,14 @@ if (specs.length < 1) {
 const dir = mkdtempSync(join(tmpdir(), 'animal-store-ic-'));
 const seeded = await seed(`sqlite:${join(dir, 'seed.db')}`, 20_000);
 
-interface Request {
-  path: string;
-  method: 'GET' | 'POST';
-  headers: Record<string, string>;
-  body?: string;
-}
-
 /** The `i`th request of the load: the same sequence for every instance. */
-function requestOf(i: number): Request {
-  const auth = { authorization: `Bearer ${seeded.key}` };
-  const post = (key: string, categoryId: number): Request => ({
-    path: '/v1/pets',
-    method: 'POST',
-    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
-    body: JSON.stringify({ name: 'IC', categoryId }),
-  });
-  if (LOAD === 'get') return { path: '/v1/pets?limit=20', method: 'GET', headers: auth };
-  if (LOAD === 'post') return post(seeded.key, seeded.categoryId);
+function requestOf(i: number): BenchRequest {
+  if (LOAD === 'get') return firstPage(seeded.key);
+  if (LOAD === 'post') return newPet(seeded.key, seeded.categoryId);
   // A fixed pattern, not random: every instance gets the same requests in the same order.
   const tenant = seeded.tenants[i % seeded.tenants.length];
   if (!tenant) throw new Error('no tenants');
-  if (i % 10 === 9) return post(tenant.key, tenant.categoryId);
+  if (i % 10 === 9) return newPet(tenant.key, tenant.categoryId);
   const read = tenant.reads[Math.floor(i / seeded.tenants.length) % tenant.reads.length] ?? '';
   return { path: read, method: 'GET', headers: { authorization: `Bearer ${tenant.key}` } };
 }
@@ -85,7 +93,8 @@ async function send(base: string, from: number, to: number): Promise<void> {
   await Promise.all(Array.from({ length: CONNECTIONS }, client));
 }
 
-/** One instance's count with `requests` sent after the warm-up: instructions of all threads. */
+/** One instance's count with `requests` sent after the warm-up: instructions of all threads,
+ * and the garbage collections of its run. */
 async function count(name: string, build: string, env: Record<string, string>, requests: number) {
   const file = join(dir, `${name}-${requests}.db`);
   copyFileSync(join(dir, 'seed.db'), file);
@@ -101,9 +110,13 @@ async function count(name: string, build: string, env: Record<string, string>, r
       '--dump-instr=no',
       `--callgrind-out-file=${out}`,
       process.execPath,
+      ...NODE_FLAGS,
       join(ROOT, build, 'server.js'),
     ],
-    { env: serviceEnv(port, `sqlite:${file}`, env), stdio: ['ignore', 'ignore', 'inherit'] },
+    {
+      env: serviceEnv(port, `sqlite:${file}`, env),
+      stdio: ['ignore', openSync(`${out}.out`, 'w'), 'inherit'],
+    },
   );
   const exited = once(child, 'exit');
   try {
@@ -119,7 +132,12 @@ async function count(name: string, build: string, env: Record<string, string>, r
   // Every thread's file (callgrind writes one per thread with --separate-threads only).
   const totals = readFileSync(out, 'utf8').match(/^(?:summary|totals): (\d+)/m);
   if (!totals?.[1]) throw new Error(`no totals in ${out}`);
-  return Number(totals[1]);
+  const trace = readFileSync(`${out}.out`, 'utf8');
+  return {
+    instructions: Number(totals[1]),
+    scavenges: trace.match(/: Scavenge /g)?.length ?? 0,
+    majors: trace.match(/: Mark-Compact /g)?.length ?? 0,
+  };
 }
 
 const results: Array<{ name: string; perRequest: number }> = [];
@@ -127,11 +145,13 @@ for (const spec of specs) {
   const { name, build, env } = instanceSpec(spec);
   const few = await count(name, build, env, FEW);
   const many = await count(name, build, env, MANY);
-  const perRequest = (many - few) / (MANY - FEW);
+  const perRequest = (many.instructions - few.instructions) / (MANY - FEW);
   results.push({ name, perRequest });
   console.log(
-    `${name}: ${few.toLocaleString('en')} instructions with ${FEW} requests, ` +
-      `${many.toLocaleString('en')} with ${MANY}: ${Math.round(perRequest).toLocaleString('en')} a request`,
+    `${name}: ${few.instructions.toLocaleString('en')} instructions with ${FEW} requests, ` +
+      `${many.instructions.toLocaleString('en')} with ${MANY}: ` +
+      `${Math.round(perRequest).toLocaleString('en')} a request; in the counted stretch ` +
+      `${many.scavenges - few.scavenges} scavenges, ${many.majors - few.majors} major collections`,
   );
 }
 const first = results[0];

@@ -113,3 +113,26 @@ export function threadCpuMs(pid: number): Map<string, { name: string; ms: number
   }
   return threads;
 }
+
+/** A request as the benchmarks send it: a path on the service, and what goes with it. */
+export interface BenchRequest {
+  path: string;
+  method: 'GET' | 'POST';
+  headers: Record<string, string>;
+  body?: string;
+}
+
+/** An account's first page of pets: the GET every tool measures. */
+export function firstPage(key: string): BenchRequest {
+  return { path: '/v1/pets?limit=20', method: 'GET', headers: { authorization: `Bearer ${key}` } };
+}
+
+/** A new pet in an account's category: the POST every tool measures. */
+export function newPet(key: string, categoryId: number): BenchRequest {
+  return {
+    path: '/v1/pets',
+    method: 'POST',
+    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ name: 'Bench', categoryId }),
+  };
+}
