@@ -29,7 +29,15 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { once } from 'node:events';
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  copyFileSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freePort } from '../test/cluster/harness.js';
@@ -223,7 +231,12 @@ async function measure(
 
 async function runMode(
   mode: string,
-  store: { url: string; drop: () => Promise<void> },
+  store: {
+    url: string;
+    drop: () => Promise<void>;
+    /** A copy of the seeded store, named: a store of its own for a twin. */
+    copy?: (name: string) => string;
+  },
   redisUrl?: string,
 ) {
   const rows: Row[] = [];
@@ -231,14 +244,19 @@ async function runMode(
   const started = Date.now();
   const seeded = await seed(store.url, PETS);
   process.stdout.write(`${((Date.now() - started) / 1000).toFixed(1)} s\n`);
+  // The twins' stores (below), copied before any instance opens the seeded one.
+  const twinUrls = [0, 1].map((pair) => ({
+    on: store.copy?.(`twin-${pair}-on`) ?? store.url,
+    off: store.copy?.(`twin-${pair}-off`) ?? store.url,
+  }));
 
   const redisKeyPrefix = `bench-${randomUUID()}:`;
-  const startService = async (env: Record<string, string> = {}, on?: number) => {
+  const startService = async (env: Record<string, string> = {}, on?: number, url = store.url) => {
     const port = on ?? (await freePort());
     const base = `http://127.0.0.1:${port}`;
     const [command, argv] = serverCommand([join(ROOT, 'dist/server.js')]);
     const child = spawn(command, argv, {
-      env: serviceEnv(port, store.url, {
+      env: serviceEnv(port, url, {
         ...(redisUrl && { REDIS_URL: redisUrl }),
         REDIS_KEY_PREFIX: redisKeyPrefix,
         ...env,
@@ -255,17 +273,29 @@ async function runMode(
   // given the same runs, read up to 13% apart on this VM (where each process's memory fell,
   // what its compiler chose), so a pair kept for the whole run would count one pair's luck in
   // every round. Made afresh, it is one round's noise, which the median of the rounds leaves
-  // out; two pairs a round halve what one process's luck weighs in a round's ratio.
+  // out; two pairs a round halve what one process's luck weighs in a round's ratio. In the
+  // embedded mode each twin has a copy of the seeded file of its own, kept across its
+  // restarts, as that mode runs (one process to a file): a twin's log does not grow the file
+  // the others read, and their writes do not stale its caches. In the shared mode, all share
+  // the store, as that mode runs.
   type Twin = Awaited<ReturnType<typeof startService>>;
-  const startPair = async (ports?: { on: number; off: number }) => ({
-    on: await startService({}, ports?.on),
-    off: await startService({ REQUEST_LOG: 'off' }, ports?.off),
+  const startPair = async (
+    urls: { on: string; off: string },
+    ports?: { on: number; off: number },
+  ) => ({
+    on: await startService({}, ports?.on, urls.on),
+    off: await startService({ REQUEST_LOG: 'off' }, ports?.off, urls.off),
   });
-  let pairs: Array<{ on: Twin; off: Twin }> = [await startPair(), await startPair()];
+  let pairs: Array<{ on: Twin; off: Twin }> = [];
+  for (const urls of twinUrls) pairs.push(await startPair(urls));
   const restartTwins = async () => {
     await Promise.all(pairs.flatMap((pair) => [stop(pair.on.child), stop(pair.off.child)]));
     const again: typeof pairs = [];
-    for (const pair of pairs) again.push(await startPair({ on: pair.on.port, off: pair.off.port }));
+    // Each on its own store and ports again.
+    for (const [index, urls] of twinUrls.entries()) {
+      const pair = pairs[index];
+      again.push(await startPair(urls, pair && { on: pair.on.port, off: pair.off.port }));
+    }
     pairs = again;
   };
   /** The service instance a scenario's requests go to; none for the references. */
@@ -554,6 +584,12 @@ try {
     ...(await runMode('embedded', {
       url: `sqlite:${join(sqliteDir, 'bench.db')}`,
       drop: async () => rmSync(sqliteDir, { recursive: true, force: true }),
+      // The seed closed the file, checkpointed: a copy of it alone is the whole store.
+      copy: (name) => {
+        const file = join(sqliteDir, `${name}.db`);
+        copyFileSync(join(sqliteDir, 'bench.db'), file);
+        return `sqlite:${file}`;
+      },
     })),
   });
   if (process.env.DATABASE_URL?.startsWith('postgres') && process.env.REDIS_URL) {
