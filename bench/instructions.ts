@@ -7,10 +7,10 @@
  * The garbage collector runs as it does at full speed: V8 sizes its young generation by the
  * allocation rate it measures against the clock, and under valgrind's pace it reads a busy
  * service as an idle one and shrinks it (semi-spaces of ~1.7 MB, where a service at full
- * speed has 32 MB after a few thousand requests), which multiplies the scavenges by up to seven, each by chance of timing: one
- * build could read 1.01× another in one run and 1.15× in the next. So the young generation
- * is held at semi-spaces of 32 MB and the memory reducer is off, and the collections in the counted stretch
- * are printed: two builds compared should show as many.
+ * speed has 32 MB after a few thousand requests), which multiplies the scavenges by up to
+ * seven, each by chance of timing: one build could read 1.01× another in one run and 1.15× in
+ * the next. So the semi-spaces are held at 32 MB and the memory reducer is off, and the
+ * collections in the counted stretch are printed: two builds compared should show as many.
  *
  * Each instance is started twice on its own copy of one seeded SQLite file, and sent `FEW`
  * requests the first time and `MANY` the second, each time after the same warm-up; the
@@ -20,8 +20,8 @@
  * Usage: npm run build && tsx bench/instructions.ts NAME=DIR[,VAR=VALUE...]…
  *   as bench/ab.ts: `off=dist,REQUEST_LOG=off on=dist` counts the request log.
  * IC_NODE_FLAGS (more of Node's options; the service's output is kept beside each count's
- * file), IC_LOAD (mix: 90% reads, 10% POST /v1/pets, over 20 tenants; get: one account's first
- * page; post), IC_FEW (2000), IC_MANY (6000), IC_WARMUP (2000), IC_CONNECTIONS (8).
+ * file), IC_LOAD (mix: 90% reads, 10% POST /v1/pets, over 20 tenants; get: one account's
+ * first page; post), IC_FEW (2000), IC_MANY (6000), IC_WARMUP (2000), IC_CONNECTIONS (8).
  * Needs valgrind (Debian's package); a run takes minutes: the service runs ~50× slower.
  */
 import { spawn } from 'node:child_process';
