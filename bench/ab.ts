@@ -33,6 +33,7 @@ import {
   firstPage,
   instanceSpec,
   newPet,
+  sentTo,
   serviceEnv,
   threadCpuMs,
   untilReady,
@@ -85,11 +86,8 @@ async function start(spec: string): Promise<void> {
 }
 
 function loadFor(base: string): Omit<LoadSpec, 'connections' | 'seconds'> {
-  if (LOAD === 'get' || LOAD === 'post') {
-    const { path, ...request } =
-      LOAD === 'get' ? firstPage(seeded.key) : newPet(seeded.key, seeded.categoryId);
-    return { url: base + path, ...request };
-  }
+  if (LOAD === 'get') return sentTo(base, firstPage(seeded.key));
+  if (LOAD === 'post') return sentTo(base, newPet(seeded.key, seeded.categoryId));
   return { url: `${base}/`, mix: { tenants: seeded.tenants, writeShare: 0.1 } };
 }
 

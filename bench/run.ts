@@ -44,7 +44,7 @@ import { freePort } from '../test/cluster/harness.js';
 import { freshPostgres } from '../test/helpers.js';
 import { type LoadResult, type LoadSpec, load, pinned, serverCommand, tool } from './load.js';
 import { type Seeded, seed } from './seed.js';
-import { cpuMs, serviceEnv, untilReady } from './service.js';
+import { cpuMs, firstPage, newPet, sentTo, serviceEnv, untilReady } from './service.js';
 import { median as medianValue } from './stats.js';
 
 const dist = (path: string) => new URL(`../dist/${path}`, import.meta.url).href;
@@ -305,9 +305,9 @@ async function runMode(
       : pairs.flatMap((pair) => [pair.on, pair.off]).find((twin) => url.startsWith(`${twin.base}/`))
           ?.child;
   const auth = { authorization: `Bearer ${seeded.key}` };
-  const firstPage = await fetch(`${base}/v1/pets?limit=20`, { headers: auth });
+  const page = await fetch(`${base}/v1/pets?limit=20`, { headers: auth });
   const bodyFile = join(mkdtempSync(join(tmpdir(), 'animal-store-bench-')), 'page.json');
-  writeFileSync(bodyFile, Buffer.from(await firstPage.arrayBuffer()));
+  writeFileSync(bodyFile, Buffer.from(await page.arrayBuffer()));
   const ceiling = await startChild(
     [join(ROOT, 'bench/ceiling.mjs'), bodyFile],
     {},
@@ -326,7 +326,7 @@ async function runMode(
   const scenarios: Scenario[] = [
     ['ceiling: node:http, same bytes', { url: ceilingUrl }],
     ['reference: Fastify alone, same pets', { url: `http://127.0.0.1:${framework.match[1]}/` }],
-    ['GET /v1/pets?limit=20', { url: `${base}/v1/pets?limit=20`, headers: auth }],
+    ['GET /v1/pets?limit=20', sentTo(base, firstPage(seeded.key))],
     [
       'GET /v1/pets?limit=20 (deep page)',
       { url: `${base}/v1/pets?limit=20&cursor=${seeded.deepCursor}`, headers: auth },
@@ -335,28 +335,14 @@ async function runMode(
       'GET /v1/pets?status=sold&limit=20',
       { url: `${base}/v1/pets?status=sold&limit=20`, headers: auth },
     ],
-    [
-      'POST /v1/pets',
-      {
-        url: `${base}/v1/pets`,
-        method: 'POST',
-        headers: json,
-        body: JSON.stringify({ name: 'Bench', categoryId: seeded.categoryId }),
-      },
-    ],
+    ['POST /v1/pets', sentTo(base, newPet(seeded.key, seeded.categoryId))],
     [
       'POST /messages',
       { url: `${base}/messages`, method: 'POST', headers: json, body: '{"message":"bench"}' },
     ],
     [
       `POST /v1/pets ${KEYED}`,
-      {
-        url: `${base}/v1/pets`,
-        method: 'POST',
-        headers: json,
-        body: JSON.stringify({ name: 'Bench', categoryId: seeded.categoryId }),
-        idempotencyKeys: true,
-      },
+      { ...sentTo(base, newPet(seeded.key, seeded.categoryId)), idempotencyKeys: true },
     ],
     [
       `POST /messages ${KEYED}`,

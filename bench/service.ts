@@ -136,3 +136,8 @@ export function newPet(key: string, categoryId: number): BenchRequest {
     body: JSON.stringify({ name: 'Bench', categoryId }),
   };
 }
+
+/** A request as a load sends it: its URL on the service at `base`. */
+export function sentTo(base: string, { path, ...request }: BenchRequest) {
+  return { url: base + path, ...request };
+}
