@@ -716,6 +716,37 @@ describe('request log', () => {
     assert.ok(burstMs < 60_000, `the burst took ${burstMs} ms`);
   });
 
+  it('writes batch after batch into the buffers of those written before, each read back whole', async () => {
+    const tenant = await newTenant(t.app);
+    await t.app.requestLog.flush();
+    const at = Date.now();
+    const sent: string[] = [];
+    // Each batch's text shorter than the one before: a segment that took more of a buffer used
+    // before than its own bytes would read the last batch's tail.
+    for (const [batch, size] of [
+      [0, 300],
+      [1, 120],
+      [2, 40],
+    ] as const) {
+      for (let i = 0; i < size; i++) {
+        const id = `again-${batch}-${i}`;
+        sent.push(id);
+        const url = `/v1/pets/${'p'.repeat(size - i)}`;
+        t.app.requestLog.add(answered(tenant, { id, at: at + sent.length, url }));
+      }
+      await t.app.requestLog.flush();
+    }
+    const rows = await segmentRows(t.database, tenant.accountId);
+    const entries = rows.flatMap((row) => segmentEntries(row.entries, row.first_at));
+    const again = entries.filter((entry) => entry.id.startsWith('again-'));
+    assert.deepEqual(again.map((entry) => entry.id).sort(), [...sent].sort());
+    for (const entry of again) {
+      const [, batch, i] = entry.id.split('-').map(Number);
+      const size = [300, 120, 40][batch ?? 0] ?? 0;
+      assert.equal(entry.path, `/v1/pets/${'p'.repeat(size - (i ?? 0))}`);
+    }
+  });
+
   it("stores a batch's segments in their order: a large one, then a small one of newer entries", async () => {
     // A batch holding an account's 2,005 entries makes two segments of it: 2,000 (well over
     // PostgreSQL's 8 KB for a statement of its own), then 5 (small: in one statement with other

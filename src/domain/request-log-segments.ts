@@ -1,3 +1,4 @@
+import { BytePool } from '../byte-pool.js';
 import type { ReadDb } from '../store/handles.js';
 import { entriesText, readSegments, type SegmentFilter } from '../store/request-log-repository.js';
 import type { NewRequestLogSegment } from '../store/tables.js';
@@ -115,25 +116,30 @@ export const SEGMENT_MAX_ENTRIES = 2_000;
  */
 export const SEGMENT_MAX_BYTES = 512 * 1024;
 
-/** The bytes a segment's text starts with; grown by doubling. */
-const FIRST_BYTES = 2_048;
+/** Nothing held: a segment's text takes its buffer when its first entry is written. */
+const NO_BYTES = Buffer.alloc(0);
 
 /**
  * JSON text written straight into a growing byte buffer: a request's entry costs no string of
  * its own and no object. (JSON.stringify of its places, then Buffer.write of that text, was
  * the larger part of what the log cost a request: 5.7% of a server's samples under a GET load.)
+ * Its buffers come from a pool (grown by taking a larger one and giving the last back), and
+ * what it takes out is a view of one, given back to the pool once written.
  */
 class JsonBytes {
-  private bytes = Buffer.allocUnsafe(FIRST_BYTES);
+  private bytes: Buffer = NO_BYTES;
+  /** The size to start a segment with: the last one's (an account's segments are alike). */
+  private startAt = 0;
   length = 0;
+
+  constructor(private readonly pool: BytePool) {}
 
   /** Makes room for `more` bytes. */
   reserve(more: number): void {
     if (this.length + more <= this.bytes.length) return;
-    let size = this.bytes.length * 2;
-    while (size < this.length + more) size *= 2;
-    const bytes = Buffer.allocUnsafe(size);
+    const bytes = this.pool.take(Math.max(this.length + more, this.startAt, 2 * this.bytes.length));
     this.bytes.copy(bytes, 0, 0, this.length);
+    this.pool.give(this.bytes);
     this.bytes = bytes;
   }
 
@@ -211,12 +217,15 @@ class JsonBytes {
   }
 
   /**
-   * The bytes written, copied out, and the buffer emptied for the next segment. Bytes, not a
-   * string: SQLite stores them as they are, where a string would be made here and turned back
-   * into the same bytes there (twice the work, and a large string for the collector).
+   * The bytes written, a view of its buffer (the pool's again once they are written), and the
+   * text emptied for the next segment. Bytes, not a string: SQLite stores them as they are,
+   * where a string would be made here and turned back into the same bytes there (twice the
+   * work, and a large string for the collector).
    */
   take(): Buffer {
-    const taken = Buffer.from(this.bytes.subarray(0, this.length));
+    const taken = this.bytes.subarray(0, this.length);
+    this.startAt = this.bytes.length;
+    this.bytes = NO_BYTES;
     this.length = 0;
     return taken;
   }
@@ -256,7 +265,7 @@ function mostBytes(entry: LoggedRequest): number {
  */
 export class SegmentWriter {
   private readonly done: NewRequestLogSegment[] = [];
-  private readonly text = new JsonBytes();
+  private readonly text: JsonBytes;
   private entries = 0;
   private errors = 0;
   private base = 0;
@@ -273,7 +282,16 @@ export class SegmentWriter {
   /** Entries added, in every segment. */
   size = 0;
 
-  constructor(readonly accountId: string) {}
+  /**
+   * @param pool where its segments' buffers come from: a segment's `entries` is a view of one,
+   *   to be given back once written (by default a pool that keeps none)
+   */
+  constructor(
+    readonly accountId: string,
+    pool = new BytePool(0),
+  ) {
+    this.text = new JsonBytes(pool);
+  }
 
   /** The bytes its text holds, written or not: about what was written, at most twice that. */
   get bytesHeld(): number {

@@ -6,6 +6,7 @@ import type {
   RouteOptions,
 } from 'fastify';
 import fp from 'fastify-plugin';
+import { BytePool } from '../byte-pool.js';
 import { type Clock, millisOf } from '../clock.js';
 import { randomBase62 } from '../domain/random.js';
 import {
@@ -177,8 +178,14 @@ class LogBatch {
     errorBody: null,
   };
 
-  /** @param writer the writer's name in the hours' counts (each writer has its own rows) */
-  constructor(private readonly writer: string) {}
+  /**
+   * @param writer the writer's name in the hours' counts (each writer has its own rows)
+   * @param pool where its segments' buffers come from
+   */
+  constructor(
+    private readonly writer: string,
+    private readonly pool?: BytePool,
+  ) {}
 
   add(request: AnsweredRequest): void {
     const query = request.url.indexOf('?');
@@ -188,7 +195,7 @@ class LogBatch {
     let account = this.accounts.get(request.accountId);
     if (account === undefined) {
       account = {
-        entries: new SegmentWriter(request.accountId),
+        entries: new SegmentWriter(request.accountId, this.pool),
         hours: new Map(),
         hour: 0,
         counts: undefined,
@@ -274,6 +281,8 @@ export interface RequestLogOptions {
 
 export const BATCH_SIZE = 5_000;
 export const BATCH_EVERY_MS = 200;
+/** The most bytes of written segments' buffers kept for the next batches (decision 0064). */
+const POOL_BYTES = 8 * 1024 * 1024;
 
 /**
  * The log's buffer and its writer, one per app. `add` takes an entry and never waits; the
@@ -307,6 +316,8 @@ export class RequestLog {
   private failing = false;
   /** This writer's rows of the hours' counts (each process has its own: no lock is shared). */
   private readonly writer = randomBase62(12);
+  /** The segments' buffers, given back once their batch is written. */
+  private readonly pool = new BytePool(POOL_BYTES);
   /**
    * Entries of each account this writer has written since it last pruned the account (at
    * most PRUNE_TRACKED accounts: past that it starts over, housekeeping pruning the rest).
@@ -367,7 +378,7 @@ export class RequestLog {
     this.taken = [];
     for (const request of taken) {
       try {
-        this.open ??= new LogBatch(this.writer);
+        this.open ??= new LogBatch(this.writer, this.pool);
         this.open.add(request);
       } catch (err) {
         // Nothing of a request should fail to encode. Should one, the batch it went into is
@@ -474,6 +485,9 @@ export class RequestLog {
         { blind: true },
       );
       for (const accountId of prune) this.sincePruned.delete(accountId);
+      // Written: nothing reads their bytes any more. (A batch that failed keeps its buffers:
+      // a statement given up on might still be sent.)
+      for (const { entries } of segments) if (typeof entries !== 'string') this.pool.give(entries);
       this.failing = false;
       this.metrics.requestLogWritten(batch.size);
     } catch (err) {

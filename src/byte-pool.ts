@@ -1,0 +1,67 @@
+/** The smallest buffer a pool hands out. */
+const SMALLEST = 2_048;
+
+/**
+ * Buffers used again: a caller takes one, writes into it, and gives it (or any view of it)
+ * back once nothing reads it any more. Each size is a power of two, so that what is given back
+ * fits the next taker of that size. Past `maxBytes` held, what is given back is let go.
+ *
+ * Why (docs/decisions/0064-request-log-buffers.md): a Buffer of 4 KB or more is memory outside
+ * V8's heap that V8 counts, and it schedules full collections by that count as well as by its
+ * heap. The request log, allocating its segments' bytes anew batch after batch (~10 MB a second
+ * under a GET load), made V8 run a mark-compact every ~2 s where the service otherwise runs one
+ * every ~10 s.
+ */
+export class BytePool {
+  /** Free buffers by size. */
+  private readonly free = new Map<number, ArrayBuffer[]>();
+  /** The buffers this pool made: only these are taken back. */
+  private readonly made = new WeakSet<ArrayBuffer>();
+  /** Those free now: one given back twice is taken back once. */
+  private readonly isFree = new WeakSet<ArrayBuffer>();
+  /** Bytes in `free`. */
+  private held = 0;
+
+  /** @param maxBytes the most bytes kept free (0: none; every buffer is then a new one) */
+  constructor(private readonly maxBytes: number) {}
+
+  /** A buffer of `atLeast` bytes or more (a power of two, 2 KB at least); its bytes are not
+   * cleared. */
+  take(atLeast: number): Buffer {
+    let size = SMALLEST;
+    while (size < atLeast) size *= 2;
+    const buffer = this.free.get(size)?.pop();
+    if (buffer !== undefined) {
+      this.held -= size;
+      this.isFree.delete(buffer);
+      return Buffer.from(buffer);
+    }
+    const made = new ArrayBuffer(size);
+    this.made.add(made);
+    return Buffer.from(made);
+  }
+
+  /** Takes back a buffer it handed out, or a view of one: its bytes may be written over from
+   * now on. Anything else is ignored. */
+  give(bytes: Uint8Array): void {
+    const buffer = bytes.buffer;
+    if (!(buffer instanceof ArrayBuffer) || !this.made.has(buffer) || this.isFree.has(buffer)) {
+      return;
+    }
+    const size = buffer.byteLength;
+    if (this.held + size > this.maxBytes) return;
+    let sized = this.free.get(size);
+    if (sized === undefined) {
+      sized = [];
+      this.free.set(size, sized);
+    }
+    sized.push(buffer);
+    this.isFree.add(buffer);
+    this.held += size;
+  }
+
+  /** Bytes kept free now. */
+  get bytesFree(): number {
+    return this.held;
+  }
+}
