@@ -122,14 +122,16 @@ export async function insertRequestLog(
       if (small.length > 0) statements.push(insertSegmentsPostgres(tx, byColumn(small, COLUMNS)));
       small = [];
     };
-    for (const written of segments) {
-      // PostgreSQL's column is text: bytes would be sent as bytea.
-      const segment = { ...written, entries: entriesText(written.entries) };
+    for (const segment of segments) {
       if (segment.entries.length <= LARGE_SEGMENT) {
-        small.push(segment);
+        // PostgreSQL's column is text: bytes in an array would be sent as bytea.
+        small.push({ ...segment, entries: entriesText(segment.entries) });
         continue;
       }
       insertSmall();
+      // A parameter of its own: bytes are sent as they are (binary format, which PostgreSQL
+      // reads for a text as its bytes in the client's encoding, UTF-8), no string made of them
+      // (a large one would count against V8's old generation).
       statements.push(insertSegment(tx, segment));
     }
     insertSmall();
