@@ -4,7 +4,10 @@ const SMALLEST = 2_048;
 /**
  * Buffers used again: a caller takes one, writes into it, and gives it (or any view of it)
  * back once nothing reads it any more. Each size is a power of two, so that what is given back
- * fits the next taker of that size. Past `maxBytes` held, what is given back is let go.
+ * fits the next taker of that size. Past `maxBytes` held, the free buffers of the size holding
+ * the most bytes (another size than the one given back) are let go to make room, so that the
+ * pool follows what is asked of it now (a burst of large segments does not keep the small ones
+ * out for good); what still does not fit is let go.
  *
  * Why (docs/decisions/0064-request-log-buffers.md): a Buffer of 4 KB or more is memory outside
  * V8's heap that V8 counts, and it schedules full collections by that count as well as by its
@@ -17,7 +20,8 @@ export class BytePool {
   private readonly free = new Map<number, ArrayBuffer[]>();
   /** The buffers this pool made: only these are taken back. */
   private readonly made = new WeakSet<ArrayBuffer>();
-  /** Those free now: one given back twice is taken back once. */
+  /** Those free now: one given back twice before it is taken again is kept once. (One given
+   * back by a holder that no longer has it, after another took it, cannot be told apart.) */
   private readonly isFree = new WeakSet<ArrayBuffer>();
   /** Bytes in `free`. */
   private held = 0;
@@ -49,6 +53,8 @@ export class BytePool {
       return;
     }
     const size = buffer.byteLength;
+    if (size > this.maxBytes) return;
+    while (this.held + size > this.maxBytes && this.letGoOtherThan(size)) {}
     if (this.held + size > this.maxBytes) return;
     let sized = this.free.get(size);
     if (sized === undefined) {
@@ -58,6 +64,24 @@ export class BytePool {
     sized.push(buffer);
     this.isFree.add(buffer);
     this.held += size;
+  }
+
+  /** Lets go of a free buffer of the size holding the most bytes but `size`; false if none. */
+  private letGoOtherThan(size: number): boolean {
+    let most: ArrayBuffer[] | undefined;
+    let mostBytes = 0;
+    for (const [sized, buffers] of this.free) {
+      const bytes = sized * buffers.length;
+      if (sized !== size && bytes > mostBytes) {
+        most = buffers;
+        mostBytes = bytes;
+      }
+    }
+    const buffer = most?.pop();
+    if (buffer === undefined) return false;
+    this.isFree.delete(buffer);
+    this.held -= buffer.byteLength;
+    return true;
   }
 
   /** Bytes kept free now. */

@@ -17,7 +17,10 @@ describe('byte pool', () => {
     assert.equal(again.buffer, large.buffer);
     assert.equal(pool.bytesFree, 0);
     // Another size is another buffer.
-    assert.notEqual(pool.take(10).buffer, small.buffer);
+    pool.give(again);
+    assert.notEqual(pool.take(10).buffer, again.buffer);
+    assert.equal(pool.bytesFree, 8_192);
+    assert.equal(small.length, 2_048);
   });
 
   it('takes back a buffer once, however often it is given, and none it did not make', () => {
@@ -33,6 +36,23 @@ describe('byte pool', () => {
     pool.give(Buffer.alloc(2_048));
     pool.give(Buffer.allocUnsafeSlow(4_096));
     assert.equal(pool.bytesFree, 0);
+  });
+
+  it('lets go of the size holding the most to take back another: it follows what is asked now', () => {
+    const pool = new BytePool(16_384);
+    // A burst of large buffers fills it…
+    const large = [pool.take(8_192), pool.take(8_192), pool.take(8_192)];
+    for (const buffer of large) pool.give(buffer);
+    assert.equal(pool.bytesFree, 16_384);
+    // …and the small ones given back after it still go in, a large one going out for them.
+    const small = [pool.take(2_048), pool.take(2_048)];
+    for (const buffer of small) pool.give(buffer);
+    assert.equal(pool.bytesFree, 8_192 + 4_096);
+    assert.equal(pool.take(2_048).buffer, small[1]?.buffer);
+    assert.equal(pool.take(8_192).buffer, large[0]?.buffer);
+    // One larger than it keeps is never kept.
+    pool.give(pool.take(32_768));
+    assert.equal(pool.bytesFree, 2_048);
   });
 
   it('keeps at most its bytes free; a pool of none keeps nothing', () => {

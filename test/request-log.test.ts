@@ -818,6 +818,45 @@ describe('request log: a bounded buffer, a failing store, a closing app', () => 
     }
   });
 
+  it("keeps a batch's buffers while it waits for the writer: the next batch is encoded elsewhere", async () => {
+    const t = await startApp();
+    try {
+      const tenant = await newTenant(t.app);
+      await t.app.requestLog.flush();
+      const at = Date.now();
+      const sendBatch = (batch: string) => {
+        for (let i = 0; i < 300; i++) {
+          const id = `${batch}-${i}`;
+          t.app.requestLog.add(answered(tenant, { id, at: at + i, url: `/v1/pets/${id}` }));
+        }
+      };
+      // The store's writer held: the first batch's write waits for it, its bytes in its buffers.
+      let release = () => {};
+      const held = t.database.write(
+        () =>
+          new Promise<void>((resolve) => {
+            release = resolve;
+          }),
+      );
+      sendBatch('first');
+      await sleep(BATCH_EVERY_MS * 2);
+      // The same sizes again: had the first batch's buffers gone back to the pool, these would
+      // be written over them before the first batch is.
+      sendBatch('second');
+      await sleep(BATCH_EVERY_MS * 2);
+      release();
+      await held;
+      await t.app.requestLog.flush();
+      const rows = await segmentRows(t.database, tenant.accountId);
+      const entries = rows.flatMap((row) => segmentEntries(row.entries, row.first_at));
+      const ours = entries.filter((entry) => /^(first|second)-/.test(entry.id));
+      assert.equal(ours.length, 600);
+      for (const entry of ours) assert.equal(entry.path, `/v1/pets/${entry.id}`);
+    } finally {
+      await t.close();
+    }
+  });
+
   it('drops a batch the store refuses, answers every request, and logs once until one is written', async () => {
     const log = captureLog();
     let refuse = false;

@@ -128,7 +128,8 @@ const NO_BYTES = Buffer.alloc(0);
  */
 class JsonBytes {
   private bytes: Buffer = NO_BYTES;
-  /** The size to start a segment with: the last one's (an account's segments are alike). */
+  /** The size to start a segment with: the last one's, had it filled up (the next is likely
+   * to as well), else the smallest. */
   private startAt = 0;
   length = 0;
 
@@ -217,14 +218,14 @@ class JsonBytes {
   }
 
   /**
-   * The bytes written, a view of its buffer (the pool's again once they are written), and the
+   * The bytes written (`full`: the segment closed at a limit), a view of its buffer (the pool's again once they are written), and the
    * text emptied for the next segment. Bytes, not a string: SQLite stores them as they are,
    * where a string would be made here and turned back into the same bytes there (twice the
    * work, and a large string for the collector).
    */
-  take(): Buffer {
+  take(full: boolean): Buffer {
     const taken = this.bytes.subarray(0, this.length);
-    this.startAt = this.bytes.length;
+    this.startAt = full ? this.bytes.length : 0;
     this.bytes = NO_BYTES;
     this.length = 0;
     return taken;
@@ -293,7 +294,8 @@ export class SegmentWriter {
     this.text = new JsonBytes(pool);
   }
 
-  /** The bytes its text holds, written or not: about what was written, at most twice that. */
+  /** The bytes its text holds, written or not: at most twice what was written, or, after a
+   * segment that filled up, that segment's size. */
   get bytesHeld(): number {
     return this.text.capacity;
   }
@@ -305,7 +307,7 @@ export class SegmentWriter {
       this.entries === SEGMENT_MAX_ENTRIES ||
       (this.entries > 0 && this.text.length + most > SEGMENT_MAX_BYTES)
     ) {
-      this.close();
+      this.close(true);
     }
     if (this.entries === 0) this.base = Math.round(entry.at);
     const text = this.text;
@@ -363,11 +365,11 @@ export class SegmentWriter {
 
   /** Its segments, the last one closed; the writer is then empty. */
   segments(): NewRequestLogSegment[] {
-    this.close();
+    this.close(false);
     return this.done.splice(0);
   }
 
-  private close(): void {
+  private close(full: boolean): void {
     if (this.entries === 0) return;
     this.text.reserve(1);
     this.text.char(0x5d); // ']'
@@ -377,7 +379,7 @@ export class SegmentWriter {
       errors: this.errors,
       first_at: new Date(this.base).toISOString(),
       last_at: new Date(this.last).toISOString(),
-      entries: this.text.take(),
+      entries: this.text.take(full),
     });
     this.entries = 0;
     this.errors = 0;

@@ -485,8 +485,9 @@ export class RequestLog {
         { blind: true },
       );
       for (const accountId of prune) this.sincePruned.delete(accountId);
-      // Written: nothing reads their bytes any more. (A batch that failed keeps its buffers:
-      // a statement given up on might still be sent.)
+      // Written: nothing reads their bytes any more. (A batch that failed leaves its buffers to
+      // the collector: both clients copy a parameter's bytes as they send or bind it, but what
+      // a failed write still holds is not worth reasoning about for 8 MB.)
       for (const { entries } of segments) if (typeof entries !== 'string') this.pool.give(entries);
       this.failing = false;
       this.metrics.requestLogWritten(batch.size);

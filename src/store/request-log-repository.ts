@@ -48,7 +48,7 @@ const ADD_COUNTS = sql.raw(
 /**
  * PostgreSQL: a batch's rows in one statement, whatever their number, one array parameter per
  * column (`unnest`): one round trip, planned once (a prepared write). Segments larger than
- * this many characters go in a statement each (`insertSegment`).
+ * this many bytes (or characters, held as text) go in a statement each (`insertSegment`).
  */
 const LARGE_SEGMENT = 8 * 1024;
 type Arrays = Record<`c${number}`, unknown[]>;
@@ -71,8 +71,8 @@ const addHoursPostgres = preparedWrite((tx: Tx, p: Arrays) => ({
 /**
  * A segment a statement: on SQLite each segment (run on the batch's connection directly), on
  * PostgreSQL each large one. A text in an array parameter is escaped by the client (a `\` before
- * each of its thousands of `"`) and parsed back by the server; a text parameter of its own is
- * sent as it is.
+ * each of its thousands of `"`) and parsed back by the server; a parameter of its own is sent
+ * as it is, bytes as bytes.
  */
 const insertSegment = preparedWrite((tx: Tx, p: NewRequestLogSegment) => ({
   compile: () =>
