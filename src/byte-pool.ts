@@ -54,8 +54,7 @@ export class BytePool {
     }
     const size = buffer.byteLength;
     if (size > this.maxBytes) return;
-    while (this.held + size > this.maxBytes && this.letGoOtherThan(size)) {}
-    if (this.held + size > this.maxBytes) return;
+    while (this.held + size > this.maxBytes) if (!this.letGoOtherThan(size)) return;
     let sized = this.free.get(size);
     if (sized === undefined) {
       sized = [];

@@ -218,10 +218,10 @@ class JsonBytes {
   }
 
   /**
-   * The bytes written (`full`: the segment closed at a limit), a view of its buffer (the pool's again once they are written), and the
-   * text emptied for the next segment. Bytes, not a string: SQLite stores them as they are,
-   * where a string would be made here and turned back into the same bytes there (twice the
-   * work, and a large string for the collector).
+   * The bytes written (`full`: the segment closed at a limit), as a view of its buffer (the
+   * pool's again once they are written), and the text emptied for the next segment. Bytes, not
+   * a string: SQLite stores them as they are, where a string would be made here and turned back
+   * into the same bytes there (twice the work, and a large string for the collector).
    */
   take(full: boolean): Buffer {
     const taken = this.bytes.subarray(0, this.length);
