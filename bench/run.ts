@@ -305,7 +305,9 @@ async function runMode(
       : pairs.flatMap((pair) => [pair.on, pair.off]).find((twin) => url.startsWith(`${twin.base}/`))
           ?.child;
   const auth = { authorization: `Bearer ${seeded.key}` };
-  const page = await fetch(`${base}/v1/pets?limit=20`, { headers: auth });
+  // The bytes of the GET measured, for the ceiling to serve.
+  const { url: pageUrl, ...pageRequest } = sentTo(base, firstPage(seeded.key));
+  const page = await fetch(pageUrl, pageRequest);
   const bodyFile = join(mkdtempSync(join(tmpdir(), 'animal-store-bench-')), 'page.json');
   writeFileSync(bodyFile, Buffer.from(await page.arrayBuffer()));
   const ceiling = await startChild(

@@ -25,6 +25,8 @@ export class BytePool {
   private readonly isFree = new WeakSet<ArrayBuffer>();
   /** Bytes in `free`. */
   private held = 0;
+  /** Buffers it has made (not handed out again). */
+  private madeCount = 0;
 
   /** @param maxBytes the most bytes kept free (0: none; every buffer is then a new one) */
   constructor(private readonly maxBytes: number) {}
@@ -42,6 +44,7 @@ export class BytePool {
     }
     const made = new ArrayBuffer(size);
     this.made.add(made);
+    this.madeCount++;
     return Buffer.from(made);
   }
 
@@ -81,6 +84,11 @@ export class BytePool {
     this.isFree.delete(buffer);
     this.held -= buffer.byteLength;
     return true;
+  }
+
+  /** Buffers made so far: what it could not hand out again. */
+  get buffersMade(): number {
+    return this.madeCount;
   }
 
   /** Bytes kept free now. */

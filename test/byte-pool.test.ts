@@ -16,6 +16,7 @@ describe('byte pool', () => {
     const again = pool.take(4_097);
     assert.equal(again.buffer, large.buffer);
     assert.equal(pool.bytesFree, 0);
+    assert.equal(pool.buffersMade, 2);
     // Another size is another buffer.
     pool.give(again);
     assert.notEqual(pool.take(10).buffer, again.buffer);

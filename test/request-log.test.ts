@@ -721,6 +721,7 @@ describe('request log', () => {
     await t.app.requestLog.flush();
     const at = Date.now();
     const sent: string[] = [];
+    let made: number | undefined;
     // Each batch's text shorter than the one before: a segment that took more of a buffer used
     // before than its own bytes would read the last batch's tail. The first is large enough for
     // a statement of its own on PostgreSQL, sent as bytes: a character of two bytes in each
@@ -737,7 +738,10 @@ describe('request log', () => {
         t.app.requestLog.add(answered(tenant, { id, at: at + sent.length, url }));
       }
       await t.app.requestLog.flush();
+      made ??= t.app.requestLog.buffersMade;
     }
+    // The later batches, smaller, took every buffer from those the first gave back.
+    assert.equal(t.app.requestLog.buffersMade, made);
     const rows = await segmentRows(t.database, tenant.accountId);
     const entries = rows.flatMap((row) => segmentEntries(row.entries, row.first_at));
     const again = entries.filter((entry) => entry.id.startsWith('again-'));

@@ -184,7 +184,7 @@ class LogBatch {
    */
   constructor(
     private readonly writer: string,
-    private readonly pool?: BytePool,
+    private readonly pool: BytePool,
   ) {}
 
   add(request: AnsweredRequest): void {
@@ -263,7 +263,8 @@ export function rowsOf(
   requests: readonly AnsweredRequest[],
   writer: string,
 ): { segments: NewRequestLogSegment[]; hours: HourCounts[] } {
-  const batch = new LogBatch(writer);
+  // A pool that keeps nothing: the rows are the caller's to keep.
+  const batch = new LogBatch(writer, new BytePool(0));
   for (const request of requests) batch.add(request);
   return batch.rows();
 }
@@ -343,6 +344,11 @@ export class RequestLog {
     this.everyMs = options.everyMs ?? BATCH_EVERY_MS;
     this.closeWithinMs = options.closeWithinMs ?? 5_000;
     metrics.watchRequestLog(() => this.waiting);
+  }
+
+  /** Buffers made for its segments so far; batches like those before make none (0064). */
+  get buffersMade(): number {
+    return this.pool.buffersMade;
   }
 
   /** Entries waiting for their batch's write (not those being written). */
