@@ -29,22 +29,14 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { once } from 'node:events';
-import {
-  copyFileSync,
-  mkdirSync,
-  mkdtempSync,
-  readdirSync,
-  readFileSync,
-  rmSync,
-  writeFileSync,
-} from 'node:fs';
+import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freePort } from '../test/cluster/harness.js';
 import { freshPostgres } from '../test/helpers.js';
 import { type LoadResult, type LoadSpec, load, pinned, serverCommand, tool } from './load.js';
 import { type Seeded, seed } from './seed.js';
-import { cpuMs, firstPage, newPet, sentTo, serviceEnv, untilReady } from './service.js';
+import { cpuMs, firstPage, newPet, sentTo, serviceEnv, storePids, untilReady } from './service.js';
 import { median as medianValue } from './stats.js';
 
 const dist = (path: string) => new URL(`../dist/${path}`, import.meta.url).href;
@@ -194,20 +186,6 @@ async function insertBaseline(url: string, target: Seeded['throwaway']): Promise
     errors: r.errors ?? 0,
     tool: postgres ? 'pg' : 'better-sqlite3',
   };
-}
-
-/** The processes of PostgreSQL (its backends) and Redis: where a shared request's work goes too. */
-function storePids(): number[] {
-  return readdirSync('/proc')
-    .filter((name) => /^\d+$/.test(name))
-    .filter((pid) => {
-      try {
-        return /^(postgres|redis-server)$/.test(readFileSync(`/proc/${pid}/comm`, 'utf8').trim());
-      } catch {
-        return false;
-      }
-    })
-    .map(Number);
 }
 
 /**

@@ -90,6 +90,20 @@ export function cpuMs(pids: readonly number[]): number {
   return ms;
 }
 
+/** The processes of PostgreSQL (its backends) and Redis: where a shared request's work goes too. */
+export function storePids(): number[] {
+  return readdirSync('/proc')
+    .filter((name) => /^\d+$/.test(name))
+    .filter((pid) => {
+      try {
+        return /^(postgres|redis-server)$/.test(readFileSync(`/proc/${pid}/comm`, 'utf8').trim());
+      } catch {
+        return false;
+      }
+    })
+    .map(Number);
+}
+
 /**
  * CPU time (ms) each of a process's live threads has used so far, by thread id, with its name
  * (`MainThread`, `V8Worker` for the garbage collector's helpers, `WorkerThread`,
