@@ -4,18 +4,19 @@
  * REDIS_URL are set. Prints one table and writes it to bench/results/latest.json.
  *
  * BENCH_PETS (100000), BENCH_ROUNDS (5), BENCH_SECONDS (3), BENCH_WARMUP (1),
- * BENCH_CONNECTIONS (50);
+ * BENCH_CONNECTIONS (50), BENCH_TWIN_PAIRS (3);
  * BENCH_MEMORY=1 adds three one-minute GET runs and the service's RSS after each.
  * BENCH_ONLY=text runs only the scenarios whose name contains it (or one of its `|`-separated
  * parts), and the ceiling, for trying a change quickly; such a partial run does not write
  * latest.json.
  *
- * The request log's cost: two pairs of twins, more instances of the service on the same store,
- * each pair alike but for REQUEST_LOG=off in one (each with its own worker), answer the GET,
- * the POST and the 90/10 mix again and nothing else, so that no twin has served a load its
- * other has not; all four are started afresh before every round. Each twin runs once a round,
+ * The request log's cost: three pairs of twins, more instances of the service on the same
+ * store, each pair alike but for REQUEST_LOG=off in one (each with its own worker), answer the
+ * GET, the POST and the 90/10 mix again and nothing else, so that no twin has served a load its
+ * other has not; all are started afresh before every round. Each twin runs once a round,
  * mirrored across the pairs (with, without of the first pair, then without, with of the
- * second; the other way in even rounds), right after the same scenario on the first instance;
+ * second, with, without of the third; the other way in even rounds), right after the same
+ * scenario on the first instance;
  * their rows end in "(request log on)" and "(request log off)", and the log's cost is the
  * median of the rounds' ratios of the twins' summed rates. Every other figure
  * (the deep page against the first page, keyed POSTs against plain ones) compares runs of the
@@ -52,6 +53,7 @@ const SECONDS = Number(process.env.BENCH_SECONDS ?? 3);
 const WARMUP = Number(process.env.BENCH_WARMUP ?? 1);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
+const TWIN_PAIRS = Number(process.env.BENCH_TWIN_PAIRS ?? 3);
 const ROOT = new URL('../', import.meta.url).pathname;
 const ONLY = process.env.BENCH_ONLY ?? '';
 /** The mixed loads' name: every request from one of 20 tenants, picked at random. */
@@ -223,7 +225,7 @@ async function runMode(
   const seeded = await seed(store.url, PETS);
   process.stdout.write(`${((Date.now() - started) / 1000).toFixed(1)} s\n`);
   // The twins' stores (below), copied before any instance opens the seeded one.
-  const twinUrls = [0, 1].map((pair) => ({
+  const twinUrls = Array.from({ length: TWIN_PAIRS }, (_, pair) => ({
     on: store.copy?.(`twin-${pair}-on`) ?? store.url,
     off: store.copy?.(`twin-${pair}-off`) ?? store.url,
   }));
@@ -246,12 +248,14 @@ async function runMode(
     return { child, base, port };
   };
   const { child: service, base } = await startService();
-  // The twins (above): two pairs, each with the request log and without. All four are started
+  // The twins (above): three pairs, each with the request log and without. All are started
   // again, on the same ports, before every round after the first: two instances of one build,
   // given the same runs, read up to 13% apart on this VM (where each process's memory fell,
   // what its compiler chose), so a pair kept for the whole run would count one pair's luck in
   // every round. Made afresh, it is one round's noise, which the median of the rounds leaves
-  // out; two pairs a round halve what one process's luck weighs in a round's ratio. In the
+  // out; three pairs a round cut what one process's luck weighs in a round's ratio to a third
+  // (two pairs read the shared GET at 0.88 in two full runs, where bench/ab.ts, with three
+  // fresh instances of each, read 0.92: a round's ratio still spans ±0.15 here). In the
   // embedded mode each twin has a copy of the seeded file of its own, kept across its
   // restarts, as that mode runs (one process to a file): a twin's log does not grow the file
   // the others read, and their writes do not stale its caches. In the shared mode, all share
@@ -364,9 +368,9 @@ async function runMode(
   // is the median of its runs' ratios, its rate and latencies those of its median run.
   // A scenario's twins, with and without the request log, run once each in a round right
   // after it, mirrored across the pairs (odd rounds: with, without of the first pair, without,
-  // with of the second; even rounds the other way), so each round gives the log's cost from
-  // runs that met the same stretch of the VM: a drift that is steady across the four cancels
-  // out of the ratio of their sums.
+  // with of the second, and so on; even rounds the other way), so each round gives the log's
+  // cost from runs that met the same stretch of the VM: a drift that is steady across them
+  // cancels out of the ratio of their sums.
   const [ceilingScenario, ceilingSpec] = scenarios[0] ?? [];
   if (!ceilingScenario || !ceilingSpec) throw new Error('no ceiling scenario');
   type Run = Measured & { ratio: number; vsInserts?: number; round: number };
@@ -387,26 +391,19 @@ async function runMode(
     { ...spec, url: to.base + spec.url.slice(base.length) },
   ];
   /** A scenario's twins' runs in a round, mirrored across the pairs: with and without the log
-   * of the first pair, then without and with of the second (the other way in even rounds). */
+   * of the first pair, without and with of the second, and so on (the other way in even
+   * rounds). */
   const twinRuns = (scenario: string, round: number): Scenario[] => {
     const [on, off] = [named(`${scenario} ${LOG_ON}`), named(`${scenario} ${LOG_OFF}`)];
-    const [first, second] = pairs;
-    if (!first || !second) throw new Error('no twins');
-    const order: Array<[Scenario | undefined, Twin]> =
-      round % 2 === 1
-        ? [
-            [on, first.on],
-            [off, first.off],
-            [off, second.off],
-            [on, second.on],
-          ]
-        : [
-            [off, first.off],
-            [on, first.on],
-            [on, second.on],
-            [off, second.off],
-          ];
-    return order.flatMap(([twin, to]) => (twin ? [twinRun(twin, to)] : []));
+    if (pairs.length < 2) throw new Error('no twins: BENCH_TWIN_PAIRS must be 2 or more');
+    return pairs.flatMap((pair, index) => {
+      const runs: Array<[Scenario | undefined, Twin]> = [
+        [on, pair.on],
+        [off, pair.off],
+      ];
+      if ((index + round) % 2 === 0) runs.reverse();
+      return runs.flatMap(([twin, to]) => (twin ? [twinRun(twin, to)] : []));
+    });
   };
   const roundOrder = (round: number) =>
     measured.flatMap((scenario): Scenario[] => {
