@@ -19,12 +19,12 @@
  * AB_PERF=DIR records each run of each instance with `perf record -g` into DIR/NAME-RUN.data.
  * Prints every run, then each instance's mean rate and the service's CPU a request (user and
  * system, all its threads, from /proc; shared, PostgreSQL's and Redis's too, apart) against
- * the first instance's, with the median and the
- * range of the rounds' ratios (a round's: the ratio of the two instances' summed rates), and
- * that CPU by thread (the main thread, the garbage collector's helpers, worker threads,
- * libuv's pool). Two instances of one build (an A/A run) show what this machine's noise reads
- * as on its own: on this VM, 0.83–1.03 a round, and up to 13% apart for a whole run; give each
- * build two instances or more (`a=dist-before b=dist a2=dist-before b2=dist`).
+ * the first instance's, with the median and the range of the rounds' ratios (a round's: the
+ * ratio of the two instances' summed rates), and that CPU by thread (the main thread, the
+ * garbage collector's helpers, worker threads, libuv's pool). Two instances of one build (an
+ * A/A run) show what this machine's noise reads as on its own: on this VM, 0.83–1.03 a round,
+ * and up to 13% apart for a whole run; give each build two instances or more
+ * (`a=dist-before b=dist a2=dist-before b2=dist`).
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
@@ -89,7 +89,11 @@ const postgres = SHARED
   ? await freshPostgres(process.env.DATABASE_URL ?? '', 'animal_store_ab')
   : undefined;
 const seedUrl = postgres?.url ?? `sqlite:${join(dir, 'seed.db')}`;
-const seeded = await seed(seedUrl, Number(process.env.AB_PETS ?? 20_000));
+const seeded = await seed(seedUrl, Number(process.env.AB_PETS ?? 20_000)).catch(async (err) => {
+  // Not left behind on the server: the finally below is not reached yet.
+  await postgres?.drop();
+  throw err;
+});
 const shared = { REDIS_URL: process.env.REDIS_URL ?? '', REDIS_KEY_PREFIX: `ab-${Date.now()}:` };
 const instances: Instance[] = [];
 
@@ -141,7 +145,7 @@ async function stop(instance: Instance): Promise<void> {
   }
 }
 
-/** Its warm-up: a second of the load, unmeasured. */
+/** Its warm-up: AB_WARMUP seconds of the load, unmeasured. */
 const warm = (instance: Instance) =>
   load({ ...loadFor(instance.base), connections: CONNECTIONS, seconds: WARMUP });
 
