@@ -36,6 +36,7 @@ import { freshPostgres } from '../test/helpers.js';
 import { type LoadSpec, load, serverCommand } from './load.js';
 import { seed } from './seed.js';
 import {
+  cpuFrom,
   cpuMs,
   firstPage,
   instanceSpec,
@@ -179,8 +180,7 @@ function recording(instance: Instance, pid: number): (() => Promise<void>) | und
 /** One run of the load against an instance: its rate, its CPU a request, by thread too. */
 async function run(instance: Instance): Promise<number> {
   const pid = instance.child?.pid ?? 0;
-  const stores = SHARED ? storePids() : [];
-  const storeBefore = cpuMs(stores);
+  const storeCpu = cpuFrom(SHARED ? storePids() : []);
   const before = cpuMs([pid]);
   const threadsBefore = threadCpuMs(pid);
   const stopRecording = recording(instance, pid);
@@ -194,7 +194,7 @@ async function run(instance: Instance): Promise<number> {
   // The process's time first: its threads' read after it can only have more.
   const after = cpuMs([pid]);
   const cpuUs = ((after - before) * 1000) / served;
-  const storeUs = ((cpuMs(stores) - storeBefore) * 1000) / served;
+  const storeUs = (storeCpu() * 1000) / served;
   // By thread id, then by name; what the process used beyond its live threads' share was
   // used by threads that ended during the run.
   let counted = 0;

@@ -37,7 +37,15 @@ import { freePort } from '../test/cluster/harness.js';
 import { freshPostgres } from '../test/helpers.js';
 import { type LoadResult, type LoadSpec, load, pinned, serverCommand, tool } from './load.js';
 import { type Seeded, seed } from './seed.js';
-import { cpuMs, firstPage, newPet, sentTo, serviceEnv, storePids, untilReady } from './service.js';
+import {
+  cpuFrom,
+  firstPage,
+  newPet,
+  sentTo,
+  serviceEnv,
+  storePids,
+  untilReady,
+} from './service.js';
 import { median as medianValue } from './stats.js';
 
 const dist = (path: string) => new URL(`../dist/${path}`, import.meta.url).href;
@@ -199,9 +207,9 @@ async function measure(
   serving: readonly number[] = [],
 ): Promise<Measured> {
   await load({ ...spec, connections: CONNECTIONS, seconds: WARMUP });
-  const before = cpuMs(serving);
+  const cpu = cpuFrom(serving);
   const result = await load({ ...spec, connections: CONNECTIONS, seconds: SECONDS });
-  const used = cpuMs(serving) - before;
+  const used = cpu();
   const served = result.requestsPerSecond * SECONDS;
   return {
     ...result,

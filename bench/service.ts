@@ -90,6 +90,21 @@ export function cpuMs(pids: readonly number[]): number {
   return ms;
 }
 
+/**
+ * CPU time (ms) the processes use from now on: the result reads it so far. A process gone by
+ * then adds nothing (what it used before going can no longer be read), instead of taking its
+ * whole life's time off the sum, as two readings of `cpuMs` would: a PostgreSQL backend closed
+ * during a run (the service's pool closes idle ones after 30 s).
+ */
+export function cpuFrom(pids: readonly number[]): () => number {
+  const before = pids.map((pid) => statCpuMs(`/proc/${pid}/stat`));
+  return () =>
+    pids.reduce((sum, pid, i) => {
+      const now = statCpuMs(`/proc/${pid}/stat`);
+      return now === 0 ? sum : sum + now - (before[i] ?? 0);
+    }, 0);
+}
+
 /** The processes of PostgreSQL (its backends) and Redis: where a shared request's work goes too. */
 export function storePids(): number[] {
   return readdirSync('/proc')

@@ -25,7 +25,7 @@ export class BytePool {
   private readonly isFree = new WeakSet<ArrayBuffer>();
   /** Bytes in `free`. */
   private held = 0;
-  /** Buffers it has made (not handed out again). */
+  /** Buffers it has made, each once (those handed out again are not counted again). */
   private madeCount = 0;
 
   /** @param maxBytes the most bytes kept free (0: none; every buffer is then a new one) */
