@@ -6,9 +6,40 @@ export interface Clock {
 export const systemClock: Clock = { now: () => new Date() };
 
 /** A reader of the clock's time in ms since the epoch: for the system clock, `Date.now`, which
- * makes no Date (a hook that runs for every request reads it). */
+ * makes no Date (what every request reads should not make one). */
 export function millisOf(clock: Clock): () => number {
   return clock === systemClock ? Date.now : () => clock.now().getTime();
+}
+
+/** How often, at most, `wallTimeOf` reads the two clocks again (ms of instants). */
+const OFFSET_EVERY_MS = 50;
+/** A reading of the wall clock in whole ms is up to 1 ms behind: a move back of no more than
+ * this is that, not the clock. */
+const JITTER_MS = 2;
+
+/**
+ * A reader of the clock's time (whole ms since the epoch) at an instant read earlier with
+ * `performance.now()`: an instant stamped on each request then costs one clock read, not two.
+ * For the system clock it adds an offset between the two clocks, read again once
+ * OFFSET_EVERY_MS of instants have passed, and reads the time up to 1 ms behind `Date.now()`
+ * (a reading of the offset is as much behind, the wall clock counting whole ms). It follows
+ * the wall clock forward at once and back only past JITTER_MS: of two instants, the later
+ * never reads as an earlier time for a reading's rounding, and a wall clock set back, or
+ * slewed back, is followed once it is more than 2 ms behind. Any other clock (a test's, which
+ * moves only when told) is read as it is, at the call: the instant is not used.
+ */
+export function wallTimeOf(clock: Clock): (instant: number) => number {
+  if (clock !== systemClock) return () => clock.now().getTime();
+  let readAt = performance.now();
+  let offset = Date.now() - readAt;
+  return (instant) => {
+    if (instant - readAt > OFFSET_EVERY_MS) {
+      readAt = performance.now();
+      const next = Date.now() - readAt;
+      if (next > offset || offset - next > JITTER_MS) offset = next;
+    }
+    return Math.floor(offset + instant);
+  };
 }
 
 /** The work's result, or a rejection once `ms` have passed without one. */

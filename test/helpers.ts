@@ -427,3 +427,14 @@ export function captureLog() {
         .map((line) => JSON.parse(line) as Record<string, unknown>),
   };
 }
+
+/** A clock that stands still until the test moves it: rate-limit windows do not turn. */
+export function stillClock(): Clock & { advance(ms: number): void } {
+  let now = Date.now();
+  return {
+    now: () => new Date(now),
+    advance: (ms) => {
+      now += ms;
+    },
+  };
+}

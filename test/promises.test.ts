@@ -12,7 +12,6 @@ import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
 import { Redis } from 'ioredis';
 import { sql } from 'kysely';
 import { buildApp } from '../src/app.js';
-import type { Clock } from '../src/clock.js';
 import { loadConfig } from '../src/config.js';
 import { retryDelayMs } from '../src/domain/messages.js';
 import { SecretBox } from '../src/domain/secret-box.js';
@@ -33,6 +32,7 @@ import {
   pathOf,
   planAccount,
   startApp,
+  stillClock,
   type Tenant,
   type TestApp,
   until,
@@ -41,17 +41,6 @@ import { Visitor } from './portal-visitor.js';
 
 const MINUTE = 60_000;
 const DAY = 24 * 60 * MINUTE;
-
-/** A clock that stands still until the test moves it: rate-limit windows do not turn. */
-function stillClock(): Clock & { advance(ms: number): void } {
-  let now = Date.now();
-  return {
-    now: () => new Date(now),
-    advance: (ms) => {
-      now += ms;
-    },
-  };
-}
 
 /** A receiver on 127.0.0.1: records every request; `handle` may answer it, else 200. */
 class Receiver {

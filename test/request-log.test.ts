@@ -8,7 +8,6 @@ import { randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
-import type { Clock } from '../src/clock.js';
 import { BODY_MAX_BYTES, keptBody, REDACTED } from '../src/domain/request-log.js';
 import {
   SEGMENT_MAX_BYTES,
@@ -39,6 +38,7 @@ import {
   pathOf,
   planAccount,
   startApp,
+  stillClock,
   type Tenant,
   type TestApp,
   until,
@@ -100,16 +100,6 @@ async function metric(app: FastifyInstance, series: string): Promise<number> {
   const text = (await app.inject({ url: '/metrics' })).body;
   const line = text.split('\n').find((l) => l.startsWith(`${series} `));
   return line ? Number(line.slice(series.length + 1)) : 0;
-}
-
-function stillClock(): Clock & { advance(ms: number): void } {
-  let now = Date.now();
-  return {
-    now: () => new Date(now),
-    advance: (ms) => {
-      now += ms;
-    },
-  };
 }
 
 const requestId = (res: LightMyRequestResponse) => String(res.headers['x-request-id']);

@@ -1,5 +1,5 @@
 import { BoundedCache, type CacheStats } from '../bounded-cache.js';
-import type { Clock } from '../clock.js';
+import { type Clock, millisOf } from '../clock.js';
 import type { AppEnv } from '../config.js';
 import { sha256 } from '../digest.js';
 import type { MaybePromise } from '../maybe.js';
@@ -220,14 +220,18 @@ export class KeyAuthenticator {
   private readonly onConnection = new WeakMap<object, Map<string, Success<Principal>>>();
   private readonly prefix: string;
 
+  /** The clock's time in ms: read on every request. */
+  private readonly millis: () => number;
+
   constructor(
     /** Keys are read from `reader`; their last use is a write. */
     private readonly store: Pick<Database, 'reader' | 'write'>,
-    private readonly clock: Clock,
+    clock: Clock,
     private readonly env: AppEnv,
     private readonly freshness: KeyFreshness,
   ) {
     this.prefix = keyPrefixFor(env);
+    this.millis = millisOf(clock);
   }
 
   /** At once when the key was verified and kept, and that stands; else a read. */
@@ -331,14 +335,13 @@ export class KeyAuthenticator {
 
   /** Notes that the key was used now (its `last_used_at`, written at most once a minute). */
   used(keyId: string): void {
-    const now = this.clock.now();
-    const nowMs = now.getTime();
+    const nowMs = this.millis();
     if (this.touched.get(keyId, (lastMs) => nowMs - lastMs < TOUCH_INTERVAL_MS) !== undefined) {
       return;
     }
     this.touched.set(keyId, nowMs);
     // Best effort: a missed last-used stamp must never fail the request it rides on.
-    const at = now.toISOString();
+    const at = new Date(nowMs).toISOString();
     this.store
       .write((tx) => touchApiKey(tx, keyId, at), { blind: true })
       .catch(() => this.touched.delete(keyId));

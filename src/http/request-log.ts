@@ -1,13 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import type {
-  FastifyInstance,
-  onRequestHookHandler,
-  onSendHookHandler,
-  RouteOptions,
-} from 'fastify';
+import type { FastifyInstance, onSendHookHandler, RouteOptions } from 'fastify';
 import fp from 'fastify-plugin';
 import { BytePool } from '../byte-pool.js';
-import { type Clock, millisOf } from '../clock.js';
+import { wallTimeOf } from '../clock.js';
 import { randomBase62 } from '../domain/random.js';
 import {
   HOUR_MS,
@@ -41,10 +36,6 @@ import { REPLAYED_HEADER } from './idempotency.js';
  */
 declare module 'fastify' {
   interface FastifyRequest {
-    /** When the request arrived (performance.now()); 0 when no onRequest hook ran. */
-    arrivedAt: number;
-    /** …and by the app's clock (ms since the epoch), for its entry's `createdAt`. */
-    arrivedTime: number;
     /** Its entry was captured. */
     logged: boolean;
   }
@@ -556,7 +547,7 @@ function safeKeptBody(body: unknown): KeptBody | null {
  */
 function capture(
   requestLog: RequestLog,
-  clock: Clock,
+  wallTime: (instant: number) => number,
   route: string | undefined,
 ): onSendHookHandler {
   return (request, reply, payload, done) => {
@@ -565,8 +556,10 @@ function capture(
       request.logged = true;
       const status = reply.statusCode;
       const failed = status >= 400;
-      const arrived = request.arrivedAt !== 0;
-      const durationMs = arrived ? performance.now() - request.arrivedAt : 0;
+      // Stamped on arrival by the request path (src/plugins/requests.ts); a request no hook
+      // ran for arrived now, as far as anything knows.
+      const now = performance.now();
+      const arrivedAt = request.arrivedAt > 0 ? request.arrivedAt : now;
       const idempotencyKey = request.headers['idempotency-key'];
       requestLog.add({
         accountId: caller.account.id,
@@ -576,10 +569,10 @@ function capture(
         route,
         url: request.url,
         status,
-        durationMs,
-        // Read at arrival, not worked out from the answer's time and the duration: the clock
-        // counts whole ms, so two requests less than a ms apart could swap.
-        at: arrived ? request.arrivedTime : clock.now().getTime(),
+        durationMs: now - arrivedAt,
+        // The arrival's own instant, not the answer's time less the duration: the clock counts
+        // whole ms, so two requests less than a ms apart could swap.
+        at: wallTime(arrivedAt),
         ip: request.ip,
         idempotencyKey,
         replayed: idempotencyKey !== undefined && reply.getHeader(REPLAYED_HEADER) === 'true',
@@ -593,21 +586,11 @@ function capture(
 
 /** Adds a route's capture to its own onSend hooks, first (before HEAD's, which empties the
  * answer); none to the log's own routes. */
-function captureRoute(requestLog: RequestLog, clock: Clock) {
+function captureRoute(requestLog: RequestLog, wallTime: (instant: number) => number) {
   return (route: RouteOptions) => {
     if (route.config?.requestLog === false) return;
-    const hook = capture(requestLog, clock, routePattern(route.url));
+    const hook = capture(requestLog, wallTime, routePattern(route.url));
     route.onSend = [hook, ...[route.onSend ?? []].flat()];
-  };
-}
-
-/** When a request arrived, for its entry's duration and time. */
-function arrival(clock: Clock): onRequestHookHandler {
-  const millis = millisOf(clock);
-  return (request, _reply, done) => {
-    request.arrivedAt = performance.now();
-    request.arrivedTime = millis();
-    done();
   };
 }
 
@@ -626,15 +609,14 @@ export const requestLogPlugin = fp(
       closeWithinMs: config.shutdownTimeoutMs / 4,
     });
     app.decorate('requestLog', requestLog);
-    app.decorateRequest('arrivedAt', 0);
-    app.decorateRequest('arrivedTime', 0);
     app.decorateRequest('logged', false);
     // REQUEST_LOG=off: nothing is captured, and so nothing is written.
+    // A request's arrival is stamped by the request path (src/plugins/requests.ts).
     if (config.requestLog.enabled) {
-      app.addHook('onRequest', arrival(clock));
-      app.addHook('onRoute', captureRoute(requestLog, clock));
+      const wallTime = wallTimeOf(clock);
+      app.addHook('onRoute', captureRoute(requestLog, wallTime));
       // The answers of no route (404, 405) have the app's hooks only.
-      const unmatched = capture(requestLog, clock, undefined);
+      const unmatched = capture(requestLog, wallTime, undefined);
       app.addHook('onSend', (request, reply, payload, done) => {
         if (request.is404) unmatched.call(app, request, reply, payload, done);
         else done();

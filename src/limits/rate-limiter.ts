@@ -1,5 +1,5 @@
 import { BoundedCache, type CacheStats } from '../bounded-cache.js';
-import type { Clock } from '../clock.js';
+import { type Clock, millisOf } from '../clock.js';
 import type { Limits } from '../domain/plans.js';
 import { andThen, type MaybePromise } from '../maybe.js';
 import type { Counted, CounterStore, HitInput, Versions } from './store.js';
@@ -118,11 +118,15 @@ export class RateLimiter {
   /** What it keeps, for /metrics. */
   readonly caches: readonly CacheStats[] = [this.kept];
 
+  /** The clock's time in ms: read on every request. */
+  private readonly millis: () => number;
+
   constructor(
     readonly store: CounterStore,
-    private readonly clock: Clock,
+    clock: Clock,
     private readonly options: RateLimiterOptions,
   ) {
+    this.millis = millisOf(clock);
     this.windowSeconds = options.windowSeconds ?? { minute: 60, day: 86_400 };
     this.prefix = options.keyPrefix ?? 'as:rl:';
   }
@@ -139,7 +143,7 @@ export class RateLimiter {
     expectKeys: string | undefined,
   ): MaybePromise<Decision | Stale>;
   check(subject: Subject, limits: Limits, expectKeys?: string): MaybePromise<Decision | Stale> {
-    const nowMs = this.clock.now().getTime();
+    const nowMs = this.millis();
     const current = this.windowsOf(subject, limits, nowMs);
     const hit = this.store.hit(current.input, nowMs, expectKeys);
     return andThen(hit, (result) =>
@@ -160,7 +164,7 @@ export class RateLimiter {
 
   /** The windows as they stand for a subject, counting nothing (the portal's usage bars). */
   async usage(subjectId: string, limits: Limits): Promise<WindowState[]> {
-    const nowMs = this.clock.now().getTime();
+    const nowMs = this.millis();
     const specs = this.windows(limits, nowMs);
     const base = this.keyBase(subjectId);
     const counts = await this.store.read(
@@ -175,7 +179,7 @@ export class RateLimiter {
     const base = this.keyBase(subjectId);
     const ends = await this.store.banEnds(
       banIds.map((banId) => `${base}:ban:${banId}`),
-      this.clock.now().getTime(),
+      this.millis(),
     );
     const bans = new Map<string, number>();
     banIds.forEach((banId, i) => {
