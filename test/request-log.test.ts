@@ -413,6 +413,8 @@ describe('request log', () => {
       errorBody: res.json(),
     });
     assert.ok(durationMs >= 0 && durationMs < 60_000, String(durationMs));
+    // Timed from the arrival the request path stamps (0 without it: arrived when answered).
+    assert.ok(durationMs > 0, 'timed from its arrival');
     assert.ok(Math.abs(Date.parse(createdAt) - Date.now()) < MINUTE, createdAt);
     assert.deepEqual(JSON.parse(requestBody ?? ''), {
       name: '',
