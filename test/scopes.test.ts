@@ -6,8 +6,10 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import type { InjectOptions, LightMyRequestResponse } from 'fastify';
+import Fastify, { type InjectOptions, type LightMyRequestResponse } from 'fastify';
 import { SCOPE_RESOURCES, SCOPES, type Scope } from '../src/domain/scopes.js';
+import { behindBearerKeys } from '../src/http/auth.js';
+import { bearerScope } from '../src/http/scopes.js';
 import {
   as,
   basic,
@@ -126,6 +128,32 @@ describe('restricted keys', () => {
       const fully = await call(full, op);
       assert.notEqual(fully.statusCode, 403, `${op.id} refused a full-access key`);
     }
+  });
+
+  it('guards a HEAD as its GET: with its scope it passes, with another it is 403', async () => {
+    const reader = await keyWith(tenant, ['pets:read']);
+    const other = await keyWith(tenant, ['orders:read']);
+    const head = { method: 'HEAD', url: '/v1/pets' } as const;
+    assert.equal((await as(t.app, reader, head)).statusCode, 200);
+    const refused = await as(t.app, other, head);
+    assert.equal(refused.statusCode, 403);
+    assert.equal(
+      refused.headers['www-authenticate'],
+      'Bearer realm="animal-store", error="insufficient_scope", scope="pets:read"',
+    );
+  });
+
+  it('refuses to start with a route behind a bearer key that names no scope', async () => {
+    const app = Fastify();
+    const opened = () => (_request: unknown, _reply: unknown, done: () => void) => done();
+    await assert.rejects(async () => {
+      await app.register(async (scope) => {
+        behindBearerKeys(scope, opened);
+        scope.get('/scoped', { schema: { security: bearerScope('pets:read') } }, () => 'ok');
+        scope.get('/unscoped', () => 'no');
+      });
+    }, /GET \/unscoped is behind a bearer key and names no scope/);
+    await app.close().catch(() => undefined);
   });
 
   it('lets a write scope read its resource, never another', async () => {

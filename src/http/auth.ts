@@ -1,11 +1,11 @@
-import type { FastifyReply, FastifyRequest, onRequestHookHandler } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest, onRequestHookHandler } from 'fastify';
 import type { Account } from '../domain/accounts.js';
 import { authenticatePassword } from '../domain/accounts.js';
 import type { KeyAuthenticator, Principal } from '../domain/api-keys.js';
 import type { Passwords } from '../domain/passwords.js';
 import { limitsFor } from '../domain/plans.js';
 import type { Failure, Result } from '../domain/result.js';
-import type { Grant } from '../domain/scopes.js';
+import type { Grant, Scope } from '../domain/scopes.js';
 import { ApiError, RETRY_SOON } from '../errors.js';
 import type { Versions } from '../limits/store.js';
 import { andThen, type MaybePromise } from '../maybe.js';
@@ -13,7 +13,7 @@ import type { ReadDb } from '../store/database.js';
 import { addressBlock } from './client-address.js';
 import type { Freshness } from './freshness.js';
 import type { RateLimitGuard } from './rate-limit.js';
-import { requireScope } from './scopes.js';
+import { neededScope, scopeCheck } from './scopes.js';
 import type { Refused, SignInThrottle } from './sign-in-throttle.js';
 
 export interface Caller {
@@ -231,7 +231,8 @@ function asError(thrown: unknown): Error {
  * a gateway's), under the key cache's own rules (KeyAuthenticator.keptOn): embedded, while no
  * key or plan changed and no other process committed; in the shared mode, for 30 s at most and
  * confirmed by the counting script like any kept verification. A few headers per connection
- * are kept, by the app's KeyAuthenticator, and only as long as the connection.
+ * are kept, by the app's KeyAuthenticator, and only as long as the connection. Gives, for an
+ * operation's scope, the operation's onRequest hook (`behindBearerKeys` puts it on each route).
  */
 export function bearerAuth(keys: KeyAuthenticator, limits: RateLimitGuard, freshness: Freshness) {
   const remember = (
@@ -259,13 +260,33 @@ export function bearerAuth(keys: KeyAuthenticator, limits: RateLimitGuard, fresh
       );
     },
   };
-  return guard(
-    limits,
-    BEARER_CHALLENGE,
-    read,
-    freshness.versionsCounted ? confirm : undefined,
-    requireScope,
-  );
+  // The guard of each operation: the same reading and counting, and the operation's scope
+  // (none where no operation matched: nothing is done there but the answer).
+  return (needed: Scope | undefined): onRequestHookHandler =>
+    guard(
+      limits,
+      BEARER_CHALLENGE,
+      read,
+      freshness.versionsCounted ? confirm : undefined,
+      needed === undefined ? undefined : scopeCheck(needed),
+    );
+}
+
+/**
+ * Puts every route declared in `scope` (and its children) behind a bearer key holding the
+ * scope the route's schema names: each route's first onRequest hook is `guardFor` its scope,
+ * made as the route is declared, so no request looks its scope up and no route behind a key
+ * can go without one (start-up fails). Route-level hooks run after a scope's own: none of
+ * these scopes adds an onRequest hook of its own, or it would run before the key is read.
+ */
+export function behindBearerKeys(
+  scope: FastifyInstance,
+  guardFor: (needed: Scope) => onRequestHookHandler,
+): void {
+  scope.addHook('onRoute', (route) => {
+    const hook = guardFor(neededScope(route));
+    route.onRequest = [hook, ...[route.onRequest ?? []].flat()];
+  });
 }
 
 export function basicAuth(
@@ -298,7 +319,7 @@ export function countApiCaller(
   limits: RateLimitGuard,
   freshness: Freshness,
 ) {
-  const bearer = bearerAuth(keys, limits, freshness);
+  const bearer = bearerAuth(keys, limits, freshness)(undefined);
   const ip = anonymous(limits);
   return (request: FastifyRequest, reply: FastifyReply, done: (err?: Error) => void): void => {
     if (!API_PATH.test(request.url)) {

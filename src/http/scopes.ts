@@ -1,39 +1,57 @@
-import type { FastifyRequest } from 'fastify';
+import type { FastifyRequest, FastifySchema, RouteOptions } from 'fastify';
 import { allows, type Scope } from '../domain/scopes.js';
 import { ApiError } from '../errors.js';
 
 /**
  * An operation's security requirement: a bearer key holding `scope` (OpenAPI 3.1 names scopes
- * for any scheme). The scope check reads it from the route's schema, so what the document
- * says and what the service checks are one declaration (docs/decisions/0014-key-scopes.md).
+ * for any scheme). The scope check is made from the route's schema when the route is declared,
+ * so what the document says and what the service checks are one declaration
+ * (docs/decisions/0014-key-scopes.md).
  */
 export function bearerScope(scope: Scope): [{ bearerAuth: [Scope] }] {
   return [{ bearerAuth: [scope] }];
 }
 
-/** The scope the route's schema names for a bearer key; undefined where it names none. */
-export function scopeOf(request: FastifyRequest): Scope | undefined {
-  const security = request.routeOptions.schema?.security as
-    | ReadonlyArray<Record<string, readonly string[]>>
-    | undefined;
+/** The scope a route's schema names for a bearer key; undefined where it names none. */
+export function declaredScope(schema: FastifySchema | undefined): Scope | undefined {
+  const security = schema?.security as ReadonlyArray<Record<string, readonly string[]>> | undefined;
   return security?.[0]?.bearerAuth?.[0] as Scope | undefined;
 }
 
 /**
- * Refuses a caller whose key does not hold the operation's scope: `403 insufficient_scope`,
- * with the challenge RFC 6750 §3.1 gives. Runs after the request was counted, like any call.
+ * The scope a bearer route needs, read from its declaration once, as the route is declared. A
+ * route behind a bearer key that names no scope is refused at start-up: it could not be
+ * restricted, and the document could not say what it needs.
  */
-export function requireScope(request: FastifyRequest): void {
-  const needed = scopeOf(request);
-  const caller = request.caller;
-  if (needed === undefined || caller === null || allows(caller.scopes, needed)) return;
-  throw new ApiError(
-    'insufficient_scope',
-    `This API key may not do this: it needs the scope ${needed}, and holds ` +
-      `${caller.scopes?.length ? caller.scopes.join(', ') : 'none'}.`,
-    undefined,
-    {
-      'www-authenticate': `Bearer realm="animal-store", error="insufficient_scope", scope="${needed}"`,
-    },
-  );
+export function neededScope(route: Pick<RouteOptions, 'method' | 'url' | 'schema'>): Scope {
+  const needed = declaredScope(route.schema);
+  if (needed === undefined) {
+    throw new Error(
+      `${String(route.method)} ${route.url} is behind a bearer key and names no scope: ` +
+        'give its schema `security: bearerScope(...)`',
+    );
+  }
+  return needed;
+}
+
+/**
+ * The check of one operation's scope: refuses a caller whose key does not hold `needed` with
+ * `403 insufficient_scope` and the challenge RFC 6750 §3.1 gives. Made once a route; runs
+ * after the request was counted, like any call.
+ */
+export function scopeCheck(needed: Scope): (request: FastifyRequest) => void {
+  const challenge: Readonly<Record<string, string>> = {
+    'www-authenticate': `Bearer realm="animal-store", error="insufficient_scope", scope="${needed}"`,
+  };
+  return (request) => {
+    const caller = request.caller;
+    if (caller === null || allows(caller.scopes, needed)) return;
+    throw new ApiError(
+      'insufficient_scope',
+      `This API key may not do this: it needs the scope ${needed}, and holds ` +
+        `${caller.scopes?.length ? caller.scopes.join(', ') : 'none'}.`,
+      undefined,
+      challenge,
+    );
+  };
 }

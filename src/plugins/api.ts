@@ -1,5 +1,5 @@
 import fp from 'fastify-plugin';
-import { anonymous, basicAuth, bearerAuth } from '../http/auth.js';
+import { anonymous, basicAuth, bearerAuth, behindBearerKeys } from '../http/auth.js';
 import { announceWrites } from '../http/freshness.js';
 import { accountRoutes, signUpRoutes } from '../http/routes/accounts.js';
 import { categoryRoutes } from '../http/routes/categories.js';
@@ -14,13 +14,15 @@ import { storeRoutes } from '../http/routes/store.js';
 import { webhookRoutes } from '../http/routes/webhooks.js';
 
 /**
- * The API's routes, each scope behind its auth hook: /v1 (sign-up, keys with HTTP Basic, the
- * catalogue and the rest with a bearer key), the quickstart's /messages, and the operators'
- * routes (/healthz, /readyz, /metrics). Opens nothing.
+ * The API's routes, each scope behind its auth: /v1 (sign-up, keys with HTTP Basic, the
+ * catalogue and the rest with a bearer key holding the scope each route names), the
+ * quickstart's /messages, and the operators' routes (/healthz, /readyz, /metrics). Opens
+ * nothing.
  */
 export const apiPlugin = fp(
   async (app) => {
     const { database, keys, freshness, signIn, rateLimitGuard: limits } = app;
+    const bearer = bearerAuth(keys, limits, freshness);
     await app.register(
       async (v1) => {
         await v1.register(async (scope) => {
@@ -37,7 +39,7 @@ export const apiPlugin = fp(
           await scope.register(keyRoutes);
         });
         await v1.register(async (scope) => {
-          scope.addHook('onRequest', bearerAuth(keys, limits, freshness));
+          behindBearerKeys(scope, bearer);
           // A write to the catalogue moves the account's data version on before it is answered
           // (in the shared mode, on every instance), so whoever reads next, anywhere, reads it.
           scope.addHook('onSend', announceWrites(freshness));
@@ -48,7 +50,7 @@ export const apiPlugin = fp(
         });
         // Events and webhooks change no catalogue data: no page is told of their writes.
         await v1.register(async (scope) => {
-          scope.addHook('onRequest', bearerAuth(keys, limits, freshness));
+          behindBearerKeys(scope, bearer);
           await scope.register(eventRoutes);
           await scope.register(webhookRoutes);
           await scope.register(requestRoutes);
@@ -57,7 +59,7 @@ export const apiPlugin = fp(
       { prefix: '/v1' },
     );
     await app.register(async (scope) => {
-      scope.addHook('onRequest', bearerAuth(keys, limits, freshness));
+      behindBearerKeys(scope, bearer);
       await scope.register(messageRoutes);
     });
     await app.register(opsRoutes);
