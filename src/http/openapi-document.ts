@@ -44,6 +44,7 @@ import {
   WebhookEndpointWithSecret,
   WebhookPatch,
 } from './schemas/webhooks.js';
+import { declaredScope } from './scopes.js';
 
 /**
  * The finishing step of the OpenAPI document (@fastify/swagger's `transformObject`): the route
@@ -460,7 +461,7 @@ function finishOperation(names: SchemaNames, method: string, operation: Operatio
   }
   // A restricted key without the operation's scope is refused (src/http/scopes.ts), and the
   // docs page says which scope that is.
-  const scope = operation.security?.[0]?.bearerAuth?.[0];
+  const scope = declaredScope(operation);
   if (scope !== undefined) {
     const note =
       `Scope: \`${scope}\` (a restricted key needs it` +

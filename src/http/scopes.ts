@@ -1,4 +1,4 @@
-import type { FastifyRequest, FastifySchema, RouteOptions } from 'fastify';
+import type { FastifyRequest, RouteOptions } from 'fastify';
 import { allows, type Scope } from '../domain/scopes.js';
 import { ApiError } from '../errors.js';
 
@@ -12,9 +12,14 @@ export function bearerScope(scope: Scope): [{ bearerAuth: [Scope] }] {
   return [{ bearerAuth: [scope] }];
 }
 
-/** The scope a route's schema names for a bearer key; undefined where it names none. */
-export function declaredScope(schema: FastifySchema | undefined): Scope | undefined {
-  const security = schema?.security as ReadonlyArray<Record<string, readonly string[]>> | undefined;
+/**
+ * The scope a security requirement names for a bearer key, in a route's schema or in the
+ * document's operation made from it; undefined where it names none.
+ */
+export function declaredScope(declared: { security?: unknown } | undefined): Scope | undefined {
+  const security = declared?.security as
+    | ReadonlyArray<Record<string, readonly string[]>>
+    | undefined;
   return security?.[0]?.bearerAuth?.[0] as Scope | undefined;
 }
 
