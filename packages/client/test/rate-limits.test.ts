@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { after, before, describe, it } from 'node:test';
+import { after, afterEach, before, describe, it } from 'node:test';
 import { planAccount } from '../../../test/helpers.js';
 import { AnimalStoreError, createClient, type Fetch } from '../src/index.js';
 import { type Live, live } from './live.js';
@@ -10,18 +10,32 @@ import { type Live, live } from './live.js';
 const BUILT = new URL('../dist/esm/index.js', import.meta.url).href;
 
 /**
- * The service runs on a clock of its own that the test moves forward to a few seconds before a
- * minute ends, so that waiting for the next minute window takes seconds, not a minute.
+ * The service runs on a clock of its own that the test sets to a few seconds before a minute
+ * ends, so that waiting for the next minute window takes seconds, not a minute. Held, it stays
+ * there however long the machine takes, until `letGo`; then it runs on from where it stood.
  */
 let offset = 0;
-const clock = { now: () => new Date(Date.now() + offset) };
+let heldAt: number | undefined;
+const clock = { now: () => new Date(heldAt ?? Date.now() + offset) };
+function holdBeforeMinuteEnds(seconds: number): void {
+  const now = clock.now().getTime();
+  heldAt = now + ((60_000 - (now % 60_000) - seconds * 1000 + 60_000) % 60_000);
+}
+function letGo(): void {
+  if (heldAt === undefined) return;
+  offset = heldAt - Date.now();
+  heldAt = undefined;
+}
 function secondsBeforeMinuteEnds(seconds: number): void {
-  const toEnd = 60_000 - (clock.now().getTime() % 60_000);
-  offset += (toEnd - seconds * 1000 + 60_000) % 60_000;
+  holdBeforeMinuteEnds(seconds);
+  letGo();
 }
 
-/** A fetch that notes each answer's status and code. */
-function recorder(): { fetch: Fetch; answers: Array<{ status: number; code?: string }> } {
+/** A fetch that notes each answer's status and code, and calls `refused` on a 429. */
+function recorder(refused = () => {}): {
+  fetch: Fetch;
+  answers: Array<{ status: number; code?: string }>;
+} {
   const answers: Array<{ status: number; code?: string }> = [];
   return {
     answers,
@@ -32,6 +46,7 @@ function recorder(): { fetch: Fetch; answers: Array<{ status: number; code?: str
           ? ((await response.clone().json()) as { code?: string }).code
           : undefined;
       answers.push({ status: response.status, ...(code && { code }) });
+      if (response.status === 429) refused();
       return response;
     },
   };
@@ -43,6 +58,8 @@ describe('the SDK and the rate limits of a Free-plan key', () => {
     server = await live({ clock });
   });
   after(() => server.close());
+  // A test that fails while the clock is held must not hold it for the next.
+  afterEach(letGo);
 
   it('drives a Free key past its 60 a minute: every call completes, none refused, no ban', async () => {
     const tenant = await server.tenant('free');
@@ -74,14 +91,15 @@ describe('the SDK and the rate limits of a Free-plan key', () => {
   it('a second client that did not know stops at its first 429 and waits: no ban', async () => {
     const tenant = await server.tenant('free');
     const first = createClient({ apiKey: tenant.key, environment: server.origin });
-    secondsBeforeMinuteEnds(6);
-    // The first client uses up the minute, quickly (the window must not end before the second
-    // client's first request).
+    // The clock stands still while the first client uses up the minute, so the window cannot
+    // end before the second client's first request, however slow the machine; it runs on from
+    // that request's refusal, whose Retry-After the second client then waits.
+    holdBeforeMinuteEnds(6);
     await first.store.inventory();
     const left = first.rateLimit?.remaining ?? 0;
     await Promise.all(Array.from({ length: left }, () => first.store.inventory()));
     assert.equal(first.rateLimit?.remaining, 0);
-    const { fetch, answers } = recorder();
+    const { fetch, answers } = recorder(letGo);
     const second = createClient({ apiKey: tenant.key, environment: server.origin, fetch });
     const calls = await Promise.all(Array.from({ length: 30 }, () => second.store.inventory()));
     assert.equal(calls.length, 30);
