@@ -359,7 +359,11 @@ async function runCommand(
     if (err instanceof ConfigError) return { code: 2, error: err.message };
     throw err;
   }
-  const database = openDatabase(config.databaseUrl, { poolSize: 2 });
+  const database = openDatabase(config.databaseUrl, {
+    poolSize: 2,
+    // Trouble that fails no command (a SQLite checkpoint that failed): said, not hidden.
+    warn: (message) => process.stderr.write(`Warning: ${message}\n`),
+  });
   try {
     // Like a start: migrate, unless the deploy does it (then the schema must be current).
     if (name !== 'migrate') {

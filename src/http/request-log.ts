@@ -293,7 +293,7 @@ const POOL_BYTES = 8 * 1024 * 1024;
  */
 export class RequestLog {
   /** The entries taken this turn of the event loop, to be encoded at its end. */
-  private taken: AnsweredRequest[] = [];
+  private readonly taken: AnsweredRequest[] = [];
   private encoding: NodeJS.Immediate | undefined;
   /** The batch entries are encoded into, once one is; then full batches waiting their turn. */
   private open: LogBatch | undefined;
@@ -372,7 +372,6 @@ export class RequestLog {
     this.encoding = undefined;
     const taken = this.taken;
     if (taken.length === 0) return;
-    this.taken = [];
     for (const request of taken) {
       try {
         this.open ??= new LogBatch(this.writer, this.pool);
@@ -396,6 +395,8 @@ export class RequestLog {
         this.timer = undefined;
       }
     }
+    // Emptied for the next turn's, not made again: nothing above adds to it.
+    taken.length = 0;
     if (this.timer === undefined && this.writing === undefined) this.schedule();
   };
 
