@@ -9,7 +9,8 @@
  *   DIR is a compiled service inside the checkout (node_modules must resolve from it): `dist`,
  *   or a copy made before the change (`cp -r dist dist-before`; `dist-*` is not committed).
  *   `off=dist,REQUEST_LOG=off on=dist` measures the request log.
- * AB_LOAD (mix: the 90/10 mix of 20 tenants; get: one account's first page; post),
+ * AB_LOAD (mix: the 90/10 mix of 20 tenants; get: one account's first page; post; post-keyed:
+ *   the same POST with a fresh Idempotency-Key each, as the SDK sends it),
  * AB_PAIRS (6): rounds, each running every instance twice, mirrored (A B B A, then B A A B);
  * AB_SECONDS (3) a run; AB_PETS (20000) for the one account; AB_NODE_ARGS: Node's options
  * for every instance, those NODE_OPTIONS refuses too (`--trace-gc`);
@@ -153,6 +154,9 @@ const warm = (instance: Instance) =>
 function loadFor(base: string): Omit<LoadSpec, 'connections' | 'seconds'> {
   if (LOAD === 'get') return sentTo(base, firstPage(seeded.key));
   if (LOAD === 'post') return sentTo(base, newPet(seeded.key, seeded.categoryId));
+  if (LOAD === 'post-keyed') {
+    return { ...sentTo(base, newPet(seeded.key, seeded.categoryId)), idempotencyKeys: true };
+  }
   return { url: `${base}/`, mix: { tenants: seeded.tenants, writeShare: 0.1 } };
 }
 

@@ -1,4 +1,4 @@
-import type { FastifyBaseLogger, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyBaseLogger, FastifyRequest, onSendHookHandler, RouteOptions } from 'fastify';
 import { BoundedCache, type CacheStats } from '../bounded-cache.js';
 import type { KeptUnder } from '../domain/api-keys.js';
 import type { RateLimiter } from '../limits/rate-limiter.js';
@@ -260,20 +260,25 @@ export function sharedFreshness(
 }
 
 /**
- * The catalogue's onSend hook: a write tells Freshness before it is answered, so whoever reads
- * next, here or on any instance, reads past it. Refused writes too: one that committed and
- * then failed must not leave a stale page, and a refusal costs only the caller's own pages.
+ * The catalogue's writes, announced: an onRoute hook that gives each route of a write method
+ * an onSend hook telling Freshness of the write before it is answered, so whoever reads next,
+ * here or on any instance, reads past it. Refused writes too: one that committed and then
+ * failed must not leave a stale page, and a refusal costs only the caller's own pages. Made
+ * when the route is declared, with what it writes (`config.writes`): a read runs no hook for
+ * it. First among the route's onSend hooks, as a scope's hook would be, so the request log's
+ * capture still sees the answer as sent.
  */
 export function announceWrites(freshness: Freshness) {
-  return async (request: FastifyRequest, _reply: FastifyReply, payload: unknown) => {
-    const { caller, method } = request;
-    if (caller && method !== 'GET' && method !== 'HEAD') {
-      await freshness.wrote(
-        request,
-        caller.account.id,
-        request.routeOptions.config.writes ?? 'changes',
-      );
-    }
-    return payload;
+  return (route: RouteOptions) => {
+    if ([route.method].flat().every((method) => method === 'GET' || method === 'HEAD')) return;
+    const write = route.config?.writes ?? 'changes';
+    const announce: onSendHookHandler = (request, _reply, payload, done) => {
+      const { caller } = request;
+      const announced = caller ? freshness.wrote(request, caller.account.id, write) : undefined;
+      // Embedded, told at once; shared, once Redis has answered (or failed: it never throws).
+      if (announced instanceof Promise) announced.then(() => done(null, payload), done);
+      else done(null, payload);
+    };
+    route.onSend = [announce, ...[route.onSend ?? []].flat()];
   };
 }

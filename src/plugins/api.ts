@@ -42,7 +42,7 @@ export const apiPlugin = fp(
           behindBearerKeys(scope, bearer);
           // A write to the catalogue moves the account's data version on before it is answered
           // (in the shared mode, on every instance), so whoever reads next, anywhere, reads it.
-          scope.addHook('onSend', announceWrites(freshness));
+          scope.addHook('onRoute', announceWrites(freshness));
           await scope.register(accountRoutes);
           await scope.register(petRoutes);
           await scope.register(categoryRoutes);
