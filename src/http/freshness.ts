@@ -273,8 +273,12 @@ export function announceWrites(freshness: Freshness) {
     if ([route.method].flat().every((method) => method === 'GET' || method === 'HEAD')) return;
     const write = route.config?.writes ?? 'changes';
     const announce: onSendHookHandler = (request, _reply, payload, done) => {
-      const { caller } = request;
-      const announced = caller ? freshness.wrote(request, caller.account.id, write) : undefined;
+      const { caller, method } = request;
+      // A route may take reads beside its writes: only a write is announced.
+      const announced =
+        caller && method !== 'GET' && method !== 'HEAD'
+          ? freshness.wrote(request, caller.account.id, write)
+          : undefined;
       // Embedded, told at once; shared, once Redis has answered (or failed: it never throws).
       if (announced instanceof Promise) announced.then(() => done(null, payload), done);
       else done(null, payload);
