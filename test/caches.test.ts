@@ -3,14 +3,25 @@ import { randomUUID } from 'node:crypto';
 import { Agent, get as httpGet } from 'node:http';
 import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type {
+  FastifyInstance,
+  FastifyRequest,
+  HTTPMethods,
+  onSendHookHandler,
+  RouteOptions,
+} from 'fastify';
 import { Redis } from 'ioredis';
 import { systemClock } from '../src/clock.js';
 import { nobodyToTell } from '../src/domain/accounts.js';
 import { createApiKey, KeyAuthenticator, revokeKeyById } from '../src/domain/api-keys.js';
 import { encodeCursor } from '../src/domain/pagination.js';
 import { createPet as storePet } from '../src/domain/pets.js';
-import { localFreshness, SHARED_KEPT_MS, sharedFreshness } from '../src/http/freshness.js';
+import {
+  announceWrites,
+  localFreshness,
+  SHARED_KEPT_MS,
+  sharedFreshness,
+} from '../src/http/freshness.js';
 import { PageCache } from '../src/http/page-cache.js';
 import { type Database, openDatabase } from '../src/store/database.js';
 import {
@@ -351,6 +362,22 @@ describe('caches: the key cache itself', () => {
   after(async () => {
     await database.close();
     file.cleanup();
+  });
+
+  it('gives each write route of the catalogue its announcement, no read route, and refuses a route of both', () => {
+    const declared = announceWrites(localFreshness(() => 0));
+    const route = (method: HTTPMethods | HTTPMethods[]) =>
+      ({ method, url: '/v1/things', handler: () => {} }) as RouteOptions;
+    const read = route('GET');
+    declared(read);
+    assert.equal(read.onSend, undefined, 'a read runs no hook for it');
+    const keep = (() => {}) as onSendHookHandler;
+    const write = { ...route('DELETE'), onSend: keep };
+    declared(write);
+    const hooks = [write.onSend].flat();
+    assert.equal(hooks.length, 2);
+    assert.equal(hooks[1], keep, 'put before the route’s own hooks');
+    assert.throws(() => declared(route(['GET', 'POST'])), /reads or writes, not both/);
   });
 
   it('keeps a key (embedded) until a key or plan changes in this process', async () => {

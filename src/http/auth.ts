@@ -13,6 +13,7 @@ import type { ReadDb } from '../store/database.js';
 import { addressBlock } from './client-address.js';
 import type { Freshness } from './freshness.js';
 import type { RateLimitGuard } from './rate-limit.js';
+import { runFirst } from './route-hooks.js';
 import { neededScope, scopeCheck } from './scopes.js';
 import type { Refused, SignInThrottle } from './sign-in-throttle.js';
 
@@ -285,7 +286,7 @@ export function behindBearerKeys(
 ): void {
   scope.addHook('onRoute', (route) => {
     const hook = guardFor(neededScope(route));
-    route.onRequest = [hook, ...[route.onRequest ?? []].flat()];
+    runFirst(route, 'onRequest', hook);
   });
 }
 

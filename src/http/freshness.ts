@@ -6,6 +6,7 @@ import type { Versions } from '../limits/store.js';
 import type { MaybePromise } from '../maybe.js';
 import { brief, type Outages } from '../ops/outages.js';
 import { type AnsweredPage, type DataVersions, versionFor } from './page-cache.js';
+import { runFirst } from './route-hooks.js';
 
 // Every rule about what may be answered from memory, and when it must be read again, lives
 // here: the pages of an account's catalogue and the verifications of its keys, in each mode.
@@ -270,19 +271,20 @@ export function sharedFreshness(
  */
 export function announceWrites(freshness: Freshness) {
   return (route: RouteOptions) => {
-    if ([route.method].flat().every((method) => method === 'GET' || method === 'HEAD')) return;
+    const methods = [route.method].flat();
+    const reads = methods.filter((method) => method === 'GET' || method === 'HEAD').length;
+    if (reads === methods.length) return;
+    // Each of its requests a write, so the hook need not ask: a route taking reads too would
+    // announce them, and is refused at start-up.
+    if (reads > 0) throw new Error(`${route.url}: a catalogue route reads or writes, not both`);
     const write = route.config?.writes ?? 'changes';
     const announce: onSendHookHandler = (request, _reply, payload, done) => {
-      const { caller, method } = request;
-      // A route may take reads beside its writes: only a write is announced.
-      const announced =
-        caller && method !== 'GET' && method !== 'HEAD'
-          ? freshness.wrote(request, caller.account.id, write)
-          : undefined;
+      const { caller } = request;
+      const announced = caller ? freshness.wrote(request, caller.account.id, write) : undefined;
       // Embedded, told at once; shared, once Redis has answered (or failed: it never throws).
       if (announced instanceof Promise) announced.then(() => done(null, payload), done);
       else done(null, payload);
     };
-    route.onSend = [announce, ...[route.onSend ?? []].flat()];
+    runFirst(route, 'onSend', announce);
   };
 }

@@ -25,6 +25,7 @@ import {
 import type { NewRequestLogSegment } from '../store/tables.js';
 import { addressPrefix } from './client-address.js';
 import { REPLAYED_HEADER } from './idempotency.js';
+import { runFirst } from './route-hooks.js';
 
 /**
  * The request log's capture and its writer (docs/decisions/0013-request-log.md, 0015): every
@@ -591,7 +592,7 @@ function captureRoute(requestLog: RequestLog, wallTime: (instant: number) => num
   return (route: RouteOptions) => {
     if (route.config?.requestLog === false) return;
     const hook = capture(requestLog, wallTime, routePattern(route.url));
-    route.onSend = [hook, ...[route.onSend ?? []].flat()];
+    runFirst(route, 'onSend', hook);
   };
 }
 

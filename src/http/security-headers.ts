@@ -1,5 +1,6 @@
 import type { FastifyInstance, FastifyReply, onRequestHookHandler, RouteOptions } from 'fastify';
 import type { Config } from '../config.js';
+import { runFirst } from './route-hooks.js';
 
 /**
  * The schema keyword that marks an answer as carrying a secret (a new API key, a webhook
@@ -57,8 +58,7 @@ export function noStoreForSecrets(app: FastifyInstance): void {
   app.addHook('onRoute', (route) => {
     if (!carriesSecret(route)) return;
     route.config = { ...route.config, carriesSecret: true };
-    const hooks = route.onRequest;
-    route.onRequest = hooks === undefined ? [noStore] : [noStore, ...[hooks].flat()];
+    runFirst(route, 'onRequest', noStore);
   });
 }
 
