@@ -3,10 +3,11 @@
  * own process, default webhook settings) with N accounts of E endpoints each that accept the
  * connection and never answer, each account sent a stream of events, and one healthy account
  * whose deliveries' delays (arrival minus the event's createdAt) are measured once the black
- * holes fill their slots.
+ * holes fill their slots. `NxEf`: endpoints that answer their first delivery at once, and then
+ * go silent (so they count as answering until a delivery of theirs is held).
  *
- * Usage: tsx bench/webhook-black-holes.ts [seconds per run] [NxE …]
- * (defaults: 60 s; 1x8 4x8 8x8 16x1 32x1 64x1). PostgreSQL when TEST_DATABASE_URL is set.
+ * Usage: tsx bench/webhook-black-holes.ts [seconds per run] [NxE[f] …]
+ * (defaults: 60 s; 1x8 4x8 8x8 16x1 32x1 64x1 4x16f). PostgreSQL when TEST_DATABASE_URL is set.
  */
 import { Answerer, BlackHole } from '../test/black-hole.js';
 import { databaseOfItsOwn, storeAccountKey } from '../test/helpers.js';
@@ -15,13 +16,13 @@ import { kill, startServer } from '../test/process/server-process.js';
 const seconds = Number(process.argv[2] ?? 60);
 const runs = process.argv.slice(3).length
   ? process.argv.slice(3)
-  : ['1x8', '4x8', '8x8', '16x1', '32x1', '64x1'];
+  : ['1x8', '4x8', '8x8', '16x1', '32x1', '64x1', '4x16f'];
 /** The default WEBHOOK_TIMEOUT_SECONDS: the black holes' slots are full after it. */
 const WARM_UP_MS = 12_000;
 
-async function run(accounts: number, endpoints: number): Promise<void> {
+async function run(accounts: number, endpoints: number, answersFirst: boolean): Promise<void> {
   const { url, drop } = await databaseOfItsOwn({ migrated: true });
-  const blackHole = await new BlackHole().start();
+  const blackHole = await new BlackHole({ answersFirst }).start();
   const healthy = await new Answerer().start();
   const silent = [];
   for (let i = 0; i < accounts; i++) silent.push(await storeAccountKey(url));
@@ -102,7 +103,7 @@ async function run(accounts: number, endpoints: number): Promise<void> {
       );
     }
     console.log(
-      `${`${accounts}x${endpoints}`.padEnd(6)} black holes: ${(accounts * endpoints).toString().padStart(3)} endpoints, ` +
+      `${`${accounts}x${endpoints}${answersFirst ? 'f' : ''}`.padEnd(6)} black holes: ${(accounts * endpoints).toString().padStart(3)} endpoints, ` +
         `${blackHole.mostHeldInAll.toString().padStart(2)} POSTs held at most | healthy after warm-up: ` +
         `${delays.length} of ${measured} delivered, delay p50 ${quantile(delays, 0.5)} ms, ` +
         `p99 ${quantile(delays, 0.99)} ms, max ${Math.max(...delays)} ms | p99 by 10 s (s): ${windows.join(' ')}`,
@@ -116,6 +117,6 @@ async function run(accounts: number, endpoints: number): Promise<void> {
 }
 
 for (const spec of runs) {
-  const [accounts, endpoints] = spec.split('x').map(Number);
-  await run(accounts ?? 1, endpoints ?? 1);
+  const [accounts, endpoints] = spec.replace(/f$/, '').split('x').map(Number);
+  await run(accounts ?? 1, endpoints ?? 1, spec.endsWith('f'));
 }

@@ -4,10 +4,16 @@ import type { AddressInfo } from 'node:net';
 /**
  * A webhook receiver on 127.0.0.1 that accepts every connection and request and never answers:
  * the slowest endpoint there is. Counts what it holds, by path, and the most it held at once.
+ * With `answersFirst`, it answers each path's first request at once (200), and only then goes
+ * silent: an endpoint that has answered before, as far as the sender knows.
  */
 export class BlackHole {
   private server: Server | undefined;
   url = '';
+  /** Requests answered (with `answersFirst`: each path's first). */
+  answered = 0;
+  /** When each request held now arrived. */
+  private readonly arrivals = new Set<{ at: number }>();
   /** Requests received, by path. */
   readonly received = new Map<string, number>();
   /** Requests held now, by path. */
@@ -18,8 +24,10 @@ export class BlackHole {
   /** Requests the sender gave up on (their connections closed). */
   ended = 0;
 
+  constructor(private readonly options: { answersFirst?: boolean } = {}) {}
+
   async start(): Promise<this> {
-    this.server = createServer((req) => this.hold(req));
+    this.server = createServer((req, res) => this.hold(req, res));
     // No server timeouts: only the sender may end a request.
     this.server.requestTimeout = 0;
     this.server.headersTimeout = 0;
@@ -36,6 +44,14 @@ export class BlackHole {
     return n;
   }
 
+  /** Requests held now that arrived more than `ms` ago. */
+  heldLongerThan(ms: number): number {
+    const before = Date.now() - ms;
+    let n = 0;
+    for (const arrival of this.arrivals) if (arrival.at < before) n++;
+    return n;
+  }
+
   get receivedInAll(): number {
     let n = 0;
     for (const count of this.received.values()) n += count;
@@ -49,14 +65,24 @@ export class BlackHole {
     });
   }
 
-  private hold(req: IncomingMessage): void {
+  private hold(req: IncomingMessage, res: ServerResponse): void {
     const path = req.url ?? '';
+    const first = !this.received.has(path);
     this.received.set(path, (this.received.get(path) ?? 0) + 1);
+    if (first && this.options.answersFirst) {
+      this.answered++;
+      req.resume();
+      req.on('end', () => res.writeHead(200).end('ok'));
+      return;
+    }
+    const arrival = { at: Date.now() };
+    this.arrivals.add(arrival);
     this.held.set(path, (this.held.get(path) ?? 0) + 1);
     this.mostHeld.set(path, Math.max(this.mostHeld.get(path) ?? 0, this.held.get(path) ?? 0));
     this.mostHeldInAll = Math.max(this.mostHeldInAll, this.holding);
     req.resume();
     req.socket.once('close', () => {
+      this.arrivals.delete(arrival);
       this.held.set(path, (this.held.get(path) ?? 1) - 1);
       this.ended++;
     });

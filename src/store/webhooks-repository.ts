@@ -219,6 +219,11 @@ export interface DeliveryKey {
   event_id: string;
 }
 
+/** A delivery chosen to claim, and how its endpoint stood: 0 answering, else slow to answer. */
+export interface ClaimChoice extends DeliveryKey {
+  level: number;
+}
+
 /**
  * Whether the delivery `alias` is the first open one (pending or sending) of its resource to its
  * endpoint: the events of one resource reach an endpoint in order.
@@ -294,7 +299,7 @@ const claimableQuery = preparedQuery(
     },
   ) => ({
     compile: () =>
-      sql<DeliveryKey>`with open as (
+      sql<ClaimChoice>`with open as (
           select d.endpoint_id, d.event_id, d.account_id,
             case when d.lease_until >= ${p.now} then 0 else 1 end as due,
             -- An answering endpoint with a delivery in flight for long is slow (1) for now.
@@ -328,7 +333,7 @@ const claimableQuery = preparedQuery(
           -- Ranked after the account's deliveries in flight: perAccount in all, at most.
           where due = 0 or account_rank <= ${p.perAccount}
         )
-        select endpoint_id, event_id from by_pool
+        select endpoint_id, event_id, level from by_pool
         where due = 1 and (level = 0 or pool_rank <= ${p.slow})
         -- In a turn, answering endpoints first, failing ones last.
         order by account_rank, level, event_id
@@ -337,7 +342,7 @@ const claimableQuery = preparedQuery(
 );
 
 /** What claimableQuery chooses (window functions: SQLite 3.25 or later). */
-export function claimable(db: ReadDb, now: string, caps: ClaimCaps): Promise<DeliveryKey[]> {
+export function claimable(db: ReadDb, now: string, caps: ClaimCaps): Promise<ClaimChoice[]> {
   const { slowAfterMs, ...rest } = caps;
   const slowSince = new Date(Date.parse(now) - slowAfterMs).toISOString();
   return claimableQuery(db, { now, slowSince, ...rest });

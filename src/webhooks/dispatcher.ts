@@ -11,6 +11,7 @@ import { toIso } from '../store/tables.js';
 import {
   anyDue,
   type ClaimCaps,
+  type ClaimChoice,
   claimable,
   claimDeliveries,
   endpointFailed,
@@ -90,18 +91,33 @@ export function standardWebhookHeaders(
 /**
  * How many deliveries may be in flight, counted over every instance, for a dispatcher of
  * `concurrency` slots: 2 to an endpoint (its backlog waits on itself), a quarter of the slots
- * for an account, and half for the endpoints that do not answer, together: failing, never
- * answered yet, or with a delivery in flight for over 2 s. The other half stays for endpoints
+ * for an account, and half for the endpoints slow to answer, together: failing, never answered
+ * yet, or with a delivery in flight for over `slowAfterMs`. The other half stays for endpoints
  * that answer, however many never do.
+ *
+ * `slowAfterMs` (1 s) is also how long a delivery may go unanswered before it counts as slow in
+ * the dispatcher's own slots: then it takes a slot of the slow half, or is cut if none is free
+ * (WebhookDispatcher). A receiver that answers first and works after, as Stripe and Standard
+ * Webhooks ask, answers well within it, a new TLS connection and all; and a delivery kept out
+ * of the slots by deliveries younger than that waits about as long at most
+ * (docs/decisions/0067-silent-endpoints-at-once.md).
  */
 export function slotCaps(concurrency: number): Omit<ClaimCaps, 'take'> {
   return {
     perEndpoint: 2,
     perAccount: Math.max(1, Math.floor(concurrency / 4)),
     slow: Math.max(1, Math.floor(concurrency / 2)),
-    slowAfterMs: 2_000,
+    slowAfterMs: 1_000,
   };
 }
+
+/** A delivery in a slot: whether it holds a slot of the slow half. */
+interface Slot {
+  slow: boolean;
+}
+
+const keyOf = (delivery: { endpoint_id: string; event_id: string }) =>
+  `${delivery.endpoint_id} ${delivery.event_id}`;
 
 /**
  * Sends webhook deliveries, at least once, from every instance that runs the worker: claims due
@@ -115,6 +131,13 @@ export function slotCaps(concurrency: number): Omit<ClaimCaps, 'take'> {
  * deliveries go through a fixed number of slots (WEBHOOK_CONCURRENCY), each freed as soon as its
  * delivery is settled, when the loop claims again at once; a claim takes the accounts in turn,
  * within the caps of slotCaps; and every POST ends by its timeout, a timer that destroys it.
+ *
+ * Slow deliveries hold at most half of this instance's slots at any moment
+ * (docs/decisions/0067-silent-endpoints-at-once.md): a delivery to an endpoint the claim found
+ * slow goes only into a free slot of that half, and any other delivery still unanswered after
+ * `slowAfterMs` moves into one, whatever its endpoint did before, or is cut short (a failed
+ * attempt) if none is free. So the slots that are not slow turn over within `slowAfterMs`, and
+ * an answering endpoint's delivery finds one.
  */
 export class WebhookDispatcher {
   private running = false;
@@ -125,6 +148,8 @@ export class WebhookDispatcher {
   private nudged = false;
   /** The deliveries being sent and settled, one a slot. */
   private readonly inFlight = new Set<Promise<void>>();
+  /** Slots of the slow half held or reserved (at most `caps.slow`). */
+  private slowHeld = 0;
   /** Cuts each POST in flight short: close() calls them all. */
   private readonly cuts = new Set<() => void>();
   private closing = false;
@@ -212,21 +237,39 @@ export class WebhookDispatcher {
       take: free,
       ...this.caps,
     });
-    const claimed = await claimDeliveries(this.database, lease, chosen);
-    if (claimed.length === 0) return 0;
-    for (const item of await outgoing(this.database.reader, lease.token)) {
-      this.send(item, lease.token);
+    // The query counts every instance's deliveries; this instance's slow half must also have a
+    // slot free for each slow one, reserved now (deliveries may move into it meanwhile).
+    const slow = new Set<string>();
+    const taken = chosen.filter((choice: ClaimChoice) => {
+      if (choice.level === 0) return true;
+      if (this.slowHeld + slow.size >= this.caps.slow) return false;
+      slow.add(keyOf(choice));
+      return true;
+    });
+    this.slowHeld += slow.size;
+    let reserved = slow.size;
+    try {
+      const claimed = await claimDeliveries(this.database, lease, taken);
+      if (claimed.length === 0) return 0;
+      for (const item of await outgoing(this.database.reader, lease.token)) {
+        const slot = { slow: slow.has(keyOf(item)) };
+        if (slot.slow) reserved--; // the slot's now
+        this.send(item, lease.token, slot);
+      }
+      return claimed.length;
+    } finally {
+      this.slowHeld -= reserved;
     }
-    return claimed.length;
   }
 
   /** Sends and settles one delivery in a slot of its own, freed (and the loop woken) after. */
-  private send(item: Outgoing, token: string): void {
-    const delivery = this.deliver(item, token)
+  private send(item: Outgoing, token: string, slot: Slot): void {
+    const delivery = this.deliver(item, token, slot)
       .catch((err: unknown) => {
         this.log.error({ err }, 'webhook dispatcher: a delivery failed');
       })
       .finally(() => {
+        if (slot.slow) this.slowHeld--;
         this.inFlight.delete(delivery);
         this.nudged = true;
         this.wake?.();
@@ -234,7 +277,7 @@ export class WebhookDispatcher {
     this.inFlight.add(delivery);
   }
 
-  private async deliver(item: Outgoing, token: string): Promise<void> {
+  private async deliver(item: Outgoing, token: string, slot: Slot): Promise<void> {
     const body =
       `{"id":${JSON.stringify(item.event_id)},"type":${JSON.stringify(item.event_type)},` +
       `"createdAt":${JSON.stringify(toIso(item.event_created_at))},"data":${item.event_data}}`;
@@ -243,7 +286,7 @@ export class WebhookDispatcher {
     const attempt: Attempt =
       secrets.length === 0
         ? { statusCode: null, response: 'The signing secret cannot be read (server key changed).' }
-        : await this.post(item, body, signedHeaders(secrets, item.event_id, now, body));
+        : await this.post(item, body, signedHeaders(secrets, item.event_id, now, body), slot);
     const at = this.clock.now();
     let outcome: DeliveryOutcome;
     try {
@@ -354,9 +397,15 @@ export class WebhookDispatcher {
    * timer after WEBHOOK_TIMEOUT_SECONDS, whatever the receiver does: the event loop holds the
    * timer, and the timer the request. (An `AbortSignal.any` of a timeout signal, held by
    * nothing else, was collected before it fired, and a receiver that never answered held its
-   * request for good: nodejs/node#57736.)
+   * request for good: nodejs/node#57736.) Unanswered after `slowAfterMs` and not yet slow, it
+   * takes a slot of the slow half, or is ended if that half is full.
    */
-  private post(item: Outgoing, body: string, signed: Record<string, string>): Promise<Attempt> {
+  private post(
+    item: Outgoing,
+    body: string,
+    signed: Record<string, string>,
+    slot: Slot,
+  ): Promise<Attempt> {
     // Checked at registration, and again now (the policy may have changed since); a host's
     // addresses are checked at connection (the lookup).
     const target = refusedTarget(item.url, this.policy);
@@ -372,6 +421,7 @@ export class WebhookDispatcher {
         if (settled) return;
         settled = true;
         clearTimeout(timer);
+        clearTimeout(slowTimer);
         this.cuts.delete(cut);
         resolve({ statusCode: attempt.statusCode, response: storable(attempt.response) });
       };
@@ -383,6 +433,19 @@ export class WebhookDispatcher {
         () => end(`No answer within ${this.options.timeoutMs / 1000} s.`),
         this.options.timeoutMs,
       );
+      const slowTimer = slot.slow
+        ? undefined
+        : setTimeout(() => {
+            if (this.slowHeld < this.caps.slow) {
+              slot.slow = true;
+              this.slowHeld++;
+            } else {
+              end(
+                `No answer within ${this.caps.slowAfterMs / 1000} s, ` +
+                  'while the slots for slow endpoints were all taken.',
+              );
+            }
+          }, this.caps.slowAfterMs);
       const cut = () => end(CUT_SHORT);
       const request = client.request(
         url,
