@@ -5,7 +5,10 @@ import { buildApp } from '../src/app.js';
 import { loadConfig } from '../src/config.js';
 import { ERRORS } from '../src/errors.js';
 import { toApiError } from '../src/http/error-handler.js';
+import { createLog } from '../src/log.js';
+import { Outages } from '../src/ops/outages.js';
 import { openDatabase } from '../src/store/database.js';
+import { raisedByPostgres, storeTrouble } from '../src/store/store-errors.js';
 import { captureLog, newTenant, startApp } from './helpers.js';
 
 /** A log stream for an app, and what was written to it. */
@@ -26,17 +29,19 @@ describe('error table and handler', () => {
 
   it('answers 503 with Retry-After, not 500, when the database is away or too busy', () => {
     const coded = (message: string, code: string) => Object.assign(new Error(message), { code });
+    // As the store's PostgreSQL pool and connections hand them out (src/store/pg-pool.ts).
+    const pg = <E>(err: E) => raisedByPostgres(err);
     const away = [
-      coded('connect ECONNREFUSED 127.0.0.1:5432', 'ECONNREFUSED'),
-      coded('read ECONNRESET', 'ECONNRESET'),
-      coded('terminating connection due to administrator command', '57P01'),
-      coded('the database system is starting up', '57P03'),
-      coded('connection failure', '08006'),
-      new Error('Connection terminated unexpectedly'),
-      new Error('timeout exceeded when trying to connect'),
-      new AggregateError([coded('connect ECONNREFUSED ::1:5432', 'ECONNREFUSED')], ''),
-      coded('canceling statement due to statement timeout', '57014'),
-      coded('sorry, too many clients already', '53300'),
+      pg(coded('connect ECONNREFUSED 127.0.0.1:5432', 'ECONNREFUSED')),
+      pg(coded('read ECONNRESET', 'ECONNRESET')),
+      pg(coded('terminating connection due to administrator command', '57P01')),
+      pg(coded('the database system is starting up', '57P03')),
+      pg(coded('connection failure', '08006')),
+      pg(new Error('Connection terminated unexpectedly')),
+      pg(new Error('timeout exceeded when trying to connect')),
+      pg(new AggregateError([coded('connect ECONNREFUSED ::1:5432', 'ECONNREFUSED')], '')),
+      pg(coded('canceling statement due to statement timeout', '57014')),
+      pg(coded('sorry, too many clients already', '53300')),
       coded('database is locked', 'SQLITE_BUSY'),
     ];
     for (const err of away) {
@@ -47,9 +52,9 @@ describe('error table and handler', () => {
       assert.doesNotMatch(answer.message, /127\.0\.0\.1|ECONN|administrator/);
     }
     const failing = [
-      coded('could not extend file: No space left on device', '53100'),
-      coded('out of memory', '53200'),
-      coded('could not write to file', '58030'),
+      pg(coded('could not extend file: No space left on device', '53100')),
+      pg(coded('out of memory', '53200')),
+      pg(coded('could not write to file', '58030')),
       coded('database or disk is full', 'SQLITE_FULL'),
       coded('disk I/O error', 'SQLITE_IOERR'),
       coded('disk I/O error: EIO', 'SQLITE_IOERR_FSYNC'),
@@ -63,11 +68,76 @@ describe('error table and handler', () => {
       assert.doesNotMatch(answer.message, /disk|space|memory/);
     }
     for (const err of [
-      coded('syntax error at or near "selec"', '42601'),
-      coded('duplicate key value violates unique constraint', '23505'),
+      pg(coded('syntax error at or near "selec"', '42601')),
+      pg(coded('duplicate key value violates unique constraint', '23505')),
       coded('UNIQUE constraint failed: pets.id', 'SQLITE_CONSTRAINT_PRIMARYKEY'),
     ]) {
       assert.equal(toApiError(err).status, 500, err.message);
+    }
+  });
+
+  it("never takes a network error for the database's unless the store raised it", () => {
+    const coded = (message: string, code: string) => Object.assign(new Error(message), { code });
+    // What a client's own dropped connection, or any socket but the store's, raises: the codes
+    // of a lost database connection, and no outage of the database.
+    const elsewhere = [
+      coded('aborted', 'ECONNRESET'),
+      coded('read ECONNRESET', 'ECONNRESET'),
+      coded('write EPIPE', 'EPIPE'),
+      coded('socket hang up', 'ECONNABORTED'),
+      coded('connect ETIMEDOUT 203.0.113.9:443', 'ETIMEDOUT'),
+      coded('getaddrinfo ENOTFOUND hooks.example', 'ENOTFOUND'),
+      coded('terminating connection, said by no database of ours', '57P01'),
+      new Error('Connection terminated unexpectedly'),
+      new AggregateError([coded('connect ECONNREFUSED ::1:443', 'ECONNREFUSED')], ''),
+    ];
+    const log = captureLog();
+    const outages = new Outages(createLog('error', log.stream), {});
+    for (const err of elsewhere) {
+      assert.equal(storeTrouble(err), undefined, err.message);
+      assert.notEqual(toApiError(err).status, 503, err.message);
+      assert.equal(outages.databaseFailed(err), false, err.message);
+    }
+    assert.equal(outages.isDown('database'), false);
+    assert.equal(log.text(), '');
+    // The same error once the store's pool hands it out is an outage.
+    assert.equal(
+      storeTrouble(raisedByPostgres(coded('read ECONNRESET', 'ECONNRESET'))),
+      'unreachable',
+    );
+  });
+
+  it("marks what PostgreSQL's driver raises as the store's: a timeout, a terminated connection, a refused one", {
+    skip: process.env.TEST_DATABASE_URL ? false : 'PostgreSQL only',
+  }, async () => {
+    const url = process.env.TEST_DATABASE_URL as string;
+    const database = openDatabase(url, { poolSize: 2, statementTimeoutMs: 50 });
+    const away = openDatabase(Object.assign(new URL(url), { port: '1' }).href, { poolSize: 1 });
+    const failure = (work: Promise<unknown>) =>
+      work.then(
+        () => undefined,
+        (err: unknown) => err,
+      );
+    try {
+      // Through the reader (Kysely's driver) and through a write (the group commit's client).
+      const slow = sql`select pg_sleep(1)`;
+      assert.equal(storeTrouble(await failure(slow.execute(database.reader))), 'busy');
+      assert.equal(storeTrouble(await failure(database.write((tx) => slow.execute(tx)))), 'busy');
+      // The server ends the connection the query runs on (57P01).
+      const ended = await failure(
+        sql`select pg_terminate_backend(pg_backend_pid())`.execute(database.reader),
+      );
+      assert.equal(storeTrouble(ended), 'unreachable', String(ended));
+      // Nothing listens: the pool's connect fails.
+      const refused = sql`select 1`;
+      assert.equal(storeTrouble(await failure(refused.execute(away.reader))), 'unreachable');
+      assert.equal(
+        storeTrouble(await failure(away.write((tx) => refused.execute(tx)))),
+        'unreachable',
+      );
+    } finally {
+      await away.close();
+      await database.close();
     }
   });
 

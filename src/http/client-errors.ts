@@ -23,6 +23,39 @@ export function uriTooLong(): ApiError {
 
 const CLIENT_LEFT = 'The client closed the connection before the body was read; nothing was done.';
 
+const BODY_CUT_OFF = 'The connection closed before the whole body arrived; nothing was done.';
+
+/** Marks the errors a request's own body stream raised: its client's socket failed. */
+const FROM_CLIENT_SOCKET = Symbol("raised by the request's own connection");
+
+/** One listener for every request's body stream, not a closure made for each. */
+function markClientSocketError(err: Error): void {
+  if (Object.isExtensible(err)) (err as { [FROM_CLIENT_SOCKET]?: true })[FROM_CLIENT_SOCKET] = true;
+}
+
+/**
+ * Whether an error came from the request's own connection: its body stream failed (the client
+ * reset or aborted it, or the server's timeout cut it off while the body arrived). The one
+ * place such errors are recognised, by where they came from rather than by their codes: an
+ * `ECONNRESET` of the client's is the client's, never the store's
+ * (docs/decisions/0066-client-socket-errors.md).
+ */
+export function clientSocketError(err: unknown): boolean {
+  return (
+    typeof err === 'object' &&
+    err !== null &&
+    (err as { [FROM_CLIENT_SOCKET]?: true })[FROM_CLIENT_SOCKET] === true
+  );
+}
+
+/**
+ * What a request whose connection broke while its body was read is answered: to nobody, as a
+ * rule (the socket is gone), but the answer is its entry in the request log.
+ */
+export function bodyCutOff(): ApiError {
+  return new ApiError('request_timeout', BODY_CUT_OFF);
+}
+
 /**
  * A request whose client left while it waited (to be counted, its key or its session read) has
  * a body that can no longer be read: a destroyed stream emits neither 'end' nor 'error', so
@@ -32,11 +65,20 @@ const CLIENT_LEFT = 'The client closed the connection before the body was read; 
  * app-wide preParsing hook, so that every route and every 404 has it, and the only one: no
  * hook waits between it and the parser. GET and HEAD requests, whose bodies are never read,
  * go on to be answered into the void as before.
+ *
+ * A body still readable is handed on with a listener that marks what its stream raises as the
+ * client's (`clientSocketError`): the socket reset or aborted while the body arrives is then
+ * answered as the client's (`bodyCutOff`), never taken for the store's.
  */
 export const bodyStillReadable: preParsingHookHandler = (request, _reply, payload, done) => {
-  if (payload.destroyed && request.method !== 'GET' && request.method !== 'HEAD') {
+  if (request.method === 'GET' || request.method === 'HEAD') {
+    done(null, payload);
+  } else if (payload.destroyed) {
     done(new ApiError('request_timeout', CLIENT_LEFT));
-  } else done(null, payload);
+  } else {
+    payload.on('error', markClientSocketError);
+    done(null, payload);
+  }
 };
 
 interface ParserError extends Error {

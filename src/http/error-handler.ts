@@ -3,6 +3,7 @@ import { ApiError, type ErrorCode, excerpt, RETRY_SOON } from '../errors.js';
 import { brief } from '../ops/outages.js';
 import { OutcomeUnknownError, type Refusal, WriteRefusedError } from '../store/group-commit.js';
 import { type StoreTrouble, storeTrouble, valueRefused } from '../store/store-errors.js';
+import { bodyCutOff, clientSocketError } from './client-errors.js';
 import { describeValidation } from './validation.js';
 
 /** Fastify's own 4xx errors, in the words of our error table. */
@@ -80,6 +81,9 @@ export function toApiError(err: unknown): ApiError {
     const message = first ? `Invalid ${first.location}: ${first.message}.` : 'Invalid request.';
     return new ApiError('validation_failed', message, details);
   }
+  // The request's own connection broke while its body arrived: the client's doing, whatever
+  // its code says (ECONNRESET, like a database's lost connection), and no outage of ours.
+  if (clientSocketError(err)) return bodyCutOff();
   if (err instanceof OutcomeUnknownError) {
     return new ApiError('outcome_unknown', OUTCOME_UNKNOWN, undefined, RETRY_SOON);
   }

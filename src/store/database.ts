@@ -25,6 +25,7 @@ import * as requestLog from './migrations/0013_request_log.js';
 import * as keyScopes from './migrations/0014_key_scopes.js';
 import * as requestLogSegments from './migrations/0015_request_log_segments.js';
 import { PgGroupCommit } from './pg-group-commit.js';
+import { StorePool } from './pg-pool.js';
 import { checkpointOffThread } from './sqlite-checkpoints.js';
 import { sqliteStatements } from './sqlite-statements.js';
 import type { Tables } from './tables.js';
@@ -225,12 +226,12 @@ export function openDatabase(url: string, options: DatabaseOptions = {}): Databa
       idleTimeoutMillis: 30_000,
       statement_timeout: options.statementTimeoutMs ?? 10_000,
     };
-    pool = listened(new pg.Pool({ ...poolConfig, max: options.poolSize ?? 10 }));
+    pool = listened(new StorePool({ ...poolConfig, max: options.poolSize ?? 10 }));
     db = new Kysely<Tables>({ dialect: new PostgresDialect({ pool }) });
     reader = db;
     // Group commit's own connection, pipelined; one batch at a time uses it.
     group = new PgGroupCommit(
-      listened(new pg.Pool({ ...poolConfig, max: 1, pipeline: true })),
+      listened(new StorePool({ ...poolConfig, max: 1, pipeline: true })),
       ids,
     );
   }

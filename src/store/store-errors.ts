@@ -12,6 +12,35 @@ export type StoreTrouble =
    * memory. Waiting alone may not mend it: whoever runs it must. */
   | 'failing';
 
+/**
+ * Marks the errors a PostgreSQL pool or connection of the store raised (src/store/pg-pool.ts).
+ * A symbol on the error itself, not a set of them: the mark goes where the error goes, and
+ * nothing is kept between apps.
+ */
+const RAISED_BY_POSTGRES = Symbol('raised by a PostgreSQL connection of the store');
+
+/**
+ * Marks `err` as raised by one of the store's PostgreSQL pools or connections, and returns it.
+ * Only what the store's drivers raise is marked (the pool and client of src/store/pg-pool.ts):
+ * an errno code alone (ECONNRESET, EPIPE…) says nothing of whose socket failed, and a client
+ * that drops its own request must never be taken for the database going away.
+ */
+export function raisedByPostgres<E>(err: E): E {
+  if (typeof err === 'object' && err !== null && Object.isExtensible(err)) {
+    (err as { [RAISED_BY_POSTGRES]?: true })[RAISED_BY_POSTGRES] = true;
+  }
+  return err;
+}
+
+function fromPostgres(err: Error): boolean {
+  return (err as { [RAISED_BY_POSTGRES]?: true })[RAISED_BY_POSTGRES] === true;
+}
+
+function codeOf(err: unknown): string | undefined {
+  const code = (err as { code?: unknown } | null | undefined)?.code;
+  return typeof code === 'string' ? code : undefined;
+}
+
 /** Socket-level failures of a connection to the database server. */
 const NETWORK_CODES = new Set([
   'ECONNREFUSED',
@@ -24,6 +53,16 @@ const NETWORK_CODES = new Set([
   'ENOTFOUND',
   'EAI_AGAIN',
 ]);
+
+/** The trouble a SQLite result code stands for (https://sqlite.org/rescode.html). */
+function sqliteTrouble(code: string): StoreTrouble | undefined {
+  // Another process holds the write lock past busy_timeout.
+  if (code === 'SQLITE_BUSY' || code.startsWith('SQLITE_BUSY_')) return 'busy';
+  // The disk is full (or the file at its max_page_count), failed a read, write or sync, or
+  // SQLite could not allocate memory.
+  if (/^SQLITE_(FULL|IOERR|NOMEM)(_|$)/.test(code)) return 'failing';
+  return undefined;
+}
 
 /**
  * PostgreSQL SQLSTATEs (https://www.postgresql.org/docs/current/errcodes-appendix.html):
@@ -46,23 +85,30 @@ function postgresTrouble(code: string): StoreTrouble | undefined {
 const LOST_CONNECTION =
   /^(Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error|Client was closed and is not queryable|Connection ended)/;
 
-/** The trouble a store error stands for, or undefined when it is not one of availability. */
+/**
+ * The trouble a store error stands for, or undefined when it is not one of availability, or
+ * not the store's at all. Only errors the store's drivers raised are judged: better-sqlite3's
+ * (their `SQLITE_*` codes are SQLite's alone), and those of the store's PostgreSQL pools and
+ * connections, marked as they are raised (`raisedByPostgres`). Anything else with a network
+ * code (a client that reset its own request, an outgoing call) is no outage of the database
+ * (docs/decisions/0066-client-socket-errors.md).
+ */
 export function storeTrouble(err: unknown): StoreTrouble | undefined {
   if (!(err instanceof Error)) return undefined;
-  const { code } = err as { code?: unknown };
-  if (typeof code === 'string') {
+  const code = codeOf(err);
+  if (code?.startsWith('SQLITE_')) return sqliteTrouble(code);
+  if (!fromPostgres(err)) return undefined;
+  if (code !== undefined) {
     if (NETWORK_CODES.has(code)) return 'unreachable';
-    // better-sqlite3: another process holds the write lock past busy_timeout.
-    if (code === 'SQLITE_BUSY' || code.startsWith('SQLITE_BUSY_')) return 'busy';
-    // The disk is full (or the file at its max_page_count), failed a read, write or sync, or
-    // SQLite could not allocate memory.
-    if (/^SQLITE_(FULL|IOERR|NOMEM)(_|$)/.test(code)) return 'failing';
     if (/^[0-9A-Z]{5}$/.test(code)) return postgresTrouble(code);
   }
   if (LOST_CONNECTION.test(err.message)) return 'unreachable';
   // An AggregateError of every address tried (ECONNREFUSED on ::1 and on 127.0.0.1).
-  if (err instanceof AggregateError)
-    return err.errors.some(storeTrouble) ? 'unreachable' : undefined;
+  if (err instanceof AggregateError) {
+    return err.errors.some((each) => NETWORK_CODES.has(codeOf(each) ?? ''))
+      ? 'unreachable'
+      : undefined;
+  }
   return undefined;
 }
 
@@ -72,8 +118,7 @@ export function storeTrouble(err: unknown): StoreTrouble | undefined {
  * first; this keeps one it missed a 400, not a 500.
  */
 export function valueRefused(err: unknown): boolean {
-  const { code } = err as { code?: unknown };
-  return err instanceof Error && typeof code === 'string' && /^22[0-9A-Z]{3}$/.test(code);
+  return err instanceof Error && fromPostgres(err) && /^22[0-9A-Z]{3}$/.test(codeOf(err) ?? '');
 }
 
 /** A foreign key the database refused, on either store: services turn it into an outcome

@@ -1,0 +1,64 @@
+import pg from 'pg';
+import { raisedByPostgres } from './store-errors.js';
+
+/** Throws a failure of the store's again, marked as the store's. */
+function rethrown(error: unknown): never {
+  throw raisedByPostgres(error);
+}
+
+/**
+ * node-postgres' client, whose queries fail with errors marked as the store's
+ * (`raisedByPostgres`): the server's answers (SQLSTATEs) and the loss of the connection alike,
+ * whether the query was given a callback or returned a promise (Kysely's driver and
+ * PgGroupCommit use the promise). A submittable (a cursor, a stream) reports its own errors, and
+ * none is used.
+ */
+class StoreClient extends pg.Client {}
+
+// An override in the class body would have to restate every overload of `query`; the one
+// implementation underneath takes them all.
+const query = pg.Client.prototype.query as (this: pg.Client, ...args: unknown[]) => unknown;
+StoreClient.prototype.query = function (this: pg.Client, ...args: unknown[]) {
+  const last = args.length - 1;
+  const callback = args[last];
+  if (last > 0 && typeof callback === 'function') {
+    args[last] = (err: unknown, result: unknown) => callback(raisedByPostgres(err), result);
+  }
+  const result = query.apply(this, args);
+  return result instanceof Promise ? result.catch(rethrown) : result;
+} as pg.Client['query'];
+
+/**
+ * The store's PostgreSQL pool. Every failure it hands out is marked as the store's, so that only
+ * these can be taken for the database being away (`storeTrouble`): a connection refused, lost
+ * or not had in time (`connect`), and a query that failed on one of its clients. A socket error
+ * from anywhere else (a client that dropped its own request) carries the same codes, and is
+ * never the database's (docs/decisions/0066-client-socket-errors.md).
+ */
+export class StorePool extends pg.Pool {
+  constructor(config: pg.PoolConfig) {
+    super({ ...config, Client: StoreClient });
+  }
+
+  override connect(): Promise<pg.PoolClient>;
+  override connect(
+    callback: (
+      err: Error | undefined,
+      client: pg.PoolClient | undefined,
+      done: (release?: unknown) => void,
+    ) => void,
+  ): void;
+  override connect(
+    callback?: (
+      err: Error | undefined,
+      client: pg.PoolClient | undefined,
+      done: (release?: unknown) => void,
+    ) => void,
+  ): Promise<pg.PoolClient> | undefined {
+    if (callback) {
+      super.connect((err, client, done) => callback(raisedByPostgres(err), client, done));
+      return undefined;
+    }
+    return super.connect().catch(rethrown);
+  }
+}
