@@ -85,7 +85,9 @@ export const ERRORS = {
   idempotency_key_in_use: {
     status: 409,
     description:
-      'A request with this `Idempotency-Key` is still running; retry after `Retry-After` seconds.',
+      'The `Idempotency-Key` is in use: by a request still running (retry after `Retry-After` ' +
+      'seconds), or by another credential of the account, whose answer goes to it alone (no ' +
+      '`Retry-After`: send a new key).',
   },
   too_many_webhooks: {
     status: 409,

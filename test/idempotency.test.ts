@@ -40,6 +40,23 @@ async function petCount(app: FastifyInstance, tenant: Tenant): Promise<number> {
   return res.json().length;
 }
 
+/** Another API key of the tenant's account: full access, or only `scopes`. */
+async function anotherKey(
+  app: FastifyInstance,
+  tenant: Tenant,
+  scopes?: string[],
+): Promise<Tenant> {
+  const res = await app.inject({
+    method: 'POST',
+    url: '/v1/keys',
+    headers: { authorization: basic(tenant.email, tenant.password) },
+    payload: { name: 'another', ...(scopes && { scopes }) },
+  });
+  assert.equal(res.statusCode, 201, res.body);
+  const { key, id } = res.json() as { key: string; id: string };
+  return { ...tenant, key, keyId: id, headers: { authorization: `Bearer ${key}` } };
+}
+
 /** What a client sees of an answer: what a replay must repeat exactly. */
 function seen(res: LightMyRequestResponse) {
   return { status: res.statusCode, body: res.body, location: res.headers.location };
@@ -154,6 +171,176 @@ describe('Idempotency-Key', () => {
     );
     assert.equal(theirs.statusCode, 201);
     assert.equal(theirs.headers['idempotent-replayed'], undefined);
+  });
+
+  describe('replays reach only the credential that sent them', () => {
+    const hook = (path: string): InjectOptions => ({
+      method: 'POST',
+      url: '/v1/webhooks',
+      payload: { url: `http://127.0.0.1:9/hooks/${path}`, events: ['*'] },
+    });
+    const endpointCount = async (tenant: Tenant) =>
+      (await as(t.app, tenant, { url: '/v1/webhooks' })).json().length as number;
+    const keyCount = async (tenant: Tenant) =>
+      (
+        await t.app.inject({
+          url: '/v1/keys',
+          headers: { authorization: basic(tenant.email, tenant.password) },
+        })
+      ).json().length as number;
+    /** Refused as sent by another credential: nothing of the first answer, no retry asked. */
+    const refusedAsAnother = (res: LightMyRequestResponse, what: string, secret: string) => {
+      assert.equal(res.statusCode, 409, `${what}: ${res.body}`);
+      assert.equal(errorCode(res), 'idempotency_key_in_use', what);
+      assert.equal(res.headers['retry-after'], undefined, `${what}: no retry will change it`);
+      assert.equal(res.headers['idempotent-replayed'], undefined, what);
+      assert.ok(!res.body.includes(secret), `${what}: not the secret`);
+    };
+
+    it('replays a webhook creation and a secret rotation to their key alone: another key of the account gets 409, no secret, nothing done', async () => {
+      const tenant = await newTenant(t.app);
+      // Issue 51: a key that reads the request log sees the Idempotency-Key; another key of the
+      // account, allowed to write webhooks, sends the request again with it.
+      const writer = await anotherKey(t.app, tenant, ['webhooks:write']);
+      const createKey = randomUUID();
+      const create = withKey(hook('credential'), createKey);
+      const created = await as(t.app, tenant, create);
+      assert.equal(created.statusCode, 201, created.body);
+      const { id, secret } = created.json() as { id: string; secret: string };
+      assert.match(secret, /^whsec_/);
+      const rotate = withKey(
+        { method: 'POST', url: `/v1/webhooks/${id}/rotate-secret` },
+        randomUUID(),
+      );
+      const rotated = await as(t.app, tenant, rotate);
+      assert.equal(rotated.statusCode, 200, rotated.body);
+      const rotatedSecret = rotated.json().secret as string;
+      assert.match(rotatedSecret, /^whsec_/);
+      const endpoint = () =>
+        t.database.reader
+          .selectFrom('webhook_endpoints')
+          .selectAll()
+          .where('id', '=', id)
+          .executeTakeFirstOrThrow();
+      const stored = await endpoint();
+
+      for (const [name, request, first, shown] of [
+        ['create', create, created, secret],
+        ['rotate-secret', rotate, rotated, rotatedSecret],
+      ] as const) {
+        const again = await as(t.app, tenant, request);
+        assert.deepEqual(seen(again), seen(first), name);
+        assert.equal(again.headers['idempotent-replayed'], 'true', name);
+        assert.equal(again.json().secret, shown, `${name}: the secret again, to its own key`);
+        refusedAsAnother(await as(t.app, writer, request), name, shown);
+      }
+      // With another body: 409 still, not the 422 that would tell whether the body matched.
+      refusedAsAnother(
+        await as(t.app, writer, withKey(hook('other'), createKey)),
+        'another body',
+        secret,
+      );
+      // Nothing was done again: one endpoint, its secret rotated once.
+      assert.equal(await endpointCount(tenant), 1);
+      assert.deepEqual(await endpoint(), stored);
+      // The first key still gets its answers; the other, with a key of its own, its own endpoint.
+      assert.deepEqual(seen(await as(t.app, tenant, rotate)), seen(rotated));
+      const own = await as(t.app, writer, withKey(hook('own'), randomUUID()));
+      assert.equal(own.statusCode, 201, own.body);
+      assert.notEqual(own.json().secret, secret);
+
+      // At rest, the credential is a keyed hash, salted by the key: two answers of one API key
+      // cannot be told to be of one key, and no key id is in the rows.
+      const rows = await t.database.reader
+        .selectFrom('idempotency_keys')
+        .select('credential_hash')
+        .where('scope', '=', tenant.accountId)
+        .execute();
+      const hashes = rows.map((row) => row.credential_hash);
+      assert.equal(new Set(hashes).size, hashes.length);
+      for (const hash of hashes) {
+        assert.ok(hash && !hash.includes(tenant.keyId) && !hash.includes(writer.keyId));
+      }
+    });
+
+    it('replays a new API key to the account password alone: an API key of the account never gets it', async () => {
+      const tenant = await newTenant(t.app);
+      const password = { authorization: basic(tenant.email, tenant.password) };
+      const key = randomUUID();
+      const newKey = withKey(
+        { method: 'POST', url: '/v1/keys', headers: password, payload: { name: 'replayed' } },
+        key,
+      );
+      const first = await t.app.inject(newKey);
+      assert.equal(first.statusCode, 201, first.body);
+      const secret = first.json().key as string;
+      // The password is one credential, at every sign-in.
+      const again = await t.app.inject(newKey);
+      assert.deepEqual(seen(again), seen(first));
+      assert.equal(again.headers['idempotent-replayed'], 'true');
+      const keys = await keyCount(tenant);
+      // A full-access API key with the same Idempotency-Key: /v1/keys takes no API key...
+      const bearer = await as(
+        t.app,
+        tenant,
+        withKey({ method: 'POST', url: '/v1/keys', payload: { name: 'replayed' } }, key),
+      );
+      assert.equal(bearer.statusCode, 401, bearer.body);
+      assert.ok(!bearer.body.includes(secret));
+      // ...and on an operation it may call, the key is the password's: 409, nothing made.
+      refusedAsAnother(await as(t.app, tenant, withKey(hook('from-key'), key)), 'webhook', secret);
+      assert.equal(await endpointCount(tenant), 0);
+      // The other way round: a key's kept answer is not the password's either.
+      const hookKey = randomUUID();
+      const made = await as(t.app, tenant, withKey(hook('by-key'), hookKey));
+      assert.equal(made.statusCode, 201, made.body);
+      refusedAsAnother(
+        await t.app.inject(withKey({ ...newKey, headers: password }, hookKey)),
+        'keys',
+        made.json().secret,
+      );
+      assert.equal(await keyCount(tenant), keys);
+    });
+
+    it('treats answers kept before credentials were (migration 0017): without a secret replayed as before, with one to no one', async () => {
+      const tenant = await newTenant(t.app);
+      const other = await anotherKey(t.app, tenant);
+      const category = await createCategory(t.app, tenant);
+      const pet = withKey(
+        { method: 'POST', url: '/v1/pets', payload: { name: 'Old', categoryId: category.id } },
+        randomUUID(),
+      );
+      const made = await as(t.app, tenant, pet);
+      assert.equal(made.statusCode, 201, made.body);
+      const newKey = withKey(
+        {
+          method: 'POST',
+          url: '/v1/keys',
+          headers: { authorization: basic(tenant.email, tenant.password) },
+          payload: { name: 'old' },
+        },
+        randomUUID(),
+      );
+      const key = await t.app.inject(newKey);
+      assert.equal(key.statusCode, 201, key.body);
+      await t.database.write((tx) =>
+        tx
+          .updateTable('idempotency_keys')
+          .set({ credential_hash: null })
+          .where('scope', '=', tenant.accountId)
+          .execute(),
+      );
+      const keys = await keyCount(tenant);
+      // Nothing in it the account's tables do not hold: replayed, to any key of the account.
+      const replayed = await as(t.app, other, pet);
+      assert.deepEqual(seen(replayed), seen(made));
+      assert.equal(replayed.headers['idempotent-replayed'], 'true');
+      // A secret, from an unknown sender: to no one, not even the password; nothing made again.
+      const refused = await t.app.inject(newKey);
+      refusedAsAnother(refused, 'kept before', key.json().key);
+      assert.match(refused.json().message, /before answers were tied/);
+      assert.equal(await keyCount(tenant), keys);
+    });
   });
 
   it('covers every POST: each answers the same twice and acts once', async () => {

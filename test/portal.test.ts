@@ -494,6 +494,33 @@ describe('developer portal', () => {
       assert.equal(list.body.match(/\/revoke"/g)?.length, 1, 'one key');
     });
 
+    it("shows a form's first answer again to its own session alone: another browser of the account sending its key is refused", async () => {
+      const email = newEmail();
+      const mine = new Visitor(t.app);
+      await mine.signUp(email);
+      const theirs = new Visitor(t.app);
+      assert.equal((await theirs.signIn(email, PASSWORD)).statusCode, 303);
+      await mine.get('/portal/keys');
+      const formKey = mine.formKey;
+      const created = await mine.post('/portal/keys', { name: 'mine' }, { formKey });
+      assert.equal(created.statusCode, 201);
+      const secret = createdSecret(created);
+      // The other browser, signed in to the same account, sends the key of this one's form.
+      await theirs.get('/portal/keys');
+      const refused = await theirs.post('/portal/keys', { name: 'mine' }, { formKey });
+      assert.equal(refused.statusCode, 409, refused.body);
+      assert.match(refused.body, /idempotency_key_in_use/);
+      assert.match(refused.body, /sent from another signed-in browser/);
+      assert.ok(!refused.body.includes(secret));
+      assert.equal(notice(refused), undefined, 'not even told that the form made a key');
+      // This browser's own resend still lands on its first answer; one key in all.
+      const again = await mine.post('/portal/keys', { name: 'mine' }, { formKey });
+      assert.equal(again.statusCode, 200);
+      assert.match(notice(again) ?? '', /already\. Its secret was shown once/);
+      const list = await mine.get('/portal/keys');
+      assert.equal(list.body.match(/\/revoke"/g)?.length, 1, 'one key');
+    });
+
     it('shows a new key once, lists it by prefix, and revokes it after a confirmation', async () => {
       const visitor = new Visitor(t.app);
       await visitor.signUp(newEmail());

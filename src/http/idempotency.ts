@@ -7,6 +7,7 @@ import { type Change, commit } from '../store/change.js';
 import type { Database } from '../store/database.js';
 import type { Tx } from '../store/handles.js';
 import { findAnswer, keepAnswer } from '../store/idempotency-repository.js';
+import type { Caller } from './auth.js';
 import { addressBlock } from './client-address.js';
 import { type Answer, send } from './reply.js';
 
@@ -24,6 +25,13 @@ import { type Answer, send } from './reply.js';
  * is kept as JSON (it holds nothing the database's own tables do not). A copy of the database
  * alone gives no way to test a guess at a sign-up's password or at a short idempotency key,
  * nor to read a secret from a kept answer.
+ *
+ * A kept answer goes back only to the credential that sent its request
+ * (docs/decisions/0069-replays-to-their-credential.md): the same API key, the account's
+ * password (HTTP Basic, on /v1/keys), the same portal session. The key is the account's, so
+ * another credential with it gets `409 idempotency_key_in_use` without `Retry-After`, whatever
+ * its request: nothing is done again and nothing of the first answer is shown. The credential
+ * is kept as an HMAC too.
  */
 export const IDEMPOTENCY_HEADER = 'idempotency-key';
 export const REPLAYED_HEADER = 'idempotent-replayed';
@@ -35,6 +43,21 @@ const INVALID_KEY =
 const RUNNING = 'A request with this Idempotency-Key is still running; retry in a moment.';
 /** Taken and then expired in the instant between: the key is free again. */
 const RELEASED = 'This Idempotency-Key was being released; retry.';
+const OTHER_CREDENTIAL =
+  'This Idempotency-Key was used by another credential of the account (another API key, the ' +
+  'password, or another portal session), and its answer is given again only to that ' +
+  'credential. Send a new Idempotency-Key with each new request.';
+/** The same, said on a portal page: the form's key was sent from another browser. */
+const OTHER_SESSION =
+  'This form was sent from another signed-in browser, and what it did is shown there alone. ' +
+  'Reload the page to send a new form.';
+/** Kept before answers were tied to their credential (migration 0017), and holding a secret. */
+const SENDER_UNKNOWN =
+  'This Idempotency-Key answered with a secret before answers were tied to the credential ' +
+  'that sent them, so its answer is given again to no one: read the resource to see what was ' +
+  'done, and send a new Idempotency-Key with each new request.';
+/** The credential of a request without one (sign-up, a portal form sent signed out). */
+const ANONYMOUS = 'anonymous';
 
 /** The hidden field of the portal's forms that carries their idempotency key. */
 export const FORM_KEY_FIELD = 'idempotency_key';
@@ -55,17 +78,23 @@ interface Claim {
   /** The key's HMAC under the server's current key: what is written. */
   keyHash: string;
   fingerprint: string;
+  /** The HMAC of the credential that sends the request: the only one the answer replays to. */
+  credential: string;
+  /** What another credential is told (OTHER_CREDENTIAL, or OTHER_SESSION for a form). */
+  another: string;
   /** The answer's encryption key, under the server's current key (made when needed). */
   secret: () => Buffer;
   /** The same under each older server key still configured (a rotation): read, never written. */
-  older: Array<{ keyHash: string; fingerprint: string; secret: () => Buffer }>;
+  older: Array<{ keyHash: string; fingerprint: string; credential: string; secret: () => Buffer }>;
   /** The answer carries a secret (its route's schema says so): kept sealed, not as JSON. */
   sealed: boolean;
 }
 
-/** What the server's keys give this module: one key for the hashes, one for the seals. */
+/** What the server's keys give this module: one key for the hashes, one for the credentials,
+ * one for the seals. */
 interface ServerKey {
   mac: Buffer;
+  who: Buffer;
   seal: Buffer;
 }
 
@@ -85,6 +114,7 @@ export class IdempotentAnswers {
     if (serverKeys.length === 0) throw new Error('IdempotentAnswers needs a server key');
     this.keys = serverKeys.map((key) => ({
       mac: derive('animal-store idempotency mac', key),
+      who: derive('animal-store idempotency credential', key),
       seal: derive('animal-store idempotency seal', key),
     }));
   }
@@ -93,9 +123,9 @@ export class IdempotentAnswers {
    * Runs a POST's change and sends the answer of its outcome (`toAnswer`). With an
    * `Idempotency-Key`, the answer is kept in the change's own write, so both commit or
    * neither; the same key again is answered with the kept answer and `Idempotent-Replayed:
-   * true`, or refused when it came with another request (422) or while the first still runs
-   * (409). Only successes are kept: a refusal (4xx) or a failure (5xx) changed nothing, so the
-   * request may be sent again. Resolves to the reply, sent: a handler returns it, so Fastify
+   * true`, or refused when it came with another request (422), from another credential (409)
+   * or while the first still runs (409 with Retry-After). Only successes are kept: a refusal
+   * (4xx) or a failure (5xx) changed nothing, so the request may be sent again. Resolves to the reply, sent: a handler returns it, so Fastify
    * knows the answer is out (an async handler that sent without returning the reply races it).
    */
   async commit<T>(
@@ -111,7 +141,15 @@ export class IdempotentAnswers {
     const claim =
       key === undefined
         ? undefined
-        : this.claimOf(scope, key, request.method, request.url, request.body, sealed);
+        : this.claimOf(
+            scope,
+            key,
+            credentialOf(request.caller),
+            request.method,
+            request.url,
+            request.body,
+            sealed,
+          );
     const { answer, replayed } = await this.once(claim, change, toAnswer);
     if (replayed) reply.header(REPLAYED_HEADER, 'true');
     return send(reply, answer);
@@ -121,13 +159,16 @@ export class IdempotentAnswers {
    * A portal form's write, once per form: the form carries its key in the hidden field
    * `idempotency_key` (FORM_KEY_FIELD), so a form sent twice (a double click, a resent page)
    * acts once and shows the first answer again. The other fields but the CSRF token are the
-   * request's fingerprint. A form without a valid key just runs.
+   * request's fingerprint. A form without a valid key just runs. `session` names the browser's
+   * portal session (PortalSessions.csrfBinding): the first answer is shown again to that
+   * session only; a form sent signed out (sign-up) has none.
    */
   form<T>(
     request: FastifyRequest,
     scope: string,
     change: Change<T> | Promise<Change<T>>,
     toAnswer: (outcome: T) => Answer,
+    session?: string,
   ): Promise<Once> {
     const {
       [FORM_KEY_FIELD]: key,
@@ -135,8 +176,20 @@ export class IdempotentAnswers {
       ...fields
     } = (request.body ?? {}) as Record<string, unknown>;
     const valid = typeof key === 'string' && VALID_KEY.test(key);
+    const credential = session === undefined ? ANONYMOUS : `session ${session}`;
     const claim = valid
-      ? this.claimOf(`portal:${scope}`, key, request.method, request.url, fields, false)
+      ? {
+          ...this.claimOf(
+            `portal:${scope}`,
+            key,
+            credential,
+            request.method,
+            request.url,
+            fields,
+            false,
+          ),
+          another: OTHER_SESSION,
+        }
       : undefined;
     // A browser shows the answer to the last of its sends: that one waits for the first.
     return this.once(claim, change, toAnswer, 'wait');
@@ -232,18 +285,33 @@ export class IdempotentAnswers {
       key_hash: claim.keyHash,
       fingerprint: claim.fingerprint,
       answer: kept,
+      credential_hash: claim.credential,
       created_at: now.toISOString(),
       expires_at: new Date(now.getTime() + KEPT_MS).toISOString(),
     });
     if (!stored) throw new KeyTaken();
   }
 
-  /** The answer kept for the claim's key, if any; a 422 when it came with another request. */
+  /**
+   * The answer kept for the claim's key, if any; a 409 when another credential sent it, a 422
+   * when it came with another request. The credential is checked first: another credential
+   * learns nothing of the first request, not even whether its own body matches.
+   */
   private async keptAnswer(claim: Claim): Promise<Answer | undefined> {
     const now = this.clock.now().toISOString();
     for (const under of [claim, ...claim.older]) {
       const kept = await findAnswer(this.database.reader, claim.scope, under.keyHash, now);
       if (!kept) continue;
+      const sealed = !kept.answer.startsWith('{');
+      // Kept before migration 0017, by an unknown sender: an answer without a secret holds
+      // nothing the account's tables do not, and is replayed as it was; one with a secret is
+      // replayed to no one (it expires within 24 hours of the upgrade).
+      if (kept.credential_hash === null && sealed) {
+        throw new ApiError('idempotency_key_in_use', SENDER_UNKNOWN);
+      }
+      if (kept.credential_hash !== null && kept.credential_hash !== under.credential) {
+        throw new ApiError('idempotency_key_in_use', claim.another);
+      }
       if (kept.fingerprint !== under.fingerprint) {
         throw new ApiError(
           'idempotency_key_mismatch',
@@ -251,33 +319,53 @@ export class IdempotentAnswers {
             'send a new key for a new request.',
         );
       }
-      return kept.answer.startsWith('{')
-        ? (JSON.parse(kept.answer) as Answer)
-        : unseal(kept.answer, under.secret());
+      return sealed ? unseal(kept.answer, under.secret()) : (JSON.parse(kept.answer) as Answer);
     }
     return undefined;
   }
 
-  /** The claim of `key` in `scope` on a request, whose fingerprint is its method, URL and
-   * `fields` (the body, or a form's fields but its key and CSRF token). */
+  /** The claim of `key` in `scope` by `credential` on a request, whose fingerprint is its
+   * method, URL and `fields` (the body, or a form's fields but its key and CSRF token). */
   private claimOf(
     scope: string,
     key: string,
+    credential: string,
     method: string,
     url: string,
     fields: unknown,
     sealed: boolean,
   ): Claim {
     const request = `${method} ${url}\n${JSON.stringify(fields ?? null)}`;
-    const [current, ...older] = this.keys.map(({ mac, seal }) => ({
+    const [current, ...older] = this.keys.map(({ mac, who, seal }) => ({
       // Scope and key apart by a NUL, which neither holds.
       keyHash: createHmac('sha256', mac).update(scope).update('\0').update(key).digest('base64url'),
       fingerprint: createHmac('sha256', mac).update(request).digest('base64url'),
+      // With the scope and the key, so equal credentials cannot be told apart across rows.
+      credential: createHmac('sha256', who)
+        .update(`${scope}\0${key}\0${credential}`)
+        .digest('base64url'),
       secret: () => createHmac('sha256', seal).update(scope).update('\0').update(key).digest(),
     }));
     const first = current as (typeof older)[number];
-    return { id: `${scope} ${first.keyHash}`, scope, ...first, older, sealed };
+    return {
+      id: `${scope} ${first.keyHash}`,
+      scope,
+      ...first,
+      older,
+      sealed,
+      another: OTHER_CREDENTIAL,
+    };
   }
+}
+
+/**
+ * Who sends an API request, as a replay tells them apart: the API key by its id; HTTP Basic
+ * (only /v1/keys takes it) as the account's password, one credential whichever it is at the
+ * time; no one for sign-up. A key id is no secret, and it is kept only inside an HMAC.
+ */
+function credentialOf(caller: Caller | null): string {
+  if (caller === null) return ANONYMOUS;
+  return caller.keyId === null ? 'password' : `key ${caller.keyId}`;
 }
 
 /**

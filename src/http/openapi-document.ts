@@ -332,7 +332,9 @@ const IDEMPOTENCY_PARAMETER = {
     'is still running `409 idempotency_key_in_use` with `Retry-After`. Only successes are ' +
     'kept: a refused request may be sent again with its key. 1 to 255 printable ASCII ' +
     'characters (else `400 invalid_idempotency_key`). Keys are per account (per client address ' +
-    'for sign-up).',
+    'for sign-up), and a kept answer is given again only to the credential that sent it (the ' +
+    'same API key; for `/v1/keys`, the account password): another gets `409 ' +
+    'idempotency_key_in_use` without `Retry-After`.',
   schema: { type: 'string', minLength: 1, maxLength: 255, pattern: '^[ -~]{1,255}$' },
   example: '8e03978e-40d5-43e8-bc93-6894a57f9324',
 };

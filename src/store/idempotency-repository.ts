@@ -11,6 +11,7 @@ const keepAnswerQuery = preparedWrite((tx, p: Insertable<IdempotencyKeysTable>) 
       key_hash: p.key_hash,
       fingerprint: p.fingerprint,
       answer: p.answer,
+      credential_hash: p.credential_hash,
       created_at: p.created_at,
       expires_at: p.expires_at,
     })
@@ -20,6 +21,7 @@ const keepAnswerQuery = preparedWrite((tx, p: Insertable<IdempotencyKeysTable>) 
         .doUpdateSet({
           fingerprint: p.fingerprint,
           answer: p.answer,
+          credential_hash: p.credential_hash,
           created_at: p.created_at,
           expires_at: p.expires_at,
         })
@@ -38,15 +40,17 @@ export async function keepAnswer(tx: Tx, row: Insertable<IdempotencyKeysTable>):
   return (await keepAnswerQuery(tx, row)).length > 0;
 }
 
+/** The unexpired answer kept for a key, with what it was kept for: the request's fingerprint
+ * and the credential that sent it (null in answers kept before migration 0017). */
 export function findAnswer(
   db: ReadDb,
   scope: string,
   keyHash: string,
   now: string,
-): Promise<Pick<IdempotencyKeyRow, 'fingerprint' | 'answer'> | undefined> {
+): Promise<Pick<IdempotencyKeyRow, 'fingerprint' | 'answer' | 'credential_hash'> | undefined> {
   return db
     .selectFrom('idempotency_keys')
-    .select(['fingerprint', 'answer'])
+    .select(['fingerprint', 'answer', 'credential_hash'])
     .where('scope', '=', scope)
     .where('key_hash', '=', keyHash)
     .where('expires_at', '>', now)

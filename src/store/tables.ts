@@ -114,12 +114,15 @@ export interface PortalSessionsTable {
 export interface IdempotencyKeysTable {
   /** The account, or `ip:<address>` for sign-up. */
   scope: string;
-  /** Hex SHA-256 of the key; the key itself is never stored. */
+  /** HMAC of the scope and key under the server's key; the key itself is never stored. */
   key_hash: string;
-  /** Hex SHA-256 of the request's method, path and body. */
+  /** HMAC of the request's method, path and body under the server's key. */
   fingerprint: string;
-  /** The answer, encrypted under a key derived from the idempotency key (base64url). */
+  /** The answer as JSON, or sealed (base64url) when it carries a secret (decision 0004). */
   answer: string;
+  /** HMAC of the credential that sent the request (src/http/idempotency.ts), the only one
+   * the answer is replayed to; null in answers kept before migration 0017. */
+  credential_hash: string | null;
   created_at: Timestamp;
   expires_at: Timestamp;
 }

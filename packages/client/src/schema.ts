@@ -1796,7 +1796,7 @@ export interface components {
         /** @description The endpoint id (`we_…`). */
         WebhookId: string;
         /**
-         * @description Makes a retry safe: send a new unique value (a UUID) with each new request, and the same value when retrying it. Within 24 hours, the same key with the same request (method, path, body) is answered with the first answer, `Idempotent-Replayed: true`, and nothing is done again; with another request it answers `422 idempotency_key_mismatch`, and while the first is still running `409 idempotency_key_in_use` with `Retry-After`. Only successes are kept: a refused request may be sent again with its key. 1 to 255 printable ASCII characters (else `400 invalid_idempotency_key`). Keys are per account (per client address for sign-up).
+         * @description Makes a retry safe: send a new unique value (a UUID) with each new request, and the same value when retrying it. Within 24 hours, the same key with the same request (method, path, body) is answered with the first answer, `Idempotent-Replayed: true`, and nothing is done again; with another request it answers `422 idempotency_key_mismatch`, and while the first is still running `409 idempotency_key_in_use` with `Retry-After`. Only successes are kept: a refused request may be sent again with its key. 1 to 255 printable ASCII characters (else `400 invalid_idempotency_key`). Keys are per account (per client address for sign-up), and a kept answer is given again only to the credential that sent it (the same API key; for `/v1/keys`, the account password): another gets `409 idempotency_key_in_use` without `Retry-After`.
          * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
          */
         IdempotencyKey: string;
@@ -1898,7 +1898,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Makes a retry safe: send a new unique value (a UUID) with each new request, and the same value when retrying it. Within 24 hours, the same key with the same request (method, path, body) is answered with the first answer, `Idempotent-Replayed: true`, and nothing is done again; with another request it answers `422 idempotency_key_mismatch`, and while the first is still running `409 idempotency_key_in_use` with `Retry-After`. Only successes are kept: a refused request may be sent again with its key. 1 to 255 printable ASCII characters (else `400 invalid_idempotency_key`). Keys are per account (per client address for sign-up).
+                 * @description Makes a retry safe: send a new unique value (a UUID) with each new request, and the same value when retrying it. Within 24 hours, the same key with the same request (method, path, body) is answered with the first answer, `Idempotent-Replayed: true`, and nothing is done again; with another request it answers `422 idempotency_key_mismatch`, and while the first is still running `409 idempotency_key_in_use` with `Retry-After`. Only successes are kept: a refused request may be sent again with its key. 1 to 255 printable ASCII characters (else `400 invalid_idempotency_key`). Keys are per account (per client address for sign-up), and a kept answer is given again only to the credential that sent it (the same API key; for `/v1/keys`, the account password): another gets `409 idempotency_key_in_use` without `Retry-After`.
                  * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -1956,7 +1956,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `email_taken`: An account with this email already exists. `idempotency_key_in_use`: A request with this `Idempotency-Key` is still running; retry after `Retry-After` seconds. */
+            /** @description `email_taken`: An account with this email already exists. `idempotency_key_in_use`: The `Idempotency-Key` is in use: by a request still running (retry after `Retry-After` seconds), or by another credential of the account, whose answer goes to it alone (no `Retry-After`: send a new key). */
             409: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -2051,7 +2051,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Makes a retry safe: send a new unique value (a UUID) with each new request, and the same value when retrying it. Within 24 hours, the same key with the same request (method, path, body) is answered with the first answer, `Idempotent-Replayed: true`, and nothing is done again; with another request it answers `422 idempotency_key_mismatch`, and while the first is still running `409 idempotency_key_in_use` with `Retry-After`. Only successes are kept: a refused request may be sent again with its key. 1 to 255 printable ASCII characters (else `400 invalid_idempotency_key`). Keys are per account (per client address for sign-up).
+                 * @description Makes a retry safe: send a new unique value (a UUID) with each new request, and the same value when retrying it. Within 24 hours, the same key with the same request (method, path, body) is answered with the first answer, `Idempotent-Replayed: true`, and nothing is done again; with another request it answers `422 idempotency_key_mismatch`, and while the first is still running `409 idempotency_key_in_use` with `Retry-After`. Only successes are kept: a refused request may be sent again with its key. 1 to 255 printable ASCII characters (else `400 invalid_idempotency_key`). Keys are per account (per client address for sign-up), and a kept answer is given again only to the credential that sent it (the same API key; for `/v1/keys`, the account password): another gets `409 idempotency_key_in_use` without `Retry-After`.
                  * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -2118,7 +2118,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["BasicUnauthorized"];
-            /** @description `key_limit_reached`: The account holds the most live API keys it may (100); revoke one first. `idempotency_key_in_use`: A request with this `Idempotency-Key` is still running; retry after `Retry-After` seconds. */
+            /** @description `key_limit_reached`: The account holds the most live API keys it may (100); revoke one first. `idempotency_key_in_use`: The `Idempotency-Key` is in use: by a request still running (retry after `Retry-After` seconds), or by another credential of the account, whose answer goes to it alone (no `Retry-After`: send a new key). */
             409: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -2336,7 +2336,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Makes a retry safe: send a new unique value (a UUID) with each new request, and the same value when retrying it. Within 24 hours, the same key with the same request (method, path, body) is answered with the first answer, `Idempotent-Replayed: true`, and nothing is done again; with another request it answers `422 idempotency_key_mismatch`, and while the first is still running `409 idempotency_key_in_use` with `Retry-After`. Only successes are kept: a refused request may be sent again with its key. 1 to 255 printable ASCII characters (else `400 invalid_idempotency_key`). Keys are per account (per client address for sign-up).
+                 * @description Makes a retry safe: send a new unique value (a UUID) with each new request, and the same value when retrying it. Within 24 hours, the same key with the same request (method, path, body) is answered with the first answer, `Idempotent-Replayed: true`, and nothing is done again; with another request it answers `422 idempotency_key_mismatch`, and while the first is still running `409 idempotency_key_in_use` with `Retry-After`. Only successes are kept: a refused request may be sent again with its key. 1 to 255 printable ASCII characters (else `400 invalid_idempotency_key`). Keys are per account (per client address for sign-up), and a kept answer is given again only to the credential that sent it (the same API key; for `/v1/keys`, the account password): another gets `409 idempotency_key_in_use` without `Retry-After`.
                  * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -2397,7 +2397,7 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["InsufficientScope"];
-            /** @description `idempotency_key_in_use`: A request with this `Idempotency-Key` is still running; retry after `Retry-After` seconds. */
+            /** @description `idempotency_key_in_use`: The `Idempotency-Key` is in use: by a request still running (retry after `Retry-After` seconds), or by another credential of the account, whose answer goes to it alone (no `Retry-After`: send a new key). */
             409: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -2713,7 +2713,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Makes a retry safe: send a new unique value (a UUID) with each new request, and the same value when retrying it. Within 24 hours, the same key with the same request (method, path, body) is answered with the first answer, `Idempotent-Replayed: true`, and nothing is done again; with another request it answers `422 idempotency_key_mismatch`, and while the first is still running `409 idempotency_key_in_use` with `Retry-After`. Only successes are kept: a refused request may be sent again with its key. 1 to 255 printable ASCII characters (else `400 invalid_idempotency_key`). Keys are per account (per client address for sign-up).
+                 * @description Makes a retry safe: send a new unique value (a UUID) with each new request, and the same value when retrying it. Within 24 hours, the same key with the same request (method, path, body) is answered with the first answer, `Idempotent-Replayed: true`, and nothing is done again; with another request it answers `422 idempotency_key_mismatch`, and while the first is still running `409 idempotency_key_in_use` with `Retry-After`. Only successes are kept: a refused request may be sent again with its key. 1 to 255 printable ASCII characters (else `400 invalid_idempotency_key`). Keys are per account (per client address for sign-up), and a kept answer is given again only to the credential that sent it (the same API key; for `/v1/keys`, the account password): another gets `409 idempotency_key_in_use` without `Retry-After`.
                  * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -2771,7 +2771,7 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["InsufficientScope"];
-            /** @description `idempotency_key_in_use`: A request with this `Idempotency-Key` is still running; retry after `Retry-After` seconds. */
+            /** @description `idempotency_key_in_use`: The `Idempotency-Key` is in use: by a request still running (retry after `Retry-After` seconds), or by another credential of the account, whose answer goes to it alone (no `Retry-After`: send a new key). */
             409: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -3069,7 +3069,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Makes a retry safe: send a new unique value (a UUID) with each new request, and the same value when retrying it. Within 24 hours, the same key with the same request (method, path, body) is answered with the first answer, `Idempotent-Replayed: true`, and nothing is done again; with another request it answers `422 idempotency_key_mismatch`, and while the first is still running `409 idempotency_key_in_use` with `Retry-After`. Only successes are kept: a refused request may be sent again with its key. 1 to 255 printable ASCII characters (else `400 invalid_idempotency_key`). Keys are per account (per client address for sign-up).
+                 * @description Makes a retry safe: send a new unique value (a UUID) with each new request, and the same value when retrying it. Within 24 hours, the same key with the same request (method, path, body) is answered with the first answer, `Idempotent-Replayed: true`, and nothing is done again; with another request it answers `422 idempotency_key_mismatch`, and while the first is still running `409 idempotency_key_in_use` with `Retry-After`. Only successes are kept: a refused request may be sent again with its key. 1 to 255 printable ASCII characters (else `400 invalid_idempotency_key`). Keys are per account (per client address for sign-up), and a kept answer is given again only to the credential that sent it (the same API key; for `/v1/keys`, the account password): another gets `409 idempotency_key_in_use` without `Retry-After`.
                  * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -3131,7 +3131,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["InsufficientScope"];
             404: components["responses"]["NotFound"];
-            /** @description `pet_not_available`: The pet is not `available`, so it cannot be ordered. `idempotency_key_in_use`: A request with this `Idempotency-Key` is still running; retry after `Retry-After` seconds. */
+            /** @description `pet_not_available`: The pet is not `available`, so it cannot be ordered. `idempotency_key_in_use`: The `Idempotency-Key` is in use: by a request still running (retry after `Retry-After` seconds), or by another credential of the account, whose answer goes to it alone (no `Retry-After`: send a new key). */
             409: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -3504,7 +3504,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Makes a retry safe: send a new unique value (a UUID) with each new request, and the same value when retrying it. Within 24 hours, the same key with the same request (method, path, body) is answered with the first answer, `Idempotent-Replayed: true`, and nothing is done again; with another request it answers `422 idempotency_key_mismatch`, and while the first is still running `409 idempotency_key_in_use` with `Retry-After`. Only successes are kept: a refused request may be sent again with its key. 1 to 255 printable ASCII characters (else `400 invalid_idempotency_key`). Keys are per account (per client address for sign-up).
+                 * @description Makes a retry safe: send a new unique value (a UUID) with each new request, and the same value when retrying it. Within 24 hours, the same key with the same request (method, path, body) is answered with the first answer, `Idempotent-Replayed: true`, and nothing is done again; with another request it answers `422 idempotency_key_mismatch`, and while the first is still running `409 idempotency_key_in_use` with `Retry-After`. Only successes are kept: a refused request may be sent again with its key. 1 to 255 printable ASCII characters (else `400 invalid_idempotency_key`). Keys are per account (per client address for sign-up), and a kept answer is given again only to the credential that sent it (the same API key; for `/v1/keys`, the account password): another gets `409 idempotency_key_in_use` without `Retry-After`.
                  * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -3574,7 +3574,7 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["InsufficientScope"];
-            /** @description `too_many_webhooks`: The account has as many webhook endpoints as it may; remove one first. `idempotency_key_in_use`: A request with this `Idempotency-Key` is still running; retry after `Retry-After` seconds. */
+            /** @description `too_many_webhooks`: The account has as many webhook endpoints as it may; remove one first. `idempotency_key_in_use`: The `Idempotency-Key` is in use: by a request still running (retry after `Retry-After` seconds), or by another credential of the account, whose answer goes to it alone (no `Retry-After`: send a new key). */
             409: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -3807,7 +3807,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Makes a retry safe: send a new unique value (a UUID) with each new request, and the same value when retrying it. Within 24 hours, the same key with the same request (method, path, body) is answered with the first answer, `Idempotent-Replayed: true`, and nothing is done again; with another request it answers `422 idempotency_key_mismatch`, and while the first is still running `409 idempotency_key_in_use` with `Retry-After`. Only successes are kept: a refused request may be sent again with its key. 1 to 255 printable ASCII characters (else `400 invalid_idempotency_key`). Keys are per account (per client address for sign-up).
+                 * @description Makes a retry safe: send a new unique value (a UUID) with each new request, and the same value when retrying it. Within 24 hours, the same key with the same request (method, path, body) is answered with the first answer, `Idempotent-Replayed: true`, and nothing is done again; with another request it answers `422 idempotency_key_mismatch`, and while the first is still running `409 idempotency_key_in_use` with `Retry-After`. Only successes are kept: a refused request may be sent again with its key. 1 to 255 printable ASCII characters (else `400 invalid_idempotency_key`). Keys are per account (per client address for sign-up), and a kept answer is given again only to the credential that sent it (the same API key; for `/v1/keys`, the account password): another gets `409 idempotency_key_in_use` without `Retry-After`.
                  * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -3867,7 +3867,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["InsufficientScope"];
             404: components["responses"]["NotFound"];
-            /** @description `idempotency_key_in_use`: A request with this `Idempotency-Key` is still running; retry after `Retry-After` seconds. */
+            /** @description `idempotency_key_in_use`: The `Idempotency-Key` is in use: by a request still running (retry after `Retry-After` seconds), or by another credential of the account, whose answer goes to it alone (no `Retry-After`: send a new key). */
             409: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -3893,7 +3893,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Makes a retry safe: send a new unique value (a UUID) with each new request, and the same value when retrying it. Within 24 hours, the same key with the same request (method, path, body) is answered with the first answer, `Idempotent-Replayed: true`, and nothing is done again; with another request it answers `422 idempotency_key_mismatch`, and while the first is still running `409 idempotency_key_in_use` with `Retry-After`. Only successes are kept: a refused request may be sent again with its key. 1 to 255 printable ASCII characters (else `400 invalid_idempotency_key`). Keys are per account (per client address for sign-up).
+                 * @description Makes a retry safe: send a new unique value (a UUID) with each new request, and the same value when retrying it. Within 24 hours, the same key with the same request (method, path, body) is answered with the first answer, `Idempotent-Replayed: true`, and nothing is done again; with another request it answers `422 idempotency_key_mismatch`, and while the first is still running `409 idempotency_key_in_use` with `Retry-After`. Only successes are kept: a refused request may be sent again with its key. 1 to 255 printable ASCII characters (else `400 invalid_idempotency_key`). Keys are per account (per client address for sign-up), and a kept answer is given again only to the credential that sent it (the same API key; for `/v1/keys`, the account password): another gets `409 idempotency_key_in_use` without `Retry-After`.
                  * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -3951,7 +3951,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["InsufficientScope"];
             404: components["responses"]["NotFound"];
-            /** @description `idempotency_key_in_use`: A request with this `Idempotency-Key` is still running; retry after `Retry-After` seconds. */
+            /** @description `idempotency_key_in_use`: The `Idempotency-Key` is in use: by a request still running (retry after `Retry-After` seconds), or by another credential of the account, whose answer goes to it alone (no `Retry-After`: send a new key). */
             409: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -4046,7 +4046,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Makes a retry safe: send a new unique value (a UUID) with each new request, and the same value when retrying it. Within 24 hours, the same key with the same request (method, path, body) is answered with the first answer, `Idempotent-Replayed: true`, and nothing is done again; with another request it answers `422 idempotency_key_mismatch`, and while the first is still running `409 idempotency_key_in_use` with `Retry-After`. Only successes are kept: a refused request may be sent again with its key. 1 to 255 printable ASCII characters (else `400 invalid_idempotency_key`). Keys are per account (per client address for sign-up).
+                 * @description Makes a retry safe: send a new unique value (a UUID) with each new request, and the same value when retrying it. Within 24 hours, the same key with the same request (method, path, body) is answered with the first answer, `Idempotent-Replayed: true`, and nothing is done again; with another request it answers `422 idempotency_key_mismatch`, and while the first is still running `409 idempotency_key_in_use` with `Retry-After`. Only successes are kept: a refused request may be sent again with its key. 1 to 255 printable ASCII characters (else `400 invalid_idempotency_key`). Keys are per account (per client address for sign-up), and a kept answer is given again only to the credential that sent it (the same API key; for `/v1/keys`, the account password): another gets `409 idempotency_key_in_use` without `Retry-After`.
                  * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -4106,7 +4106,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["InsufficientScope"];
             404: components["responses"]["NotFound"];
-            /** @description `delivery_in_progress`: The delivery is being sent right now; retry it once it has settled. `idempotency_key_in_use`: A request with this `Idempotency-Key` is still running; retry after `Retry-After` seconds. */
+            /** @description `delivery_in_progress`: The delivery is being sent right now; retry it once it has settled. `idempotency_key_in_use`: The `Idempotency-Key` is in use: by a request still running (retry after `Retry-After` seconds), or by another credential of the account, whose answer goes to it alone (no `Retry-After`: send a new key). */
             409: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -4353,7 +4353,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Makes a retry safe: send a new unique value (a UUID) with each new request, and the same value when retrying it. Within 24 hours, the same key with the same request (method, path, body) is answered with the first answer, `Idempotent-Replayed: true`, and nothing is done again; with another request it answers `422 idempotency_key_mismatch`, and while the first is still running `409 idempotency_key_in_use` with `Retry-After`. Only successes are kept: a refused request may be sent again with its key. 1 to 255 printable ASCII characters (else `400 invalid_idempotency_key`). Keys are per account (per client address for sign-up).
+                 * @description Makes a retry safe: send a new unique value (a UUID) with each new request, and the same value when retrying it. Within 24 hours, the same key with the same request (method, path, body) is answered with the first answer, `Idempotent-Replayed: true`, and nothing is done again; with another request it answers `422 idempotency_key_mismatch`, and while the first is still running `409 idempotency_key_in_use` with `Retry-After`. Only successes are kept: a refused request may be sent again with its key. 1 to 255 printable ASCII characters (else `400 invalid_idempotency_key`). Keys are per account (per client address for sign-up), and a kept answer is given again only to the credential that sent it (the same API key; for `/v1/keys`, the account password): another gets `409 idempotency_key_in_use` without `Retry-After`.
                  * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -4413,7 +4413,7 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["InsufficientScope"];
-            /** @description `idempotency_key_in_use`: A request with this `Idempotency-Key` is still running; retry after `Retry-After` seconds. */
+            /** @description `idempotency_key_in_use`: The `Idempotency-Key` is in use: by a request still running (retry after `Retry-After` seconds), or by another credential of the account, whose answer goes to it alone (no `Retry-After`: send a new key). */
             409: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];

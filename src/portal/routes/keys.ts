@@ -91,6 +91,8 @@ export async function keyPages(app: FastifyInstance): Promise<void> {
         secret = made.value.secret;
         return { status: 201, body: { prefix: made.value.key.prefix } };
       },
+      // Shown again to this browser's session alone.
+      app.portal.sessions.csrfBinding(request),
     );
     if (answer.status !== 201) {
       const { message } = answer.body as { message: string };

@@ -65,6 +65,8 @@ export async function webhookPages(app: FastifyInstance): Promise<void> {
         secret = created.value.secret;
         return { status: 201, body: { id: created.value.id } };
       },
+      // Shown again to this browser's session alone.
+      app.portal.sessions.csrfBinding(request),
     );
     if (answer.status !== 201) {
       const { message } = answer.body as { message: string };
