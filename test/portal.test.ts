@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { InjectOptions, LightMyRequestResponse } from 'fastify';
+import { SCOPES } from '../src/domain/scopes.js';
 import { ADDRESS_FAILURE_LIMITS, EMAIL_FAILURE_LIMITS } from '../src/http/sign-in-throttle.js';
 import { BAN_GRACE_MS } from '../src/limits/rate-limiter.js';
 import {
@@ -432,6 +433,88 @@ describe('developer portal', () => {
       assert.equal(none.statusCode, 400);
       assert.match(none.body, /Tick at least one scope/);
       assert.match(none.body, /<input type="radio" name="access" value="custom" checked>/);
+    });
+
+    it('fails closed: an access or scope the form does not offer is a 400 naming the values, and makes no key', async () => {
+      const visitor = new Visitor(t.app);
+      await visitor.signUp(newEmail());
+      await visitor.get('/portal/keys');
+      createdSecret(await visitor.post('/portal/keys', { name: 'kept', access: 'read' }));
+      const keys = async () =>
+        [...(await visitor.get('/portal/keys')).body.matchAll(/<code>(as_test_[^<]+)<\/code>/g)]
+          .map((match) => match[1])
+          .sort();
+      const before = await keys();
+      assert.equal(before.length, 1);
+      const refused: Array<[string, Record<string, string | string[]>, 'access' | 'scope']> = [
+        ['CUSTOM', { access: 'CUSTOM', scope: ['pets:read'] }, 'access'],
+        ['custom with a trailing space', { access: 'custom ', scope: ['pets:read'] }, 'access'],
+        ['an empty access', { access: '' }, 'access'],
+        ['none', { access: 'none' }, 'access'],
+        ['full with a trailing space', { access: 'full ' }, 'access'],
+        ['read in capitals', { access: 'Read' }, 'access'],
+        ['a repeated access field', { access: ['read', 'full'] }, 'access'],
+        ['an unknown scope', { access: 'custom', scope: ['pets:read', 'pets:admin'] }, 'scope'],
+        ['a scope in capitals', { access: 'custom', scope: ['PETS:READ'] }, 'scope'],
+        ['an empty scope', { access: 'custom', scope: [''] }, 'scope'],
+        ['an unknown scope beside full access', { access: 'full', scope: ['*'] }, 'scope'],
+      ];
+      for (const [what, fields, field] of refused) {
+        await visitor.get('/portal/keys');
+        const res = await visitor.post('/portal/keys', { name: what, ...fields });
+        assert.equal(res.statusCode, 400, what);
+        assert.ok(!res.body.includes('id="new-key"'), `${what}: no key shown`);
+        const error = /<p class="field-error" id="access-error">([^<]*)<\/p>/.exec(res.body)?.[1];
+        assert.ok(error, `${what}: an error by the access field`);
+        if (field === 'access') {
+          assert.match(error, /full, read or custom/, what);
+          // Nothing is shown chosen: sending the page again does not make a key of some default.
+          assert.doesNotMatch(res.body, /name="access" value="[a-z]+" checked>/, what);
+        } else {
+          for (const scope of SCOPES) assert.ok(error.includes(scope), `${what}: lists ${scope}`);
+        }
+      }
+      assert.deepEqual(await keys(), before, 'no key made');
+      // Only an access left out is the form's default, as the API's key without scopes.
+      const unsent = await visitor.post('/portal/keys', { name: 'no access field' });
+      assert.equal(unsent.statusCode, 201);
+    });
+
+    it('refuses on the API what the form refuses: scopes are exact, and no field is dropped', async () => {
+      const tenant = await newTenant(t.app);
+      const post = (payload: unknown) =>
+        t.app.inject({
+          method: 'POST',
+          url: '/v1/keys',
+          headers: { authorization: basic(tenant.email, tenant.password) },
+          payload: payload as Record<string, unknown>,
+        });
+      const list = async () =>
+        (
+          await t.app.inject({
+            url: '/v1/keys',
+            headers: { authorization: basic(tenant.email, tenant.password) },
+          })
+        )
+          .json()
+          .map((key: { id: string }) => key.id);
+      const before = await list();
+      for (const payload of [
+        { scopes: ['PETS:READ'] },
+        { scopes: ['pets:read '] },
+        { scopes: [''] },
+        { scopes: ['pets:read', 'none'] },
+        { scopes: [] },
+        { scopes: null },
+        { scopes: 'pets:read' },
+        { scope: ['pets:read'] },
+        { access: 'read' },
+      ]) {
+        const res = await post(payload);
+        assert.equal(res.statusCode, 400, JSON.stringify(payload));
+        assert.equal(errorCode(res), 'validation_failed', JSON.stringify(payload));
+      }
+      assert.deepEqual(await list(), before, 'no key made');
     });
 
     it('acts once when a form is sent twice: one account, one key, its secret shown once', async () => {

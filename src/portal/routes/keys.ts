@@ -1,7 +1,13 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { addApiKey, keyPrefixFor, listApiKeys, revokeKey } from '../../domain/api-keys.js';
-import { isScope, READ_ONLY_SCOPES, type Scope } from '../../domain/scopes.js';
-import { ApiError } from '../../errors.js';
+import {
+  isScope,
+  normalizeScopes,
+  READ_ONLY_SCOPES,
+  SCOPES,
+  type Scope,
+} from '../../domain/scopes.js';
+import { ApiError, excerpt } from '../../errors.js';
 import { v1Url } from '../../http/links.js';
 import { NewApiKey } from '../../http/schemas/accounts.js';
 import { checkBody } from '../../http/validation.js';
@@ -67,13 +73,16 @@ export async function keyPages(app: FastifyInstance): Promise<void> {
 
   app.post('/keys', form, async (request, reply) => {
     const name = formText(request.body, 'name').trim();
-    const access = accessOf(request.body);
-    const ticked = scopesTicked(request.body);
-    const sent = { name, access, scopes: ticked };
+    const asked = accessAsked(request.body);
     const problem = name === '' ? undefined : checkBody(NewApiKey.properties.name, name)[0];
-    if (problem)
-      return show(request, reply, { ...sent, nameError: `The name ${problem.message}.` }, 400);
-    const scopes = access === 'full' ? null : access === 'read' ? READ_ONLY_SCOPES : ticked;
+    const sent = { name, access: asked.access, scopes: asked.scopes };
+    if (problem || !asked.ok) {
+      const nameError = problem && `The name ${problem.message}.`;
+      const accessError = asked.ok ? undefined : asked.error;
+      return show(request, reply, { ...sent, nameError, accessError }, 400);
+    }
+    const { access } = asked;
+    const scopes = access === 'full' ? null : access === 'read' ? READ_ONLY_SCOPES : asked.scopes;
     if (scopes?.length === 0) {
       const scopesError = 'Tick at least one scope, or choose full access or read only.';
       return show(request, reply, { ...sent, scopesError }, 400);
@@ -123,14 +132,60 @@ export async function keyPages(app: FastifyInstance): Promise<void> {
   });
 }
 
-/** The form's access choice; anything else reads as the default, full access. */
-function accessOf(body: unknown): KeyAccess {
-  const access = formText(body, 'access');
-  return access === 'read' || access === 'custom' ? access : 'full';
+/** What the key form asks for, or why it is refused: its access-granting fields take only the
+ * exact values the form sends (docs/decisions/0068-fail-closed-and-private-files.md). */
+type AccessAsked =
+  | { ok: true; access: KeyAccess; scopes: Scope[] }
+  | {
+      ok: false;
+      /** The access sent when it is one of ACCESS, else null: the form shows none chosen. */
+      access: KeyAccess | null;
+      /** The ticked values that are scopes: the form shows them ticked again. */
+      scopes: Scope[];
+      error: string;
+    };
+
+const ACCESS: readonly KeyAccess[] = ['full', 'read', 'custom'];
+
+function isAccess(value: unknown): value is KeyAccess {
+  return ACCESS.includes(value as KeyAccess);
 }
 
-/** The scopes ticked (a field sent once or many times); unknown values are dropped. */
-function scopesTicked(body: unknown): Scope[] {
-  const raw = (body as Record<string, unknown> | undefined)?.scope;
-  return (Array.isArray(raw) ? raw : [raw]).filter(isScope);
+/** A value a person sent, quoted for an error message (escaped by the page). */
+function quoted(value: unknown): string {
+  return JSON.stringify(excerpt(typeof value === 'string' ? value : String(value), 40));
+}
+
+/**
+ * The form's `access` (one radio: full, read or custom) and `scope` (the boxes ticked, each
+ * `<resource>:<read|write>`). Each value must be exactly one the form offers: `CUSTOM`,
+ * `custom `, an empty value, `none`, a field sent twice or an unknown scope is refused with the
+ * values accepted, never read as some default. Only an `access` left out is the form's default
+ * (full access, the radio checked when the page is drawn), as a key the API makes without
+ * `scopes`. Scopes are checked whatever the access, though only `custom` uses them.
+ */
+function accessAsked(body: unknown): AccessAsked {
+  const fields = (body ?? {}) as Record<string, unknown>;
+  const errors: string[] = [];
+  let access: KeyAccess | null = 'full';
+  if (fields.access !== undefined) {
+    access = isAccess(fields.access) ? fields.access : null;
+    if (access === null) {
+      const got = Array.isArray(fields.access) ? 'it more than once' : quoted(fields.access);
+      errors.push(`Choose the access: full, read or custom (the form sent ${got}).`);
+    }
+  }
+  const ticked = fields.scope === undefined ? [] : [fields.scope].flat();
+  const unknown = ticked.filter((scope) => !isScope(scope));
+  if (unknown.length > 0) {
+    errors.push(
+      `Unknown scope ${unknown.slice(0, 3).map(quoted).join(', ')}${unknown.length > 3 ? '…' : ''}: ` +
+        `each scope is one of ${SCOPES.join(', ')}.`,
+    );
+  }
+  const scopes = normalizeScopes(ticked.filter(isScope));
+  if (access === null || errors.length > 0) {
+    return { ok: false, access, scopes, error: errors.join(' ') };
+  }
+  return { ok: true, access, scopes };
 }

@@ -38,9 +38,12 @@ export interface KeysView {
   notice?: Notice;
   nameError?: string;
   name?: string;
-  /** The access the form was sent with, shown again when it is refused. */
-  access?: KeyAccess;
+  /** The access the form was sent with, shown again when it is refused; null when the access
+   * sent was not one of the form's (then none is shown chosen). Left out: full access. */
+  access?: KeyAccess | null;
   scopes?: readonly Scope[];
+  /** An access or scope value that is not one the form offers. */
+  accessError?: string;
   scopesError?: string;
 }
 
@@ -88,7 +91,7 @@ function scopesText(scopes: readonly Scope[] | null): Html {
 
 /** Full access (the default), read only, or the scopes ticked in the table. */
 function accessFieldset(view: KeysView): Html {
-  const access = view.access ?? 'full';
+  const access = view.access === undefined ? 'full' : view.access;
   const ticked = new Set(view.scopes ?? []);
   const option = (value: KeyAccess, label: string, hint: string) =>
     html`<label class="choice"><input type="radio" name="access" value="${value}"${
@@ -98,11 +101,15 @@ function accessFieldset(view: KeysView): Html {
     html`<td><label class="choice"><input type="checkbox" name="scope" value="${scope}"${
       ticked.has(scope) ? html` checked` : ''
     }> <span class="visually-hidden">${scope.split(':')[0]} </span>${label}</label></td>`;
-  return html`<fieldset class="access"${view.scopesError ? html` aria-describedby="scopes-error"` : ''}>
+  const described = [view.accessError && 'access-error', view.scopesError && 'scopes-error']
+    .filter(Boolean)
+    .join(' ');
+  return html`<fieldset class="access"${described ? html` aria-describedby="${described}"` : ''}>
   <legend>Access</legend>
   ${option('full', 'Full access', 'everything the account can do')}
   ${option('read', 'Read only', 'reads every resource, changes nothing')}
   ${option('custom', 'Only the scopes ticked below', 'write implies read')}
+  ${view.accessError && html`<p class="field-error" id="access-error">${view.accessError}</p>`}
   ${view.scopesError && html`<p class="field-error" id="scopes-error">${view.scopesError}</p>`}
   <div class="table-wrap"><table class="scopes">
     <thead><tr><th scope="col">Resource</th><th scope="col">Read</th><th scope="col">Write</th></tr></thead>
