@@ -26,7 +26,7 @@ COPY --from=build /app/dist ./dist
 COPY package.json ./
 COPY bin ./bin
 COPY public ./public
-RUN mkdir -p /app/data && chown node:node /app/data
+RUN install -d -o node -g node -m 700 /app/data
 USER node
 EXPOSE 8080
 # Liveness only (no dependency is touched); load balancers use /readyz.

@@ -83,7 +83,8 @@ export interface Config {
     /** Keys that encrypt endpoints' signing secrets at rest: the first encrypts, every one
      * decrypts (so the key can be rotated). A fixed, public key in development. */
     secretKeys: string[];
-    /** Development: `http://` URLs and loopback addresses (127.0.0.1, ::1) are allowed. */
+    /** Development: `http://` URLs and loopback addresses (127.0.0.0/8, ::1, and
+     * ::ffff:127.0.0.0/104) are allowed (src/webhooks/address.ts). */
     allowLoopback: boolean;
     /** Longest a delivery may take, connection to answer. */
     timeoutMs: number;
@@ -260,6 +261,8 @@ function sessionSecrets(env: Env, appEnv: AppEnv): string[] {
     return [randomBytes(32).toString('base64url')];
   }
   const secrets = value.split(',').map((secret) => secret.trim());
+  // Outside development the seal keys derive from it when WEBHOOK_SECRET_KEY is unset.
+  refuseDevelopmentKey('SESSION_SECRET', secrets, appEnv);
   if (secrets.some((secret) => secret.length < SESSION_SECRET_MIN_LENGTH)) {
     throw new ConfigError(
       'SESSION_SECRET',
@@ -283,6 +286,7 @@ function webhookSecretKeys(env: Env, appEnv: AppEnv, sessionSecrets: string[]): 
     return [DEVELOPMENT_WEBHOOK_KEY];
   }
   const keys = value.split(',').map((key) => key.trim());
+  refuseDevelopmentKey('WEBHOOK_SECRET_KEY', keys, appEnv);
   if (keys.some((key) => key.length < WEBHOOK_KEY_MIN_LENGTH)) {
     throw new ConfigError(
       'WEBHOOK_SECRET_KEY',
@@ -290,6 +294,24 @@ function webhookSecretKeys(env: Env, appEnv: AppEnv, sessionSecrets: string[]): 
     );
   }
   return keys;
+}
+
+/**
+ * The development key is public (it is in this file): outside development, whoever reads the
+ * database could open every webhook secret and kept answer sealed under it, and forge portal
+ * cookies signed with it. Refused there anywhere in a list of keys, and so are its pieces: it
+ * holds a comma, so pasted whole it reads as two keys
+ * (docs/decisions/0068-fail-closed-and-private-files.md).
+ */
+function refuseDevelopmentKey(variable: string, keys: readonly string[], appEnv: AppEnv): void {
+  const isDevelopmentKey = (key: string) =>
+    key.length >= 16 && DEVELOPMENT_WEBHOOK_KEY.includes(key);
+  if (appEnv === 'development' || !keys.some(isDevelopmentKey)) return;
+  throw new ConfigError(
+    variable,
+    `must not hold the development key when APP_ENV is ${appEnv}: that key is public, so it ` +
+      'protects nothing; use a random one (openssl rand -base64 48)',
+  );
 }
 
 function webhooks(env: Env, appEnv: AppEnv, sessionSecrets: string[]): Config['webhooks'] {

@@ -10,6 +10,10 @@ import {
 } from './ops/startup-errors.js';
 import { SchemaMismatchError } from './store/database.js';
 
+// What this process makes is its owner's alone: the SQLite files are made private explicitly
+// (src/store/sqlite-files.ts); the umask covers anything else a later change may write.
+process.umask(0o077);
+
 function loadConfigOrExit(): Config {
   try {
     return loadConfig();

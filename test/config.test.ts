@@ -85,6 +85,45 @@ describe('config', () => {
     assert.notEqual(a[0], b[0]);
   });
 
+  it('refuses the development seal key outside development, naming the variable', () => {
+    // The key development seals with when WEBHOOK_SECRET_KEY is unset: public, in the source.
+    const [developmentKey = ''] = loadConfig({}).webhooks.secretKeys;
+    assert.ok(developmentKey.length >= 32);
+    const random = 'r'.repeat(48);
+    for (const APP_ENV of ['production', 'staging']) {
+      const outside = {
+        APP_ENV,
+        PUBLIC_BASE_URL: 'https://api.example.com/v1',
+        STAGING_BASE_URL: 'https://staging.example.com/v1',
+        MESSAGES_BASE_URL: 'https://messages.example.com',
+        SESSION_SECRET: 'a production session secret of 32+ chars',
+      };
+      assert.deepEqual(loadConfig({ ...outside, WEBHOOK_SECRET_KEY: random }).webhooks.secretKeys, [
+        random,
+      ]);
+      for (const [variable, value] of [
+        ['WEBHOOK_SECRET_KEY', developmentKey],
+        // Kept second for a rotation, it would still open what it sealed.
+        ['WEBHOOK_SECRET_KEY', `${random},${developmentKey}`],
+        // It holds a comma: pasted whole it reads as two keys, its first piece long enough.
+        ['WEBHOOK_SECRET_KEY', developmentKey.split(',')[0] ?? ''],
+        // The seal keys derive from it when WEBHOOK_SECRET_KEY is unset.
+        ['SESSION_SECRET', developmentKey],
+      ] as const) {
+        assert.throws(
+          () => loadConfig({ ...outside, [variable]: value }),
+          (err: unknown) =>
+            err instanceof ConfigError &&
+            err.variable === variable &&
+            err.message.startsWith(
+              `Invalid configuration: ${variable} must not hold the development key when APP_ENV is ${APP_ENV}`,
+            ),
+          `${APP_ENV}: ${variable}`,
+        );
+      }
+    }
+  });
+
   it('never shows a database password', () => {
     assert.equal(redactUrl('postgres://app:s3cret@db:5432/x'), 'postgres://app:***@db:5432/x');
     assert.throws(

@@ -1,6 +1,4 @@
-import { mkdirSync } from 'node:fs';
 import { type FileHandle, open } from 'node:fs/promises';
-import { dirname } from 'node:path';
 import SqliteDatabase from 'better-sqlite3';
 import { Kysely, PostgresDialect, SqliteDialect, sql } from 'kysely';
 import { type Migration, Migrator } from 'kysely/migration';
@@ -28,6 +26,7 @@ import * as idempotencyCredentials from './migrations/0017_idempotency_credentia
 import { PgGroupCommit } from './pg-group-commit.js';
 import { StorePool } from './pg-pool.js';
 import { checkpointOffThread } from './sqlite-checkpoints.js';
+import { privateSqliteFiles } from './sqlite-files.js';
 import { sqliteStatements } from './sqlite-statements.js';
 import type { Tables } from './tables.js';
 
@@ -175,7 +174,8 @@ export function openDatabase(url: string, options: DatabaseOptions = {}): Databa
   let closeLast = async () => {};
   if (dialect === 'sqlite') {
     const path = url.slice('sqlite:'.length);
-    if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
+    // Only its owner may read it: the folder made 0700, the files 0600 (src/store/sqlite-files.ts).
+    if (path !== ':memory:') privateSqliteFiles(path, options.warn);
     const sqlite = new SqliteDatabase(path);
     sqlite.pragma('journal_mode = WAL');
     // A commit we acknowledge survives a power cut, not just a process crash: SQLite's commit
