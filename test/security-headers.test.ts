@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import type { LightMyRequestResponse } from 'fastify';
 import { CARRIES_SECRET } from '../src/http/security-headers.js';
@@ -46,6 +46,33 @@ describe('headers on every answer', () => {
     assert.equal(res.statusCode, 200);
     assert.equal(res.headers['x-frame-options'], 'DENY');
     assert.match(String(res.headers['content-security-policy']), /frame-ancestors 'none'/);
+  });
+
+  it('gives the docs page a whole CSP: its own origin, no inline script but its own by hash', async () => {
+    const page = await t.app.inject({ url: '/docs/' });
+    const policy = directives(page);
+    assert.deepEqual(policy.get('default-src'), ["'self'"]);
+    assert.deepEqual(policy.get('object-src'), ["'none'"]);
+    assert.deepEqual(policy.get('base-uri'), ["'none'"]);
+    assert.deepEqual(policy.get('frame-ancestors'), ["'none'"]);
+    const scripts = policy.get('script-src') ?? [];
+    assert.ok(
+      !scripts.includes("'unsafe-inline'") && !scripts.includes("'unsafe-eval'"),
+      scripts.join(' '),
+    );
+    // Scalar's page holds one inline script: exactly the scripts on the page are allowed.
+    const inline = inlineScripts(page.body);
+    assert.equal(inline.length, 1, page.body);
+    assert.deepEqual(scripts, ["'self'", ...inline.map(sha256)]);
+    // "Test Request" reaches this server; no upgrade on a laptop's plain http.
+    assert.deepEqual(policy.get('connect-src')?.[0], "'self'");
+    assert.equal(policy.get('upgrade-insecure-requests'), undefined);
+    // The page's other answers (its script, its document, the redirect) carry the policy too.
+    for (const url of ['/docs', '/docs/js/scalar.js', '/docs/openapi.json']) {
+      const res = await t.app.inject({ url });
+      assert.deepEqual(directives(res).get('script-src'), ["'self'"], url);
+      assert.equal(res.headers['x-frame-options'], 'DENY', url);
+    }
   });
 
   it('answers every secret with Cache-Control: no-store, its replay too, and nothing else so', async () => {
@@ -104,6 +131,27 @@ describe('headers on every answer', () => {
   });
 });
 
+/** A Content Security Policy header's directives, by name. */
+function directives(res: LightMyRequestResponse): Map<string, string[]> {
+  const header = String(res.headers['content-security-policy'] ?? '');
+  return new Map(
+    header
+      .split(';')
+      .map((directive) => directive.trim().split(/\s+/))
+      .filter(([name]) => name)
+      .map(([name = '', ...values]) => [name, values]),
+  );
+}
+
+/** The text of every `<script>` without `src` on a page. */
+function inlineScripts(page: string): string[] {
+  return [...page.matchAll(/<script\b([^>]*)>([\s\S]*?)<\/script>/gi)]
+    .filter(([, attributes = '']) => !/\bsrc=/.test(attributes))
+    .map(([, , body = '']) => body);
+}
+
+const sha256 = (text: string) => `'sha256-${createHash('sha256').update(text).digest('base64')}'`;
+
 describe('headers in production', () => {
   it('sends HSTS on every answer', async () => {
     const prod = await startApp({ env: PRODUCTION });
@@ -117,6 +165,24 @@ describe('headers in production', () => {
         );
         assert.equal(res.headers['x-content-type-options'], 'nosniff', url);
       }
+    } finally {
+      await prod.close();
+    }
+  });
+
+  it('lets the docs page reach the servers its document names, and upgrades to https', async () => {
+    const prod = await startApp({
+      env: { ...PRODUCTION, STAGING_BASE_URL: 'https://staging.example.com/v1' },
+    });
+    try {
+      const policy = directives(await prod.app.inject({ url: '/docs/' }));
+      assert.deepEqual(policy.get('connect-src'), [
+        "'self'",
+        'https://api.example.com',
+        'https://staging.example.com',
+        'https://messages.example.com',
+      ]);
+      assert.deepEqual(policy.get('upgrade-insecure-requests'), []);
     } finally {
       await prod.close();
     }

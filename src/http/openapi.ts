@@ -6,7 +6,7 @@ import type { Config } from '../config.js';
 import { ERRORS } from '../errors.js';
 import { finishDocument, OPTIONAL_BODY_KEY } from './openapi-document.js';
 import { registerPostman } from './postman.js';
-import { refuseFraming } from './security-headers.js';
+import { docsPageHeaders } from './security-headers.js';
 
 const ERROR_TABLE = Object.entries(ERRORS)
   .map(([code, { status, description }]) => `| \`${code}\` | ${status} | ${description} |`)
@@ -169,9 +169,12 @@ export async function registerOpenApi(app: FastifyInstance, config: Config): Pro
   // the last whose packages accept Node 20, has no MCP generation),
   // fonts are the system's, and the favicon is ours. test/process/docs-origin.test.ts records
   // every request the page makes in Chromium, "Test Request" included.
-  // The page may not be framed (clickjacking): its scope's own hook says so.
+  // The page may not be framed (clickjacking) and runs only its own scripts: its scope's own
+  // hooks say so (a Content Security Policy with its inline script's hash).
+  const headers = docsPageHeaders(config);
   await app.register(async (docs) => {
-    docs.addHook('onRequest', refuseFraming);
+    docs.addHook('onRequest', headers.onRequest);
+    docs.addHook('onSend', headers.onSend);
     await docs.register(scalar, {
       routePrefix: '/docs',
       configuration: {

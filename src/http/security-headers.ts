@@ -1,4 +1,11 @@
-import type { FastifyInstance, FastifyReply, onRequestHookHandler, RouteOptions } from 'fastify';
+import { createHash } from 'node:crypto';
+import type {
+  FastifyInstance,
+  FastifyReply,
+  onRequestHookHandler,
+  onSendHookHandler,
+  RouteOptions,
+} from 'fastify';
 import type { Config } from '../config.js';
 import { runFirst } from './route-hooks.js';
 
@@ -62,9 +69,79 @@ export function noStoreForSecrets(app: FastifyInstance): void {
   });
 }
 
-/** For the docs page: it may not be framed (clickjacking). */
-export const refuseFraming: onRequestHookHandler = (_request, reply, done) => {
-  reply.header('x-frame-options', 'DENY');
-  reply.header('content-security-policy', "frame-ancestors 'none'");
-  done();
-};
+/** The origins "Test Request" on the docs page may send to: the document's servers. */
+function serverOrigins(config: Config): string[] {
+  const urls = [config.publicBaseUrl, config.stagingBaseUrl, config.messagesBaseUrl];
+  // Development lists the local listener (src/http/openapi.ts), which a page opened by another
+  // name (localhost) reaches as another origin.
+  if (config.env === 'development') urls.push(`http://${config.host}:${config.port}`);
+  const origins = new Set<string>();
+  for (const url of urls) {
+    if (url === undefined) continue;
+    try {
+      origins.add(new URL(url).origin);
+    } catch {
+      // Not a URL (an IPv6 HOST written bare): the document's server is unusable as well.
+    }
+  }
+  return [...origins];
+}
+
+/** Every inline script of an HTML page (a `<script>` without `src`), as CSP hashes it. */
+function inlineScriptHashes(page: string): string[] {
+  const hashes: string[] = [];
+  for (const [, attributes = '', body = ''] of page.matchAll(
+    /<script\b([^>]*)>([\s\S]*?)<\/script>/gi,
+  )) {
+    if (/\bsrc\s*=/i.test(attributes)) continue;
+    hashes.push(`'sha256-${createHash('sha256').update(body, 'utf8').digest('base64')}'`);
+  }
+  return hashes;
+}
+
+/**
+ * The docs page's headers (docs/decisions/0005-security-headers.md,
+ * 0068-fail-closed-and-private-files.md): it may not be framed (clickjacking), and a whole
+ * Content Security Policy: everything from this origin alone, no plugins, no `<base>`, and no
+ * script that is not served from here or hashed. Scalar's page carries one inline script (its
+ * configuration): the policy of an HTML answer names the SHA-256 of each inline script it holds,
+ * taken from the page as it is sent, so `'unsafe-inline'` is never needed for scripts, and a
+ * script injected into the page would not run. Styles may be inline: Scalar's components set
+ * them as they render. "Test Request" may reach the document's servers.
+ */
+export function docsPageHeaders(config: Config): {
+  onRequest: onRequestHookHandler;
+  onSend: onSendHookHandler;
+} {
+  const policy = (scripts: readonly string[]) =>
+    [
+      "default-src 'self'",
+      `script-src ${["'self'", ...scripts].join(' ')}`,
+      "style-src 'self' 'unsafe-inline'",
+      "img-src 'self' data:",
+      `connect-src ${["'self'", ...serverOrigins(config)].join(' ')}`,
+      "object-src 'none'",
+      "base-uri 'none'",
+      "form-action 'self'",
+      "frame-ancestors 'none'",
+      // Development runs on plain http://localhost, which an upgrade would break.
+      ...(config.env === 'development' ? [] : ['upgrade-insecure-requests']),
+    ].join('; ');
+  const withoutInline = policy([]);
+  return {
+    // Every answer of the scope, errors included.
+    onRequest: (_request, reply, done) => {
+      reply.header('x-frame-options', 'DENY');
+      reply.header('content-security-policy', withoutInline);
+      done();
+    },
+    // The page itself: its own inline scripts, by hash.
+    onSend: (_request, reply, payload, done) => {
+      const type = String(reply.getHeader('content-type') ?? '');
+      if (typeof payload === 'string' && type.startsWith('text/html')) {
+        reply.header('content-security-policy', policy(inlineScriptHashes(payload)));
+      }
+      done(null, payload);
+    },
+  };
+}

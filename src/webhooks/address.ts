@@ -8,6 +8,13 @@ import { isIPv4Mapped } from '../http/client-address.js';
  * link-local (the cloud metadata service, 169.254.169.254, among them), documentation,
  * multicast or reserved. Checked when an endpoint is saved, and again at every connection
  * (`guardedLookup`), since a name can resolve elsewhere by then (DNS rebinding).
+ *
+ * Development allows loopback, and only loopback, besides (the README lists the same): the
+ * whole of 127.0.0.0/8, whatever form the URL gives it (`127.1` and `2130706433` are
+ * 127.0.0.1 once WHATWG's URL parser has read them), `::1`, 127.0.0.0/8 as IPv4-mapped IPv6
+ * (`::ffff:127.0.0.1`: BlockList matches a mapped address against the IPv4 rules), and any
+ * name all of whose addresses are those (`localhost`). The other IPv6 forms of an IPv4 address
+ * (`::127.0.0.1`, `::ffff:0:7f00:1`), `0.0.0.0`, `::` and every private range stay refused.
  */
 const REFUSED = new BlockList();
 for (const [network, prefix] of [
@@ -52,7 +59,7 @@ LOOPBACK.addSubnet('127.0.0.0', 8, 'ipv4');
 LOOPBACK.addAddress('::1', 'ipv6');
 
 export interface AddressPolicy {
-  /** Development: `http` and loopback addresses allowed. */
+  /** Development: `http` and loopback addresses (LOOPBACK, mapped ones too) allowed. */
   allowLoopback: boolean;
 }
 
