@@ -79,6 +79,31 @@ describe('portal: requests', () => {
     assert.equal(anonymous.statusCode, 303);
   });
 
+  it("counts each log page against the account's limits, as the API's reads are", async () => {
+    const reader = new Visitor(t.app);
+    await reader.signUp(newEmail());
+    await reader.get('/portal/keys');
+    const made = await reader.post('/portal/keys', { name: 'shares the minute' });
+    const secret = /id="new-key" type="text" readonly value="([^"]+)"/.exec(made.body)?.[1] ?? '';
+    // A Free account: 60 a minute, the portal's log pages and the API's calls together.
+    let shown = 0;
+    let refused: Awaited<ReturnType<Visitor['get']>> | undefined;
+    for (let i = 0; i < 70 && refused === undefined; i++) {
+      const page = await reader.get(i % 2 ? '/portal/requests' : '/portal/requests/no-such-id');
+      if (page.statusCode === 429) refused = page;
+      else shown++;
+    }
+    assert.ok(refused, 'refused past the minute');
+    assert.ok(shown <= 60, String(shown));
+    assert.match(String(refused.headers['content-type']), /text\/html/);
+    assert.ok(Number(refused.headers['retry-after']) > 0);
+    const api = await t.app.inject({
+      url: '/v1/requests/no-such-id',
+      headers: { authorization: `Bearer ${secret}` },
+    });
+    assert.equal(api.statusCode, 429, 'the same minute as the API');
+  });
+
   it('draws consecutive hours, scaled to a round top, each total described', () => {
     const hours = Array.from({ length: 48 }, (_, i) => ({
       hour: new Date(Date.UTC(2026, 10, 25, i)).toISOString(),

@@ -85,6 +85,12 @@ export async function portalPlugin(app: FastifyInstance): Promise<void> {
   await app.register(assets, { root: ASSETS, prefix: '/assets/', index: false });
 
   const renderError = async (request: FastifyRequest, reply: FastifyReply, error: ApiError) => {
+    // A refusal past the limits is answered at the least cost: no form (so no CSRF token) and
+    // no lookup of who is signed in beyond what the page had found.
+    if (error.status === 429) {
+      const context = { account: request.portalAccount ?? undefined, csrf: '' };
+      return sendHtml(reply, errorPage(context, error), error.status);
+    }
     // The navigation shows who is signed in; a failed lookup must not hide the error itself.
     request.portalAccount ??= (await sessions.account(request).catch(() => undefined)) ?? null;
     return sendHtml(reply, errorPage(pageContext(request, reply), error), error.status);

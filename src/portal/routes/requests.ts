@@ -1,4 +1,4 @@
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { listApiKeys } from '../../domain/api-keys.js';
 import {
   getRequestEntry,
@@ -26,10 +26,24 @@ interface ListQuery {
   cursor?: string;
 }
 
-/** The account's request log: the 7-day chart, the list with filters, and one entry. */
+/**
+ * The account's request log: the 7-day chart, the list with filters, and one entry. Each page
+ * is counted against the account's limits as the API's reads of the log are (a refusal is the
+ * portal's error page, `429`), so a browser reads the log no faster than a key can.
+ */
 export async function requestPages(app: FastifyInstance): Promise<void> {
   const { database, clock, config } = app.ctx;
-  const signedIn = { preHandler: requireAccount };
+  const counted = async (request: FastifyRequest, reply: FastifyReply) => {
+    const account = signedInAccount(request);
+    const subject = { id: account.id, banId: `portal:${account.id}` };
+    await app.rateLimitGuard.charge(request, reply, subject, account.limits);
+  };
+  const signedIn = {
+    preHandler: async (request: FastifyRequest, reply: FastifyReply) => {
+      await requireAccount(request, reply);
+      if (!reply.sent) await counted(request, reply);
+    },
+  };
   const errorsDocs = (request: FastifyRequest) =>
     docsUrl(config, request, '#description/errors').href;
 

@@ -39,12 +39,17 @@ function navigation({ account, csrf, current }: PageContext): Html {
         <li>${navLink('/portal/webhooks', 'Webhooks', current === 'webhooks')}</li>
         <li>${navLink('/portal/requests', 'Requests', current === 'requests')}</li>
         <li><a href="/docs/">API docs</a></li>
-        <li>
+        ${
+          // A page without a CSRF token (a refusal) has no form.
+          csrf === ''
+            ? html``
+            : html`<li>
           <form method="post" action="/portal/sign-out">
             ${csrfField(csrf)}
             <button type="submit" class="link">Sign out</button>
           </form>
         </li>`
+        }`
     : html`
         <li><a href="/docs/">API docs</a></li>
         <li>${navLink('/portal/sign-in', 'Sign in', current === 'sign-in')}</li>
