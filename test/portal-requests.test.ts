@@ -102,6 +102,12 @@ describe('portal: requests', () => {
       headers: { authorization: `Bearer ${secret}` },
     });
     assert.equal(api.statusCode, 429, 'the same minute as the API');
+    // Refused again, until its Retry-After, before the session is read or anything counted.
+    const again = await reader.get('/portal/requests');
+    assert.equal(again.statusCode, 429);
+    assert.ok(Number(again.headers['retry-after']) > 0);
+    const metrics = (await t.app.inject({ url: '/metrics' })).body;
+    assert.match(metrics, /^cache_hits_total\{cache="portal refusals"\} [1-9]/m);
   });
 
   it('draws consecutive hours, scaled to a round top, each total described', () => {

@@ -74,6 +74,12 @@ export class PortalSessions {
     return token ? sha256(`csrf:${token}`, 'base64url') : 'signed-out';
   }
 
+  /** The session cookie as the browser sent it (signed, not checked): a key for what is kept
+   * of a session for a moment, never a proof of one. */
+  cookieOf(request: FastifyRequest): string | undefined {
+    return request.cookies?.[SESSION_COOKIE] || undefined;
+  }
+
   private token(request: FastifyRequest): string | undefined {
     const raw = request.cookies?.[SESSION_COOKIE];
     if (!raw) return undefined;

@@ -1,4 +1,5 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { BoundedCache } from '../../bounded-cache.js';
 import { listApiKeys } from '../../domain/api-keys.js';
 import {
   getRequestEntry,
@@ -26,20 +27,54 @@ interface ListQuery {
   cursor?: string;
 }
 
+/** A session refused past its account's limits: the refusal, and until when (ms). */
+interface Refused {
+  error: ApiError;
+  untilMs: number;
+}
+
+/** Sessions refused at once, at most: past it, the oldest are read and counted again. */
+const REFUSED_SESSIONS = 10_000;
+
 /**
  * The account's request log: the 7-day chart, the list with filters, and one entry. Each page
  * is counted against the account's limits as the API's reads of the log are (a refusal is the
- * portal's error page, `429`), so a browser reads the log no faster than a key can.
+ * portal's error page, `429`), so a browser reads the log no faster than a key can. A session
+ * refused is refused again, until its `Retry-After`, before its session is read or anything is
+ * counted: a browser that keeps asking while refused costs the instance as little as a key does.
  */
 export async function requestPages(app: FastifyInstance): Promise<void> {
   const { database, clock, config } = app.ctx;
+  const refused = new BoundedCache<string, Refused>('portal refusals', {
+    maxEntries: REFUSED_SESSIONS,
+  });
+  app.ctx.metrics.watch(() => [refused]);
+  const stillRefused = (request: FastifyRequest): ApiError | undefined => {
+    const cookie = app.portal.sessions.cookieOf(request);
+    const now = clock.now().getTime();
+    const held = cookie === undefined ? undefined : refused.get(cookie, (r) => r.untilMs > now);
+    if (held === undefined) return undefined;
+    const seconds = String(Math.ceil((held.untilMs - now) / 1000));
+    return new ApiError(held.error.code, held.error.message, undefined, { 'retry-after': seconds });
+  };
   const counted = async (request: FastifyRequest, reply: FastifyReply) => {
     const account = signedInAccount(request);
     const subject = { id: account.id, banId: `portal:${account.id}` };
-    await app.rateLimitGuard.charge(request, reply, subject, account.limits);
+    try {
+      await app.rateLimitGuard.charge(request, reply, subject, account.limits);
+    } catch (err) {
+      const cookie = app.portal.sessions.cookieOf(request);
+      if (err instanceof ApiError && err.status === 429 && cookie !== undefined) {
+        const seconds = Number(err.headers?.['retry-after'] ?? 1);
+        refused.set(cookie, { error: err, untilMs: clock.now().getTime() + seconds * 1000 });
+      }
+      throw err;
+    }
   };
   const signedIn = {
     preHandler: async (request: FastifyRequest, reply: FastifyReply) => {
+      const refusal = stillRefused(request);
+      if (refusal) throw refusal;
       await requireAccount(request, reply);
       if (!reply.sent) await counted(request, reply);
     },
