@@ -1,6 +1,17 @@
 import { BytePool } from '../byte-pool.js';
 import type { ReadDb } from '../store/handles.js';
-import { entriesText, readSegments, type SegmentFilter } from '../store/request-log-repository.js';
+import {
+  bodiesLine,
+  entriesAfter,
+  entriesText,
+  ID_BUCKETS,
+  IDS_HEADER,
+  idBucket,
+  OFFSET_DIGITS,
+  readSegments,
+  type SegmentFilter,
+  segmentHolding,
+} from '../store/request-log-repository.js';
 import type { NewRequestLogSegment } from '../store/tables.js';
 
 /**
@@ -36,6 +47,9 @@ export interface LoggedRequest {
   requestBodyTruncated: boolean;
   /** 4xx and 5xx: the Error answered, as JSON text. */
   errorBody: string | null;
+  /** How many requests the entry stands for: 1, or more for refusals summarised as one
+   * (src/http/request-log.ts). */
+  count: number;
 }
 
 /**
@@ -46,7 +60,10 @@ export interface LoggedRequest {
  * duration whole µs. The places of REPEATED hold `0` where the entry has what the entry before
  * it in the segment has (an account's requests mostly share their key, method, route, path and
  * client): the first entry of a value in a segment spells it out, so a segment holds, as JSON
- * text, every value any of its entries has.
+ * text, every value any of its entries has. The body places are written in segments made before
+ * migration 0016 only; since, an entry's bodies are in the segment's `bodies`, apart
+ * (`[[place in the segment, request body, truncated, Error], …]`), and those places hold
+ * `null,0,null` where `Count` follows them.
  */
 const Place = {
   Id: 0,
@@ -64,6 +81,7 @@ const Place = {
   RequestBody: 12,
   RequestBodyTruncated: 13,
   ErrorBody: 14,
+  Count: 15,
 } as const;
 
 /** The places that hold `0` when the entry has what the entry before it has. */
@@ -73,22 +91,42 @@ const AS_BEFORE = 0;
 
 const text = (value: unknown): string | null => (typeof value === 'string' ? value : null);
 
-/** A segment's entries, oldest first; `firstAt` is its `first_at`. */
+/**
+ * A segment's entries, oldest first; `firstAt` is its `first_at`, `bodies` its `bodies` (without
+ * them, the entries carry none but those written inline before migration 0016).
+ */
 export function segmentEntries(
   entries: string | Uint8Array,
   firstAt: Date | string,
+  bodies: string | Uint8Array | null = null,
 ): LoggedRequest[] {
   const base = new Date(firstAt).getTime();
   let before: unknown[] = [];
-  return (JSON.parse(entriesText(entries)) as unknown[][]).map((places) => {
+  const read = (JSON.parse(entriesText(entries)) as unknown[][]).map((places) => {
     for (const place of REPEATED) if (places[place] === AS_BEFORE) places[place] = before[place];
     before = places;
     return entryOf(places, base);
   });
+  if (bodies !== null) {
+    for (const line of entriesText(bodies).split('\n')) {
+      if (line !== '') withBodies(read, JSON.parse(line) as unknown[]);
+    }
+  }
+  return read;
+}
+
+/** Puts a line of a segment's `bodies` (`[place, request body, truncated, Error]`) on its entry. */
+function withBodies(entries: readonly LoggedRequest[], [place, body, truncated, error]: unknown[]) {
+  const entry = entries[Number(place)];
+  if (entry === undefined) return;
+  entry.requestBody = text(body);
+  entry.requestBodyTruncated = truncated === 1;
+  entry.errorBody = text(error);
 }
 
 /** An entry of its places, its `at` counted from `base`. */
 function entryOf(places: unknown[], base: number): LoggedRequest {
+  const count = places[Place.Count];
   return {
     id: String(places[Place.Id]),
     keyId: text(places[Place.KeyId]),
@@ -105,14 +143,15 @@ function entryOf(places: unknown[], base: number): LoggedRequest {
     requestBody: text(places[Place.RequestBody]),
     requestBodyTruncated: places[Place.RequestBodyTruncated] === 1,
     errorBody: text(places[Place.ErrorBody]),
+    count: typeof count === 'number' && Number.isSafeInteger(count) && count > 1 ? count : 1,
   };
 }
 
 /** A segment's most entries… */
 export const SEGMENT_MAX_ENTRIES = 2_000;
 /**
- * …and about its most bytes (bodies are at most 4 KB of UTF-8 each): a read takes segments 16
- * at a time, whatever is in them.
+ * …and about its most bytes of entries, and of bodies (at most 4 KB of UTF-8 each, a request's
+ * and an Error): what a read parses of one segment is bounded, whatever is in it.
  */
 export const SEGMENT_MAX_BYTES = 512 * 1024;
 
@@ -133,7 +172,7 @@ class JsonBytes {
   private startAt = 0;
   length = 0;
 
-  constructor(private readonly pool: BytePool) {}
+  constructor(readonly pool: BytePool) {}
 
   /** Makes room for `more` bytes. */
   reserve(more: number): void {
@@ -191,6 +230,35 @@ class JsonBytes {
     return true;
   }
 
+  /**
+   * A request id as it is, no quotes: printable ASCII but the space, which parts the ids (an
+   * id is `[\w.-]{1,128}`, src/http/request-log.ts); any other character is written `_`.
+   * Room is made by the caller.
+   */
+  token(value: string): void {
+    for (let i = 0; i < value.length; i++) {
+      const code = value.charCodeAt(i);
+      this.bytes[this.length++] = code > 0x20 && code < 0x7f ? code : 0x5f;
+    }
+  }
+
+  /** The bytes written, as a view (this text's until it is cleared). */
+  view(): Buffer {
+    return this.bytes.subarray(0, this.length);
+  }
+
+  /** Empties the text, keeping its buffer for the next. */
+  clear(): void {
+    this.length = 0;
+  }
+
+  /** Gives its buffer back to the pool. */
+  release(): void {
+    this.pool.give(this.bytes);
+    this.bytes = NO_BYTES;
+    this.length = 0;
+  }
+
   /** Bytes held, written or not. */
   get capacity(): number {
     return this.bytes.length;
@@ -238,7 +306,7 @@ class JsonBytes {
  */
 const FIXED_BYTES = 96;
 
-/** The most bytes an entry's text takes (a character escaped takes six). */
+/** The most bytes an entry's text takes in `entries` (a character escaped takes six)… */
 function mostBytes(entry: LoggedRequest): number {
   return (
     FIXED_BYTES +
@@ -250,11 +318,18 @@ function mostBytes(entry: LoggedRequest): number {
         entry.path.length +
         (entry.errorCode?.length ?? 0) +
         (entry.idempotencyKey?.length ?? 0) +
-        (entry.client?.length ?? 0) +
-        (entry.requestBody?.length ?? 0) +
-        (entry.errorBody?.length ?? 0))
+        (entry.client?.length ?? 0))
   );
 }
+
+/** …and its bodies in `bodies`. */
+function mostBodyBytes(entry: LoggedRequest): number {
+  return hasBodies(entry)
+    ? FIXED_BYTES + 6 * ((entry.requestBody?.length ?? 0) + (entry.errorBody?.length ?? 0))
+    : 0;
+}
+
+const hasBodies = (entry: LoggedRequest) => entry.requestBody !== null || entry.errorBody !== null;
 
 /**
  * One account's entries of a batch, written as segment text as each is added: what a batch
@@ -262,11 +337,16 @@ function mostBytes(entry: LoggedRequest): number {
  * request leaves nothing behind for the garbage collector to copy while it waits. Entries make
  * as few segments as the limits allow (one, unless they are many or large), in the order
  * added. A segment's `first_at` is the arrival of its first entry; an entry that arrived
- * before it (a slow request answered after a quick one) has a negative offset.
+ * before it (a slow request answered after a quick one) has a negative offset. Three texts
+ * grow together: the entries, their ids and their bodies.
  */
 export class SegmentWriter {
   private readonly done: NewRequestLogSegment[] = [];
   private readonly text: JsonBytes;
+  /** The open segment's ids, each followed by a space, and the part each goes in. */
+  private readonly ids: JsonBytes;
+  private readonly buckets = new Uint8Array(SEGMENT_MAX_ENTRIES);
+  private readonly bodies: JsonBytes;
   private entries = 0;
   private errors = 0;
   private base = 0;
@@ -284,28 +364,34 @@ export class SegmentWriter {
   size = 0;
 
   /**
-   * @param pool where its segments' buffers come from: a segment's `entries` is a view of one,
-   *   to be given back once written (by default a pool that keeps none)
+   * @param pool where its segments' buffers come from: a segment's `ids`, `entries` and
+   *   `bodies` are views of them, to be given back once written (by default a pool that keeps
+   *   none)
    */
   constructor(
     readonly accountId: string,
     pool = new BytePool(0),
   ) {
     this.text = new JsonBytes(pool);
+    this.ids = new JsonBytes(pool);
+    this.bodies = new JsonBytes(pool);
   }
 
-  /** The bytes its text holds, written or not: at most twice what was written, or, after a
+  /** The bytes its texts hold, written or not: at most twice what was written, or, after a
    * segment that filled up, that segment's size. */
   get bytesHeld(): number {
-    return this.text.capacity;
+    return this.text.capacity + this.ids.capacity + this.bodies.capacity;
   }
 
   /** Writes an entry into the open segment; keeps nothing of `entry` itself. */
   add(entry: LoggedRequest): void {
     const most = mostBytes(entry);
+    const mostBodies = mostBodyBytes(entry);
     if (
       this.entries === SEGMENT_MAX_ENTRIES ||
-      (this.entries > 0 && this.text.length + most > SEGMENT_MAX_BYTES)
+      (this.entries > 0 &&
+        (this.text.length + most > SEGMENT_MAX_BYTES ||
+          this.bodies.length + mostBodies > SEGMENT_MAX_BYTES))
     ) {
       this.close(true);
     }
@@ -342,15 +428,32 @@ export class SegmentWriter {
     text.string(entry.client, repeats && entry.client === before.client);
     text.char(0x2c);
     text.integer(Math.round(entry.at - this.base));
-    if (entry.requestBody !== null || entry.errorBody !== null) {
-      text.char(0x2c);
-      text.string(entry.requestBody);
-      text.char(0x2c);
-      text.integer(entry.requestBodyTruncated ? 1 : 0);
-      text.char(0x2c);
-      text.string(entry.errorBody);
+    if (entry.count > 1) {
+      // The body places are empty here (the bodies are apart); then the count.
+      text.reserve(FIXED_BYTES);
+      for (const code of NO_BODIES) text.char(code);
+      text.integer(entry.count);
     }
     text.char(0x5d); // the entry's ']'
+    this.ids.reserve(entry.id.length + 1);
+    this.ids.token(entry.id);
+    this.ids.char(0x20);
+    this.buckets[this.entries] = idBucket(entry.id);
+    if (hasBodies(entry)) {
+      // A line each: a lookup finds its entry's (`\n[place,`) and parses that line alone.
+      const bodies = this.bodies;
+      bodies.reserve(FIXED_BYTES);
+      bodies.char(0x0a);
+      bodies.char(0x5b);
+      bodies.integer(this.entries);
+      bodies.char(0x2c);
+      bodies.string(entry.requestBody);
+      bodies.char(0x2c);
+      bodies.integer(entry.requestBodyTruncated ? 1 : 0);
+      bodies.char(0x2c);
+      bodies.string(entry.errorBody);
+      bodies.char(0x5d);
+    }
     this.entries++;
     this.size++;
     before.keyId = entry.keyId;
@@ -366,6 +469,7 @@ export class SegmentWriter {
   /** Its segments, the last one closed; the writer is then empty. */
   segments(): NewRequestLogSegment[] {
     this.close(false);
+    this.ids.release();
     return this.done.splice(0);
   }
 
@@ -379,16 +483,56 @@ export class SegmentWriter {
       errors: this.errors,
       first_at: new Date(this.base).toISOString(),
       last_at: new Date(this.last).toISOString(),
+      ids: this.idsInParts(),
       entries: this.text.take(full),
+      bodies: this.bodies.length > 0 ? this.bodies.take(full) : null,
     });
     this.entries = 0;
     this.errors = 0;
   }
+
+  /** The open segment's ids as `idsText` writes them, in a buffer of the pool. */
+  private idsInParts(): Buffer {
+    const written = this.ids.view();
+    const sizes = new Array<number>(ID_BUCKETS).fill(0);
+    // Each id and its space; a part that holds any starts with a space too.
+    for (let i = 0, start = 0; i < this.entries; i++) {
+      const end = written.indexOf(0x20, start);
+      const bucket = this.buckets[i] ?? 0;
+      sizes[bucket] = (sizes[bucket] || 1) + end + 1 - start;
+      start = end + 1;
+    }
+    const starts: number[] = [];
+    let total = 0;
+    for (const size of sizes) {
+      starts.push(IDS_HEADER + total);
+      total += size;
+    }
+    const out = this.ids.pool.take(IDS_HEADER + total).subarray(0, IDS_HEADER + total);
+    sizes.forEach((size, bucket) => {
+      const end = (starts[bucket] ?? 0) + size - IDS_HEADER;
+      out.write(String(end).padStart(OFFSET_DIGITS, '0'), bucket * OFFSET_DIGITS, 'latin1');
+      if (size > 0) out[starts[bucket] ?? 0] = 0x20;
+    });
+    const at = starts.map((start) => start + 1);
+    for (let i = 0, start = 0; i < this.entries; i++) {
+      const end = written.indexOf(0x20, start);
+      const bucket = this.buckets[i] ?? 0;
+      written.copy(out, at[bucket], start, end + 1);
+      at[bucket] = (at[bucket] ?? 0) + end + 1 - start;
+      start = end + 1;
+    }
+    this.ids.clear();
+    return out;
+  }
 }
 
+/** `,null,0,null,`: a summary's empty body places, before its count. */
+const NO_BODIES = Buffer.from(',null,0,null,');
+
 /**
- * Where a read stopped: the last entry it answered (its segment, its place there) and how many
- * entries, from the newest, it walked through to reach it.
+ * Where a read stopped: the last entry it answered, or the last it walked past (its segment, its
+ * place there), and how many entries, from the newest, it walked through to reach it.
  */
 export interface LogPosition {
   seq: number;
@@ -411,50 +555,104 @@ export interface LogWalk {
   take: number;
 }
 
-/** Segments read at a time. */
-const SEGMENTS_A_READ = 16;
+/** What a walk found, and, when it stopped at its budget first, where to go on from. */
+export interface Walked {
+  found: Array<{ entry: LoggedRequest; position: LogPosition }>;
+  /** The last entry walked: the walk read WALK_BYTES of text before it found `take`. */
+  stoppedAt?: LogPosition;
+}
+
+/**
+ * The most bytes of segment text a walk reads, tested in the store or parsed here: what one
+ * read costs is bounded by this, whatever the account's entries hold (paths of 2 KB, 4 KB
+ * bodies in segments written before migration 0016). The entries of 10,000 usual requests take
+ * about 1 MB; a walk that meets more before it finds a page's worth stops, and its page says
+ * where to go on (decision 0065).
+ */
+export const WALK_BYTES = 1024 * 1024;
+/** Segments read at a time, at first; more once they prove small. */
+const SEGMENTS_A_READ = 4;
+const MOST_SEGMENTS_A_READ = 256;
 
 /**
  * The account's entries that match, newest first (the last written first, and within a
  * segment the last answered), each with its position, among the newest `visible` entries at
- * most: a read's work is bounded by what is shown, however many entries the account holds
- * until housekeeping prunes them.
+ * most, reading WALK_BYTES of text at most: a read's work is bounded by what is shown, however
+ * many entries the account holds until housekeeping prunes them, and whatever they hold.
  */
-export async function walkLog(
-  db: ReadDb,
-  accountId: string,
-  walk: LogWalk,
-): Promise<Array<{ entry: LoggedRequest; position: LogPosition }>> {
-  const found: Array<{ entry: LoggedRequest; position: LogPosition }> = [];
+export async function walkLog(db: ReadDb, accountId: string, walk: LogWalk): Promise<Walked> {
+  const found: Walked['found'] = [];
   let walked = walk.after?.walked ?? 0;
   let atOrBefore = walk.after?.seq;
+  let bytes = 0;
+  let take = SEGMENTS_A_READ;
+  let largest = 1;
   for (;;) {
     const segments = await readSegments(db, accountId, {
       ...walk.segments,
       since: new Date(walk.since).toISOString(),
       atOrBefore,
-      take: SEGMENTS_A_READ,
+      take,
     });
     for (const segment of segments) {
       // Entries [0, end) of this segment are still to walk.
       const end = segment.seq === walk.after?.seq ? walk.after.index : segment.size;
+      if (bytes > 0 && bytes + segment.bytes > WALK_BYTES && end > 0) {
+        // Past the budget: the next read goes on with this segment's entries [0, end).
+        return { found, stoppedAt: { seq: segment.seq, index: end, walked } };
+      }
+      bytes += segment.bytes;
+      largest = Math.max(largest, segment.bytes);
       if (segment.entries === null) {
         walked += end;
-        if (walked >= walk.visible) return found;
+        if (walked >= walk.visible) return { found };
         continue;
       }
       const entries = segmentEntries(segment.entries, segment.firstAt);
       for (let index = end - 1; index >= 0; index--) {
-        if (walked >= walk.visible) return found;
+        if (walked >= walk.visible) return { found };
         walked++;
         const entry = entries[index];
         if (entry === undefined || entry.at < walk.since || !walk.matches(entry)) continue;
         found.push({ entry, position: { seq: segment.seq, index, walked } });
-        if (found.length === walk.take) return found;
+        if (found.length === walk.take) return { found };
       }
     }
     const last = segments.at(-1);
-    if (segments.length < SEGMENTS_A_READ || last === undefined) return found;
+    if (segments.length < take || last === undefined) return { found };
     atOrBefore = last.seq - 1;
+    // As many as the budget left would hold, were they as large as the largest yet.
+    take = Math.min(
+      MOST_SEGMENTS_A_READ,
+      Math.max(SEGMENTS_A_READ, Math.floor((WALK_BYTES - bytes) / largest)),
+    );
   }
+}
+
+/**
+ * The account's newest entry with this request id, with its bodies, among its newest `visible`
+ * entries of those since `since`; undefined without one. The id is searched by the store in
+ * one part of the segments' ids (`ids`: a sixteenth of them, a few bytes an entry); only the one
+ * segment that holds it is read, its entries parsed, and its bodies' one line.
+ */
+export async function findEntry(
+  db: ReadDb,
+  accountId: string,
+  find: { id: string; since: number; visible: number },
+): Promise<LoggedRequest | undefined> {
+  const since = new Date(find.since).toISOString();
+  const segment = await segmentHolding(db, accountId, since, find.id);
+  if (segment === undefined) return undefined;
+  const newer = await entriesAfter(db, accountId, since, segment.seq);
+  const entries = segmentEntries(segment.entries, segment.firstAt);
+  for (let index = entries.length - 1; index >= 0; index--) {
+    const entry = entries[index];
+    if (entry?.id !== find.id) continue;
+    const walked = newer + (entries.length - index);
+    if (walked > find.visible || entry.at < find.since) return undefined;
+    const line = await bodiesLine(db, segment.seq, index);
+    if (line !== null) withBodies(entries, JSON.parse(line) as unknown[]);
+    return entry;
+  }
+  return undefined;
 }

@@ -4,6 +4,7 @@ import { hourCounts } from '../store/request-log-repository.js';
 import { toIso } from '../store/tables.js';
 import { KeysetCursor, type Page, type PageRequest, pageSize } from './pagination.js';
 import {
+  findEntry,
   type LoggedRequest,
   type LogPosition,
   type LogWalk,
@@ -27,8 +28,29 @@ export const REQUEST_LOG_MAX_ENTRIES = 10_000;
 export const BODY_MAX_BYTES = 4096;
 /** What stands for the value of a field named like a secret. */
 export const REDACTED = '[redacted]';
-/** A field whose name contains one of these (in any case) has its value redacted. */
-const SECRET_NAME = /password|secret|key|token/i;
+/**
+ * A field whose name contains one of these (in any case) has its value redacted, whatever it
+ * is: passwords (`pass`, `pwd`), secrets, keys, tokens, `Authorization`-like fields, credentials,
+ * cookies, sessions, bearers and signatures.
+ */
+const SECRET_NAME = /pass|pwd|secret|key|token|auth|credential|cookie|session|bearer|signature/i;
+
+/**
+ * What is redacted wherever it stands, in any string (a value, a field's name, a path, an
+ * Error): this service's API keys (`as_live_…`, `as_test_…`) and webhook secrets (`whsec_…`),
+ * what follows `Bearer `, a portal session's cookie (`as_session=…`, or its signed value alone:
+ * two parts of 43 characters), and the user-info of a URL (`https://user:password@host`).
+ */
+const SECRET_VALUE =
+  /\b(?:as_(?:live|test)_|whsec_)[A-Za-z0-9]+|(?<=\bbearer\s+)[^\s"',;]+|(?<=\bas_session=)[^\s"',;]+|(?<![\w-])[\w-]{43}\.[\w+/-]{43}(?![\w+/-])|(?<=\b[a-z][a-z\d+.-]*:\/\/)[^\s/?#@"']+(?=@)/gi;
+/** What a string holds wherever SECRET_VALUE finds something in it: most strings are passed
+ * by this test alone. */
+const MAY_HOLD_SECRET = /as_(?:live|test)_|whsec_|bearer|as_session=|:\/\/[^\s/@]*@|[\w-]{43}\./i;
+
+/** A string with every value shaped like a secret (SECRET_VALUE) replaced by `[redacted]`. */
+export function redactSecrets(text: string): string {
+  return MAY_HOLD_SECRET.test(text) ? text.replace(SECRET_VALUE, REDACTED) : text;
+}
 
 /** What the log's routes answer (404) on a server that keeps none. */
 export const REQUEST_LOG_OFF =
@@ -79,7 +101,7 @@ function write(value: unknown, out: { text: string }): boolean {
   if (typeof value === 'string') {
     // A long string is cut before it is escaped: past the limit, the rest is not kept anyway.
     out.text += JSON.stringify(
-      value.length > BODY_MAX_BYTES ? value.slice(0, BODY_MAX_BYTES + 1) : value,
+      redactSecrets(value.length > BODY_MAX_BYTES ? value.slice(0, BODY_MAX_BYTES + 1) : value),
     );
   } else if (value === null || typeof value !== 'object') {
     out.text += JSON.stringify(value) ?? 'null';
@@ -96,7 +118,8 @@ function write(value: unknown, out: { text: string }): boolean {
     for (const name of Object.keys(value)) {
       const field = (value as Record<string, unknown>)[name];
       if (field === undefined) continue;
-      out.text += first ? JSON.stringify(name) : `,${JSON.stringify(name)}`;
+      const shown = JSON.stringify(redactSecrets(name));
+      out.text += first ? shown : `,${shown}`;
       first = false;
       if (SECRET_NAME.test(name)) out.text += `:"${REDACTED}"`;
       else {
@@ -110,10 +133,12 @@ function write(value: unknown, out: { text: string }): boolean {
 }
 
 /**
- * An Error answer as kept: whole up to BODY_MAX_BYTES (every Error but one with many long
- * details), else without the details that do not fit.
+ * An Error answer as kept: its strings redacted (SECRET_VALUE: an Error may quote what was
+ * sent), whole up to BODY_MAX_BYTES (every Error but one with many long details), else without
+ * the details that do not fit.
  */
-export function keptErrorBody(text: string): string {
+export function keptErrorBody(sent: string): string {
+  const text = MAY_HOLD_SECRET.test(sent) ? redactedJson(sent) : sent;
   if (text.length <= BODY_MAX_BYTES / 3 || Buffer.byteLength(text) <= BODY_MAX_BYTES) return text;
   try {
     const error = JSON.parse(text) as { details?: unknown[] };
@@ -131,6 +156,24 @@ export function keptErrorBody(text: string): string {
   }
 }
 
+/** JSON text with every string in it (names too) redacted; '' should it not be JSON. */
+function redactedJson(text: string): string {
+  try {
+    return JSON.stringify(redactedValue(JSON.parse(text))) ?? '';
+  } catch {
+    return '';
+  }
+}
+
+function redactedValue(value: unknown): unknown {
+  if (typeof value === 'string') return redactSecrets(value);
+  if (Array.isArray(value)) return value.map(redactedValue);
+  if (value === null || typeof value !== 'object') return value;
+  return Object.fromEntries(
+    Object.entries(value).map(([name, field]) => [redactSecrets(name), redactedValue(field)]),
+  );
+}
+
 export interface RequestLogEntry {
   id: string;
   method: string;
@@ -144,6 +187,8 @@ export interface RequestLogEntry {
   replayed: boolean;
   clientAddress: string | null;
   createdAt: string;
+  /** How many requests it stands for: more than 1 for refusals (429) summarised as one. */
+  count: number;
 }
 
 /** An Error as answered (src/http/error-handler.ts). */
@@ -174,6 +219,7 @@ function toEntry(entry: LoggedRequest): RequestLogEntry {
     replayed: entry.replayed,
     clientAddress: entry.client,
     createdAt: new Date(entry.at).toISOString(),
+    count: entry.count,
   };
 }
 
@@ -272,21 +318,25 @@ export async function listRequestPage(
   const after = decodePosition(query.cursor);
   if (!after.ok) return after;
   const limit = pageSize(query);
-  const found = await walkLog(db, accountId, {
+  const { found, stoppedAt } = await walkLog(db, accountId, {
     since: now.getTime() - REQUEST_LOG_KEPT_MS,
     visible: REQUEST_LOG_MAX_ENTRIES,
     after: after.value,
     ...filtered(query),
     take: limit + 1,
   });
-  return ok(
-    REQUEST_CURSOR.page(
-      found,
-      limit,
-      (item) => positionKey(item.position),
-      (item) => toEntry(item.entry),
-    ),
+  const page = REQUEST_CURSOR.page(
+    found,
+    limit,
+    (item) => positionKey(item.position),
+    (item) => toEntry(item.entry),
   );
+  // A walk that read its most before a page's worth: this page ends where it stopped, maybe
+  // short (empty, even), and the next goes on from there.
+  if (stoppedAt !== undefined && found.length <= limit) {
+    return ok({ items: page.items, nextCursor: REQUEST_CURSOR.encode(positionKey(stoppedAt)) });
+  }
+  return ok(page);
 }
 
 /** One entry of the account's (the newest, should an id have been sent twice), with the
@@ -297,15 +347,13 @@ export async function getRequestEntry(
   now: Date,
   id: string,
 ): Promise<Result<RequestLogEntryDetail, 'not_found'>> {
-  const [found] = await walkLog(db, accountId, {
+  const found = await findEntry(db, accountId, {
+    id,
     since: now.getTime() - REQUEST_LOG_KEPT_MS,
     visible: REQUEST_LOG_MAX_ENTRIES,
-    matches: (entry) => entry.id === id,
-    segments: { containing: [JSON.stringify(id)] },
-    take: 1,
   });
   return found
-    ? ok(toDetail(found.entry))
+    ? ok(toDetail(found))
     : fail('not_found', `No request ${id} in this account's log (kept 7 days).`);
 }
 

@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { createHmac, randomUUID } from 'node:crypto';
 import type { FastifyInstance, onSendHookHandler, RouteOptions } from 'fastify';
 import fp from 'fastify-plugin';
 import { BytePool } from '../byte-pool.js';
@@ -10,6 +10,7 @@ import {
   keptBody,
   keptErrorBody,
   REQUEST_LOG_MAX_ENTRIES,
+  redactSecrets,
 } from '../domain/request-log.js';
 import { type LoggedRequest, SegmentWriter } from '../domain/request-log-segments.js';
 import type { Log } from '../log.js';
@@ -70,8 +71,10 @@ export interface AnsweredRequest {
   replayed: boolean;
   /** 4xx and 5xx: the body, redacted and cut (`keptBody`), or null without one. */
   body: KeptBody | null;
-  /** 4xx and 5xx: the Error answered, as sent. */
+  /** 4xx and 5xx: the Error answered, as sent (redacted and cut as it is encoded). */
   errorBody: string | null;
+  /** How many requests it stands for (a summary of refusals: `Refusals`); 1 if not said. */
+  count?: number;
 }
 
 /** A request id a client may choose: the log finds its entry by it (`/v1/requests/{id}`). */
@@ -113,7 +116,20 @@ function countOf(status: number): 's2xx' | 's4xx' | 's5xx' | 's429' | undefined 
 }
 
 const MAX_PATH = 2048;
-const MAX_IDEMPOTENCY_KEY = 255;
+
+/**
+ * What the log keeps of an `Idempotency-Key`: a keyed hash, the same for the same key within an
+ * account (so entries of one key can be told together), from which the key cannot be had back:
+ * whoever reads the log cannot replay the request it was sent with.
+ */
+export type KeyHash = (accountId: string, key: string) => string;
+
+/** A KeyHash under the server's key: `ikh_` and 22 characters of an HMAC-SHA256. */
+export function idempotencyKeyHash(serverKey: string): KeyHash {
+  const mac = createHmac('sha256', 'animal-store request log').update(serverKey).digest();
+  return (accountId, key) =>
+    `ikh_${createHmac('sha256', mac).update(accountId).update('\0').update(key).digest('base64url').slice(0, 22)}`;
+}
 
 /** What a batch's requests share, worked out once a batch (a cache for each, not for an app). */
 class Shared<T> {
@@ -168,15 +184,18 @@ class LogBatch {
     requestBody: null,
     requestBodyTruncated: false,
     errorBody: null,
+    count: 1,
   };
 
   /**
    * @param writer the writer's name in the hours' counts (each writer has its own rows)
    * @param pool where its segments' buffers come from
+   * @param keyHash what the log keeps of an `Idempotency-Key`
    */
   constructor(
     private readonly writer: string,
     private readonly pool: BytePool,
+    private readonly keyHash: KeyHash,
   ) {}
 
   add(request: AnsweredRequest): void {
@@ -199,17 +218,20 @@ class LogBatch {
     entry.keyId = request.keyId;
     entry.method = request.method;
     entry.route = request.route ?? null;
-    entry.path = (query < 0 ? request.url : request.url.slice(0, query)).slice(0, MAX_PATH);
+    entry.path = redactSecrets(
+      (query < 0 ? request.url : request.url.slice(0, query)).slice(0, MAX_PATH),
+    );
     entry.status = request.status;
     entry.durationMs = request.durationMs;
     entry.errorCode = errorCodeOf(request.errorBody);
-    entry.idempotencyKey = key === undefined ? null : key.slice(0, MAX_IDEMPOTENCY_KEY);
+    entry.idempotencyKey = key === undefined ? null : this.keyHash(request.accountId, key);
     entry.replayed = request.replayed;
     entry.client = request.ip === undefined ? null : this.clients.of(request.ip);
     entry.at = request.at;
     entry.requestBody = request.body?.text ?? null;
     entry.requestBodyTruncated = request.body?.truncated ?? false;
-    entry.errorBody = request.errorBody;
+    entry.errorBody = request.errorBody === null ? null : keptErrorBody(request.errorBody);
+    entry.count = request.count ?? 1;
     account.entries.add(entry);
     const count = countOf(request.status);
     if (count !== undefined) {
@@ -218,7 +240,7 @@ class LogBatch {
         account.hour = hour;
         account.counts = account.hours.get(hour) ?? this.newHour(account, request.accountId, hour);
       }
-      account.counts[count]++;
+      account.counts[count] += entry.count;
     }
     // Counted once all of it is in.
     this.size++;
@@ -254,9 +276,10 @@ class LogBatch {
 export function rowsOf(
   requests: readonly AnsweredRequest[],
   writer: string,
+  keyHash: KeyHash = idempotencyKeyHash('rows'),
 ): { segments: NewRequestLogSegment[]; hours: HourCounts[] } {
   // A pool that keeps nothing: the rows are the caller's to keep.
-  const batch = new LogBatch(writer, new BytePool(0));
+  const batch = new LogBatch(writer, new BytePool(0), keyHash);
   for (const request of requests) batch.add(request);
   return batch.rows();
 }
@@ -270,6 +293,75 @@ export interface RequestLogOptions {
   everyMs?: number;
   /** The longest `close` waits for the last batches; what is not written by then is lost. */
   closeWithinMs?: number;
+  /** What is kept of an `Idempotency-Key` (by default, a hash under a key of its own). */
+  keyHash?: KeyHash;
+  /** The wall clock `AnsweredRequest.at` is read on, in ms (by default Date.now). */
+  now?: () => number;
+}
+
+/** A summary of refusals: the first refused request past a window's first, and how many. */
+interface Summary {
+  first: AnsweredRequest | undefined;
+  count: number;
+  /** Its window's end (ms): a minute after its first refusal, or its hour's end if sooner. */
+  until: number;
+}
+
+/** The most keys whose refusals are summarised at once; past it, refusals are logged each. */
+const MOST_SUMMARIES = 10_000;
+export const REFUSAL_WINDOW_MS = 60_000;
+
+/**
+ * Refused requests (429: rate limited, or banned) are summarised: a key's first refusal of a
+ * minute is logged as it comes (so that its id is found at once), the rest of that minute as
+ * one entry, the first of them, with their count, once the minute is over. A client that keeps
+ * sending while refused costs its log two entries a minute a key, not one a request; the hourly
+ * counts still count every request.
+ */
+class Refusals {
+  private readonly open = new Map<string, Summary>();
+
+  /** How many summaries are open. */
+  get size(): number {
+    return this.open.size;
+  }
+
+  /**
+   * Whether the refusal is taken into a summary (nothing else to do with it); false when it is
+   * to be logged as it is. `ended` gets the summary its window closed, if any.
+   */
+  take(request: AnsweredRequest, ended: (summary: AnsweredRequest) => void): boolean {
+    const key = `${request.accountId} ${request.keyId ?? ''}`;
+    const held = this.open.get(key);
+    if (held !== undefined && request.at < held.until) {
+      held.first ??= request;
+      held.count++;
+      return true;
+    }
+    if (held !== undefined) {
+      this.open.delete(key);
+      this.end(held, ended);
+    }
+    if (this.open.size < MOST_SUMMARIES) {
+      const hourEnd = request.at - (request.at % HOUR_MS) + HOUR_MS;
+      const until = Math.min(request.at + REFUSAL_WINDOW_MS, hourEnd);
+      this.open.set(key, { first: undefined, count: 0, until });
+    }
+    return false;
+  }
+
+  /** Ends the summaries whose window is over at `now` (every one without `now`). */
+  endBy(now: number | undefined, ended: (summary: AnsweredRequest) => void): void {
+    for (const [key, held] of this.open) {
+      if (now !== undefined && now < held.until) continue;
+      this.open.delete(key);
+      this.end(held, ended);
+    }
+  }
+
+  private end(held: Summary, ended: (summary: AnsweredRequest) => void): void {
+    if (held.first !== undefined) ended({ ...held.first, count: held.count });
+  }
 }
 
 export const BATCH_SIZE = 5_000;
@@ -316,10 +408,15 @@ export class RequestLog {
    * most PRUNE_TRACKED accounts: past that it starts over, housekeeping pruning the rest).
    */
   private readonly sincePruned = new Map<string, number>();
+  private readonly refusals = new Refusals();
+  /** Ends the refusals' summaries as their windows close, while there are any. */
+  private refusalTimer: NodeJS.Timeout | undefined;
   private readonly maxBuffered: number;
   private readonly batchSize: number;
   private readonly everyMs: number;
   private readonly closeWithinMs: number;
+  private readonly keyHash: KeyHash;
+  private readonly now: () => number;
 
   constructor(
     private readonly database: Writer,
@@ -335,6 +432,8 @@ export class RequestLog {
     this.batchSize = options.batchSize ?? BATCH_SIZE;
     this.everyMs = options.everyMs ?? BATCH_EVERY_MS;
     this.closeWithinMs = options.closeWithinMs ?? 5_000;
+    this.keyHash = options.keyHash ?? idempotencyKeyHash(randomUUID());
+    this.now = options.now ?? Date.now;
     metrics.watchRequestLog(() => this.waiting);
   }
 
@@ -358,14 +457,31 @@ export class RequestLog {
       this.metrics.requestLogDropped('closed');
       return;
     }
+    if (request.status === 429 && this.refusals.take(request, this.keep)) {
+      this.refusalTimer ??= setInterval(() => this.endRefusals(), REFUSAL_CHECK_MS).unref();
+      return;
+    }
+    this.keep(request);
+  }
+
+  private readonly keep = (request: AnsweredRequest): void => {
     if (this.waiting >= this.maxBuffered) {
-      this.metrics.requestLogDropped('buffer_full');
+      this.metrics.requestLogDropped('buffer_full', request.count ?? 1);
       return;
     }
     this.taken.push(request);
     this.waiting++;
     this.encoding ??= setImmediate(this.encodeTaken);
-  }
+  };
+
+  /** Logs the refusals' summaries whose window is over (`all`: every one, as it stands). */
+  private readonly endRefusals = (all = false): void => {
+    this.refusals.endBy(all ? undefined : this.now(), this.keep);
+    if (this.refusals.size === 0) {
+      clearInterval(this.refusalTimer);
+      this.refusalTimer = undefined;
+    }
+  };
 
   /** Encodes the entries taken into the open batch (a full one goes to be written at once). */
   private readonly encodeTaken = () => {
@@ -375,7 +491,7 @@ export class RequestLog {
     if (taken.length === 0) return;
     for (const request of taken) {
       try {
-        this.open ??= new LogBatch(this.writer, this.pool);
+        this.open ??= new LogBatch(this.writer, this.pool, this.keyHash);
         this.open.add(request);
       } catch (err) {
         // Nothing of a request should fail to encode. Should one, the batch it went into is
@@ -405,6 +521,8 @@ export class RequestLog {
   async flush(): Promise<void> {
     clearTimeout(this.timer);
     this.timer = undefined;
+    // Summaries of refusals too, as they stand.
+    this.endRefusals(true);
     await this.writing;
     this.encodeTaken();
     // `waiting` counts the entries in batches, each of which holds one at least.
@@ -416,6 +534,8 @@ export class RequestLog {
    * not hold the shutdown), and takes no more entries. Safe to call more than once.
    */
   async close(): Promise<void> {
+    // Its summaries of refusals are logged as they stand, in the last batch.
+    this.endRefusals(true);
     this.closed = true;
     let timer: NodeJS.Timeout | undefined;
     await Promise.race([
@@ -487,7 +607,11 @@ export class RequestLog {
       // Written: nothing reads their bytes any more. (A batch that failed leaves its buffers to
       // the collector: both clients copy a parameter's bytes as they send or bind it, but what
       // a failed write still holds is not worth reasoning about for 8 MB.)
-      for (const { entries } of segments) if (typeof entries !== 'string') this.pool.give(entries);
+      for (const { ids, entries, bodies } of segments) {
+        for (const bytes of [ids, entries, bodies]) {
+          if (bytes !== null && typeof bytes !== 'string') this.pool.give(bytes);
+        }
+      }
       this.failing = false;
       this.metrics.requestLogWritten(batch.size);
     } catch (err) {
@@ -524,6 +648,9 @@ export class RequestLog {
     return [...due];
   }
 }
+
+/** How often open summaries of refusals are checked for their window's end. */
+const REFUSAL_CHECK_MS = 1_000;
 
 /** The most accounts a writer counts entries of between prunes. */
 const PRUNE_TRACKED = 10_000;
@@ -579,7 +706,9 @@ function capture(
         idempotencyKey,
         replayed: idempotencyKey !== undefined && reply.getHeader(REPLAYED_HEADER) === 'true',
         body: failed ? safeKeptBody(request.body) : null,
-        errorBody: failed && typeof payload === 'string' ? keptErrorBody(payload) : null,
+        // As sent: made what the log keeps (`keptErrorBody`) when its batch is encoded, so that a
+        // refusal summarised with others costs nothing more.
+        errorBody: failed && typeof payload === 'string' ? payload : null,
       });
     }
     done();
@@ -605,17 +734,19 @@ function captureRoute(requestLog: RequestLog, wallTime: (instant: number) => num
 export const requestLogPlugin = fp(
   async (app: FastifyInstance) => {
     const { config, database, clock, metrics, outages, log, lifecycle } = app.ctx;
+    const wallTime = wallTimeOf(clock);
     const requestLog = new RequestLog(database, outages, metrics, log, {
       maxBuffered: config.requestLog.buffer,
       // Within the shutdown's deadline: half of it goes to the requests being answered.
       closeWithinMs: config.shutdownTimeoutMs / 4,
+      keyHash: idempotencyKeyHash(config.webhooks.secretKeys[0] ?? randomUUID()),
+      now: () => wallTime(performance.now()),
     });
     app.decorate('requestLog', requestLog);
     app.decorateRequest('logged', false);
     // REQUEST_LOG=off: nothing is captured, and so nothing is written.
     // A request's arrival is stamped by the request path (src/plugins/requests.ts).
     if (config.requestLog.enabled) {
-      const wallTime = wallTimeOf(clock);
       app.addHook('onRoute', captureRoute(requestLog, wallTime));
       // The answers of no route (404, 405) have the app's hooks only.
       const unmatched = capture(requestLog, wallTime, undefined);

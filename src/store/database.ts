@@ -22,6 +22,7 @@ import * as webhookEndpointEvents from './migrations/0012_webhook_endpoint_event
 import * as requestLog from './migrations/0013_request_log.js';
 import * as keyScopes from './migrations/0014_key_scopes.js';
 import * as requestLogSegments from './migrations/0015_request_log_segments.js';
+import * as requestLogLookup from './migrations/0016_request_log_lookup.js';
 import * as idempotencyCredentials from './migrations/0017_idempotency_credentials.js';
 import { PgGroupCommit } from './pg-group-commit.js';
 import { StorePool } from './pg-pool.js';
@@ -296,6 +297,7 @@ function migrations(dialect: Dialect): Record<string, Migration> {
     '0013_request_log': { up: (db) => requestLog.up(db, dialect) },
     '0014_key_scopes': { up: (db) => keyScopes.up(db) },
     '0015_request_log_segments': { up: (db) => requestLogSegments.up(db, dialect) },
+    '0016_request_log_lookup': { up: (db) => requestLogLookup.up(db, dialect) },
     '0017_idempotency_credentials': { up: (db) => idempotencyCredentials.up(db) },
   };
 }

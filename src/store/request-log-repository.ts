@@ -13,7 +13,9 @@ const COLUMNS = [
   'errors',
   'first_at',
   'last_at',
+  'ids',
   'entries',
+  'bodies',
 ] as const satisfies ReadonlyArray<keyof NewRequestLogSegment>;
 
 /** Their PostgreSQL types, for `unnest`. */
@@ -23,7 +25,9 @@ const SEGMENT_TYPES: Record<(typeof COLUMNS)[number], string> = {
   errors: 'int',
   first_at: 'timestamptz',
   last_at: 'timestamptz',
+  ids: 'text',
   entries: 'text',
+  bodies: 'text',
 };
 
 const HOUR_COLUMNS = ['account_id', 'hour', 'writer', 's2xx', 's4xx', 's5xx', 's429'] as const;
@@ -38,6 +42,70 @@ const HOUR_TYPES: Record<(typeof HOUR_COLUMNS)[number], string> = {
 };
 
 const names = (columns: readonly string[]) => sql.raw(columns.join(', '));
+
+/**
+ * A segment's `ids`: its entries' request ids in ID_BUCKETS parts by a hash of the id
+ * (`idBucket`), so that a lookup searches one part, a sixteenth of them. The text starts with
+ * where each part ends (ID_BUCKETS numbers of OFFSET_DIGITS digits, counted from the end of this
+ * header), then the parts in order, each ` a b c ` (every id between spaces) or empty. Ids are
+ * printable ASCII without spaces (`[\w.-]{1,128}`): a byte a character.
+ */
+export const ID_BUCKETS = 16;
+export const OFFSET_DIGITS = 6;
+/** The header's length: where the parts start. */
+export const IDS_HEADER = ID_BUCKETS * OFFSET_DIGITS;
+
+/** Which part of `ids` a request id is in: FNV-1a of its characters. */
+export function idBucket(id: string): number {
+  let hash = 0x811c9dc5;
+  for (let i = 0; i < id.length; i++) hash = Math.imul(hash ^ id.charCodeAt(i), 0x01000193);
+  return (hash >>> 0) % ID_BUCKETS;
+}
+
+/** Where a part of `ids` is: the places in the header of where it starts and ends. */
+function idPart(bucket: number): IdPart {
+  return {
+    // The first part starts at once; each other where the one before it ends.
+    startAt: bucket === 0 ? null : (bucket - 1) * OFFSET_DIGITS,
+    endAt: bucket * OFFSET_DIGITS,
+    digits: OFFSET_DIGITS,
+    header: IDS_HEADER,
+  };
+}
+
+/** `ids` of these request ids, in order (a migration's, and the tests', form of it). */
+export function idsText(ids: readonly string[]): string {
+  const parts = Array.from({ length: ID_BUCKETS }, () => '');
+  for (const id of ids) {
+    const bucket = idBucket(id);
+    parts[bucket] = `${parts[bucket] || ' '}${id} `;
+  }
+  let end = 0;
+  const header = parts.map((part) => {
+    end += part.length;
+    return String(end).padStart(OFFSET_DIGITS, '0');
+  });
+  return header.join('') + parts.join('');
+}
+
+/** The ids of a segment's `ids`, by part (for the tests). */
+export function idsOf(text: string): string[] {
+  return text.slice(IDS_HEADER).split(' ').filter(Boolean);
+}
+
+/**
+ * Where a part of a segment's `ids` is: the text starts with a header of numbers, each `digits`
+ * long, saying where each part ends.
+ */
+interface IdPart {
+  /** Where in the header the number of where the part starts is (0-based); null: at once. */
+  startAt: number | null;
+  /** Where in the header the number of where it ends is. */
+  endAt: number;
+  digits: number;
+  /** The header's length: the numbers count from its end. */
+  header: number;
+}
 
 const ADD_COUNTS = sql.raw(
   `on conflict (account_id, hour, writer) do update set ${HOUR_COLUMNS.slice(3)
@@ -85,12 +153,25 @@ const addHourSqlite = preparedWrite((tx: Tx, p: HourCounts) => ({
       values (${sql.join(HOUR_COLUMNS.map((name) => p[name]))}) ${ADD_COUNTS}`.compile(tx),
 }));
 
-/** A segment's entries as text, however they are held: text, or its UTF-8 bytes. */
+/** A segment's entries (or ids, or bodies) as text, however they are held: text, or its UTF-8
+ * bytes. */
 export function entriesText(entries: string | Uint8Array): string {
   return typeof entries === 'string'
     ? entries
     : Buffer.from(entries.buffer, entries.byteOffset, entries.byteLength).toString('utf8');
 }
+
+/** A segment's texts as PostgreSQL's text columns take them in an array parameter. */
+const asText = (segment: NewRequestLogSegment): NewRequestLogSegment => ({
+  ...segment,
+  ids: entriesText(segment.ids),
+  entries: entriesText(segment.entries),
+  bodies: segment.bodies === null ? null : entriesText(segment.bodies),
+});
+
+/** The bytes a segment's texts take. */
+const bytesOf = (segment: NewRequestLogSegment) =>
+  segment.ids.length + segment.entries.length + (segment.bodies?.length ?? 0);
 
 /** One array per column, as `unnest` takes them. */
 function byColumn<R>(rows: readonly R[], columns: ReadonlyArray<keyof R>): Arrays {
@@ -123,9 +204,9 @@ export async function insertRequestLog(
       small = [];
     };
     for (const segment of segments) {
-      if (segment.entries.length <= LARGE_SEGMENT) {
-        // PostgreSQL's column is text: bytes in an array would be sent as bytea.
-        small.push({ ...segment, entries: entriesText(segment.entries) });
+      if (bytesOf(segment) <= LARGE_SEGMENT) {
+        // PostgreSQL's columns are text: bytes in an array would be sent as bytea.
+        small.push(asText(segment));
         continue;
       }
       insertSmall();
@@ -148,8 +229,11 @@ export interface SegmentRead {
   seq: number;
   size: number;
   firstAt: Date | string;
+  /** The bytes of its entries, read or not (the store tests the text of those it does not
+   * answer). */
+  bytes: number;
   /** Its entries (text, or UTF-8 bytes: `entriesText`); null when the filter rules out every
-   * one of them. */
+   * one of them. Never their bodies (`bodies`), which only a lookup by id reads. */
   entries: string | Uint8Array | null;
 }
 
@@ -168,26 +252,36 @@ export interface SegmentFilter {
   take: number;
 }
 
+const isPostgres = (db: ReadDb) => db.getExecutor().adapter instanceof PostgresAdapter;
+
 /**
- * An account's segments, newest first. Every segment of the range is answered, with its size,
- * so that a reader can count the entries it passes; the text of those the filter rules out is
- * not (its test runs in the store, where the text is).
+ * What a text is searched for: on SQLite as bytes, since the texts are stored as bytes (a BLOB
+ * searched for a string would be made a string first); on PostgreSQL as text.
+ */
+const needle = (db: ReadDb, text: string): string | Buffer =>
+  isPostgres(db) ? text : Buffer.from(text);
+
+/**
+ * An account's segments, newest first. Every segment of the range is answered, with its size
+ * and its bytes, so that a reader can count the entries and the bytes it passes; the text of
+ * those the filter rules out is not (its test runs in the store, where the text is).
  */
 export async function readSegments(
   db: ReadDb,
   accountId: string,
   filter: SegmentFilter,
 ): Promise<SegmentRead[]> {
-  const find = db.getExecutor().adapter instanceof PostgresAdapter ? 'strpos' : 'instr';
+  const find = isPostgres(db) ? 'strpos' : 'instr';
   const { withErrors, withSuccesses, containing = [] } = filter;
   const rows = await db
     .selectFrom('request_log_segments')
     .select(['seq', 'size', 'first_at'])
+    .select((eb) => eb.fn<number>('octet_length', ['entries']).as('bytes'))
     .select((eb) => {
       const tests = [
         ...(withErrors ? [eb('errors', '>', 0)] : []),
         ...(withSuccesses ? [eb('errors', '<', eb.ref('size'))] : []),
-        ...containing.map((text) => eb(eb.fn(find, ['entries', eb.val(text)]), '>', 0)),
+        ...containing.map((text) => eb(eb.fn(find, ['entries', eb.val(needle(db, text))]), '>', 0)),
       ];
       return tests.length === 0
         ? eb.ref('entries').as('entries')
@@ -203,8 +297,107 @@ export async function readSegments(
     seq: Number(row.seq),
     size: Number(row.size),
     firstAt: row.first_at,
+    bytes: Number(row.bytes),
     entries: row.entries ?? null,
   }));
+}
+
+/** A segment found: its entries (not their bodies: `bodiesLine`). */
+export interface SegmentFound {
+  seq: number;
+  firstAt: Date | string;
+  entries: string | Uint8Array;
+}
+
+/**
+ * The account's newest segment since `since` whose ids hold `id` (a request id, which has no
+ * space), read whole; undefined without one. The store searches the one part of its ids that
+ * the id would be in, a sixteenth of them.
+ */
+export async function segmentHolding(
+  db: ReadDb,
+  accountId: string,
+  since: string,
+  id: string,
+): Promise<SegmentFound | undefined> {
+  const sought = needle(db, ` ${id} `);
+  const part = idPart(idBucket(id));
+  // The part's bounds, in characters after the header (ids are ASCII: characters are bytes).
+  const bound = (at: number) =>
+    sql<number>`cast(substr(ids, ${at + 1}, ${part.digits}) as integer)`;
+  const start = part.startAt === null ? sql<number>`0` : bound(part.startAt);
+  // SQLite's instr compares at every byte: it searches the one part. PostgreSQL's strpos skips
+  // ahead as it goes, and would fetch a value kept out of line once for each substr: it
+  // searches the whole text, fetched once.
+  const search = isPostgres(db)
+    ? sql<number>`strpos(ids, ${sought})`
+    : sql<number>`instr(substr(ids, ${part.header + 1} + ${start}, ${bound(part.endAt)} - ${start}), ${sought})`;
+  const row = await db
+    .selectFrom('request_log_segments')
+    .select(['seq', 'first_at', 'entries'])
+    .where('account_id', '=', accountId)
+    .where('last_at', '>=', since)
+    .where(search, '>', 0)
+    .orderBy('seq', 'desc')
+    .limit(1)
+    .executeTakeFirst();
+  return row && { seq: Number(row.seq), firstAt: row.first_at, entries: row.entries };
+}
+
+/** The most bytes a line of `bodies` takes: two texts of 4 KB, each character escaped. */
+const MOST_LINE_BYTES = 64 * 1024;
+
+/**
+ * The line of segment `seq`'s bodies for its entry at `place` (`[place, …]`, JSON text); null
+ * without one, or in a segment whose entries hold their bodies. PostgreSQL finds it and sends
+ * that line alone; SQLite hands the bodies over as they are stored (no copy but this one), and
+ * they are searched here, faster than its instr would.
+ */
+export async function bodiesLine(db: ReadDb, seq: number, place: number): Promise<string | null> {
+  const start = `\n[${place},`;
+  if (isPostgres(db)) {
+    // Searched once (`offset 0` keeps the subquery whole: inlined, each use of `at` would fetch
+    // the bodies again).
+    const { rows } = await sql<{
+      line: string;
+    }>`select substr(bodies, at + 1, ${MOST_LINE_BYTES}) as line
+      from (select bodies, strpos(bodies, ${start}) as at from request_log_segments
+        where seq = ${seq} offset 0) found
+      where at > 0`.execute(db);
+    const line = rows[0]?.line;
+    return line === undefined ? null : (line.split('\n', 1)[0] ?? null);
+  }
+  const row = await db
+    .selectFrom('request_log_segments')
+    .select('bodies')
+    .where('seq', '=', seq)
+    .executeTakeFirst();
+  if (!row?.bodies) return null;
+  const bytes =
+    typeof row.bodies === 'string'
+      ? Buffer.from(row.bodies)
+      : Buffer.from(row.bodies.buffer, row.bodies.byteOffset, row.bodies.byteLength);
+  const at = bytes.indexOf(start);
+  if (at < 0) return null;
+  const end = bytes.indexOf(0x0a, at + 1);
+  return bytes.toString('utf8', at + 1, end < 0 ? bytes.length : end);
+}
+
+/** How many entries the account's segments since `since` written after segment `seq` hold. */
+export async function entriesAfter(
+  db: ReadDb,
+  accountId: string,
+  since: string,
+  seq: number,
+): Promise<number> {
+  const row = await db
+    .selectFrom('request_log_segments')
+    .select((eb) => eb.fn.sum<number>('size').as('entries'))
+    .where('account_id', '=', accountId)
+    .where('last_at', '>=', since)
+    .where('seq', '>', seq)
+    .executeTakeFirst();
+  return Number(row?.entries ?? 0);
 }
 
 /** An account's counts per hour since `from`, every writer's added up. */

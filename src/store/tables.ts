@@ -205,6 +205,9 @@ export interface RequestLogSegmentsTable {
   first_at: Timestamp;
   /** …and its newest's. */
   last_at: Timestamp;
+  /** Its entries' request ids in sixteen parts by a hash of the id, behind a header of where
+   * each part ends (`idsText`, src/store/request-log-repository.ts): what a lookup searches. */
+  ids: ColumnType<string | Uint8Array, string | Uint8Array, never>;
   /**
    * Its entries, oldest first: a JSON array of positional arrays
    * (src/domain/request-log-segments.ts), as UTF-8. SQLite stores the bytes the log encoded as
@@ -212,6 +215,10 @@ export interface RequestLogSegmentsTable {
    * written before either may be text.
    */
   entries: ColumnType<string | Uint8Array, string | Uint8Array, never>;
+  /** The bodies of its 4xx and 5xx entries, a line each (`[place, body, truncated, Error]`);
+   * null without any, and in segments written before migration 0016, whose entries hold
+   * their bodies. */
+  bodies: ColumnType<string | Uint8Array | null, string | Uint8Array | null, never>;
 }
 
 /** An account's requests in one hour by status class, as one process counted them. */

@@ -592,10 +592,11 @@ export interface components {
          *       "durationMs": 1.25,
          *       "keyId": "key_0aBcDeFgHiJkLmNo",
          *       "errorCode": "validation_failed",
-         *       "idempotencyKey": "5f0c7a1e-fish",
+         *       "idempotencyKey": "ikh_Qm3kY2Hq0sX8dVbN1aZp4w",
          *       "replayed": false,
          *       "clientAddress": "203.0.113.0/24",
          *       "createdAt": "2026-11-24T12:00:00.000Z",
+         *       "count": 1,
          *       "requestBody": "{\"name\":\"\",\"categoryId\":1,\"apiKey\":\"[redacted]\"}",
          *       "requestBodyTruncated": false,
          *       "errorBody": {
@@ -625,7 +626,7 @@ export interface components {
             keyId: string | null;
             /** @description The error's `code` (4xx, 5xx), or null. */
             errorCode: string | null;
-            /** @description The `Idempotency-Key` sent, or null. */
+            /** @description A keyed hash of the `Idempotency-Key` sent (`ikh_…`: the same key gives the same value within the account; the key itself is never kept, so the log cannot be used to replay a request), or null without one. */
             idempotencyKey: string | null;
             /** @description Answered with the kept answer of its key. */
             replayed: boolean;
@@ -636,7 +637,12 @@ export interface components {
              * @description When the request arrived (UTC).
              */
             createdAt: string;
-            /** @description `getRequest` only. For a 4xx or 5xx answer, the request's JSON body as text, at most 4 KB, the value of every field whose name contains `password`, `secret`, `key` or `token` (in any case, at any depth) replaced by `"[redacted]"` before it was stored. Null for a success, or without a JSON body. */
+            /**
+             * Format: int32
+             * @description How many requests the entry stands for: 1, or, for refusals (`429`), more. A key's first refusal of a minute is an entry of its own; the rest of that minute are one entry (the first of them, its id and time) with their number, logged once the minute is over.
+             */
+            count: number;
+            /** @description `getRequest` only. For a 4xx or 5xx answer, the request's JSON body as text, at most 4 KB, redacted before it was stored: the value of every field whose name contains `pass`, `pwd`, `secret`, `key`, `token`, `auth`, `credential`, `cookie`, `session`, `bearer` or `signature` (in any case, at any depth), and, in any string, API keys, webhook secrets, bearer and session tokens and the user-info of URLs, are replaced by `"[redacted]"`. Null for a success, or without a JSON body. */
             requestBody?: string | null;
             /** @description `getRequest` only. The body was longer than 4 KB: `requestBody` is its start, cut on a character boundary (so not valid JSON). */
             requestBodyTruncated?: boolean;
@@ -698,10 +704,11 @@ export interface components {
          *         "durationMs": 1.25,
          *         "keyId": "key_0aBcDeFgHiJkLmNo",
          *         "errorCode": "validation_failed",
-         *         "idempotencyKey": "5f0c7a1e-fish",
+         *         "idempotencyKey": "ikh_Qm3kY2Hq0sX8dVbN1aZp4w",
          *         "replayed": false,
          *         "clientAddress": "203.0.113.0/24",
-         *         "createdAt": "2026-11-24T12:00:00.000Z"
+         *         "createdAt": "2026-11-24T12:00:00.000Z",
+         *         "count": 1
          *       }
          *     ]
          */
@@ -4175,10 +4182,11 @@ export interface operations {
                      *         "durationMs": 1.25,
                      *         "keyId": "key_0aBcDeFgHiJkLmNo",
                      *         "errorCode": "validation_failed",
-                     *         "idempotencyKey": "5f0c7a1e-fish",
+                     *         "idempotencyKey": "ikh_Qm3kY2Hq0sX8dVbN1aZp4w",
                      *         "replayed": false,
                      *         "clientAddress": "203.0.113.0/24",
-                     *         "createdAt": "2026-11-24T12:00:00.000Z"
+                     *         "createdAt": "2026-11-24T12:00:00.000Z",
+                     *         "count": 1
                      *       }
                      *     ]
                      */
@@ -4310,10 +4318,11 @@ export interface operations {
                      *       "durationMs": 1.25,
                      *       "keyId": "key_0aBcDeFgHiJkLmNo",
                      *       "errorCode": "validation_failed",
-                     *       "idempotencyKey": "5f0c7a1e-fish",
+                     *       "idempotencyKey": "ikh_Qm3kY2Hq0sX8dVbN1aZp4w",
                      *       "replayed": false,
                      *       "clientAddress": "203.0.113.0/24",
                      *       "createdAt": "2026-11-24T12:00:00.000Z",
+                     *       "count": 1,
                      *       "requestBody": "{\"name\":\"\",\"categoryId\":1,\"apiKey\":\"[redacted]\"}",
                      *       "requestBodyTruncated": false,
                      *       "errorBody": {

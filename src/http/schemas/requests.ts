@@ -51,10 +51,11 @@ const ENTRY_EXAMPLE = {
   durationMs: 1.25,
   keyId: 'key_0aBcDeFgHiJkLmNo',
   errorCode: 'validation_failed',
-  idempotencyKey: '5f0c7a1e-fish',
+  idempotencyKey: 'ikh_Qm3kY2Hq0sX8dVbN1aZp4w',
   replayed: false,
   clientAddress: '203.0.113.0/24',
   createdAt: '2026-11-24T12:00:00.000Z',
+  count: 1,
 };
 
 const entryFields = {
@@ -84,8 +85,13 @@ const entryFields = {
     { description: "The error's `code` (4xx, 5xx), or null." },
   ),
   idempotencyKey: Type.Union(
-    [Type.String({ maxLength: 255, pattern: STORABLE_TEXT_PATTERN }), Type.Null()],
-    { description: 'The `Idempotency-Key` sent, or null.' },
+    [Type.String({ maxLength: 64, pattern: '^ikh_[A-Za-z0-9_-]+$' }), Type.Null()],
+    {
+      description:
+        'A keyed hash of the `Idempotency-Key` sent (`ikh_…`: the same key gives the same ' +
+        'value within the account; the key itself is never kept, so the log cannot be used ' +
+        'to replay a request), or null without one.',
+    },
   ),
   replayed: Type.Boolean({ description: 'Answered with the kept answer of its key.' }),
   clientAddress: Type.Union(
@@ -93,6 +99,15 @@ const entryFields = {
     { description: "The client's IPv4 /24 or IPv6 /64; null if it left before its answer." },
   ),
   createdAt: Timestamp('When the request arrived (UTC).'),
+  count: Type.Integer({
+    format: 'int32',
+    minimum: 1,
+    maximum: 2_147_483_647,
+    description:
+      "How many requests the entry stands for: 1, or, for refusals (`429`), more. A key's " +
+      'first refusal of a minute is an entry of its own; the rest of that minute are one entry ' +
+      '(the first of them, its id and time) with their number, logged once the minute is over.',
+  }),
 };
 
 /** What an entry shows of an error, in `getRequest`'s answer only (a list has none of it). */
@@ -103,9 +118,12 @@ const errorFields = {
       {
         description:
           `\`getRequest\` only. For a 4xx or 5xx answer, the request's JSON body as text, at ` +
-          `most ${BODY_MAX_BYTES / 1024} KB, the value of every field whose name contains ` +
-          '`password`, `secret`, `key` or `token` (in any case, at any depth) replaced by ' +
-          '`"[redacted]"` before it was stored. Null for a success, or without a JSON body.',
+          `most ${BODY_MAX_BYTES / 1024} KB, redacted before it was stored: the value of ` +
+          'every field whose name contains `pass`, `pwd`, `secret`, `key`, `token`, `auth`, ' +
+          '`credential`, `cookie`, `session`, `bearer` or `signature` (in any case, at any ' +
+          'depth), and, in any string, API keys, webhook secrets, bearer and session tokens ' +
+          'and the user-info of URLs, are replaced by `"[redacted]"`. Null for a success, or ' +
+          'without a JSON body.',
       },
     ),
   ),
