@@ -1,6 +1,6 @@
 /**
  * What an event's fan-out to the account's webhook endpoints costs the write that records it
- * (src/store/events-repository.ts), with 1 and 20 endpoints that want the event:
+ * (src/webhooks/events-repository.ts), with 1 and 20 endpoints that want the event:
  *
  * - `POST-like write`: `createPet` in `Database.write` (the pet, its counter, its
  *   `pet.created` event and one delivery per endpoint), CONCURRENCY writes in flight, so group
@@ -23,22 +23,22 @@ const dist = (path: string) => new URL(`../dist/${path}`, import.meta.url).href;
 const { systemClock } = (await import(dist('clock.js'))) as typeof import('../src/clock.js');
 const { createPet } = (await import(
   dist('domain/pets.js')
-)) as typeof import('../src/domain/pets.js');
+)) as typeof import('../src/catalogue/pets.js');
 const { insertAccount } = (await import(
   dist('store/accounts-repository.js')
 )) as typeof import('../src/store/accounts-repository.js');
 const { insertCategory } = (await import(
   dist('store/categories-repository.js')
-)) as typeof import('../src/store/categories-repository.js');
+)) as typeof import('../src/catalogue/categories-repository.js');
 const { openDatabase } = (await import(
   dist('store/database.js')
 )) as typeof import('../src/store/database.js');
 const { insertEvent } = (await import(
   dist('store/events-repository.js')
-)) as typeof import('../src/store/events-repository.js');
+)) as typeof import('../src/webhooks/events-repository.js');
 const { insertEndpoint } = (await import(
   dist('store/webhooks-repository.js')
-)) as typeof import('../src/store/webhooks-repository.js');
+)) as typeof import('../src/webhooks/repository.js');
 type Database = import('../src/store/database.js').Database;
 
 const ROUNDS = Number(process.argv[2] ?? 5);

@@ -19,17 +19,17 @@ const dist = (path: string) =>
   new URL(`../${process.env.DIST ?? 'dist'}/${path}`, import.meta.url).href;
 const { RequestLog, rowsOf } = (await import(
   dist('http/request-log.js')
-)) as typeof import('../src/http/request-log.js');
+)) as typeof import('../src/request-log/writer.js');
 const { keptBody } = (await import(
   dist('domain/request-log.js')
-)) as typeof import('../src/domain/request-log.js');
+)) as typeof import('../src/request-log/domain.js');
 const { insertRequestLog } = (await import(
   dist('store/request-log-repository.js')
-)) as typeof import('../src/store/request-log-repository.js');
+)) as typeof import('../src/request-log/repository.js');
 const { openDatabase } = (await import(
   dist('store/database.js')
 )) as typeof import('../src/store/database.js');
-type AnsweredRequest = import('../src/http/request-log.js').AnsweredRequest;
+type AnsweredRequest = import('../src/request-log/writer.js').AnsweredRequest;
 
 const batches = Number(process.argv[2] ?? 40);
 const BATCH = Number(process.env.BENCH_LOG_BATCH ?? 5_000);

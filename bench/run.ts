@@ -54,7 +54,7 @@ const { openDatabase } = (await import(
 )) as typeof import('../src/store/database.js');
 const { countUnsettled } = (await import(
   dist('store/messages-repository.js')
-)) as typeof import('../src/store/messages-repository.js');
+)) as typeof import('../src/messages/repository.js');
 
 const PETS = Number(process.env.BENCH_PETS ?? 100_000);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 3);

@@ -23,7 +23,7 @@ const { encodeCursor } = (await import(
 )) as typeof import('../src/domain/pagination.js');
 const { insertCategory } = (await import(
   dist('store/categories-repository.js')
-)) as typeof import('../src/store/categories-repository.js');
+)) as typeof import('../src/catalogue/categories-repository.js');
 const { reserveNumbers } = (await import(
   dist('store/numbered.js')
 )) as typeof import('../src/store/numbered.js');

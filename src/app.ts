@@ -1,10 +1,12 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from 'fastify';
+import { CAPABILITIES } from './capabilities.js';
+import type { Capability } from './capability.js';
 import { type Clock, systemClock } from './clock.js';
 import type { Config } from './config.js';
 import { Passwords } from './domain/passwords.js';
 import { clientErrorHandler, MAX_HEADER_BYTES } from './http/client-errors.js';
-import { requestIdOf, requestLogPlugin } from './http/request-log.js';
+import { requestIdOf } from './http/request-id.js';
 import { createLog, requestLogger } from './log.js';
 import { apiPlugin } from './plugins/api.js';
 import { cachesPlugin } from './plugins/caches.js';
@@ -14,12 +16,9 @@ import { guardsPlugin } from './plugins/guards.js';
 import { housekeepingPlugin } from './plugins/housekeeping.js';
 import { limitsPlugin } from './plugins/limits.js';
 import { opsPlugin } from './plugins/ops.js';
-import { queuePlugin } from './plugins/queue.js';
 import { answerFrameworkError, requestsPlugin } from './plugins/requests.js';
 import { storePlugin } from './plugins/store.js';
-import { webhooksPlugin } from './plugins/webhooks.js';
 import { portalPlugin } from './portal/plugin.js';
-import type { MessageSink } from './queue/sink.js';
 import type { Database } from './store/database.js';
 
 /** Fastify's `trustProxy`; a hop count becomes the function Fastify itself would make of it
@@ -39,8 +38,6 @@ export interface AppOptions {
   passwords?: Passwords;
   /** Where JSON log lines go (default stdout); tests read them. */
   logStream?: { write(line: string): void };
-  /** Where the worker delivers messages (default: the log). */
-  sink?: MessageSink;
   /**
    * The caller waits for the database and Redis, migrates, then calls `app.lifecycle.serve()`;
    * until then API requests answer 503 (src/server.ts, which listens first, so an instance may
@@ -48,6 +45,8 @@ export interface AppOptions {
    * serves once it is ready and Redis answers.
    */
   startLater?: boolean;
+  /** The capabilities put in (src/capabilities.ts): all of them but where a test says. */
+  capabilities?: readonly Capability[];
 }
 
 /**
@@ -64,8 +63,8 @@ export async function buildApp({
   clock = systemClock,
   passwords = new Passwords(config.passwordHashCost),
   logStream,
-  sink,
   startLater = false,
+  capabilities = CAPABILITIES,
 }: AppOptions): Promise<FastifyInstance> {
   const log = createLog(config.logLevel, logStream);
   const app = Fastify({
@@ -111,16 +110,18 @@ export async function buildApp({
     await app.register(opsPlugin, { ...basics, startLater });
     await app.register(cachesPlugin, basics);
     await app.register(guardsPlugin, basics);
-    await app.register(housekeepingPlugin, basics);
-    await app.register(webhooksPlugin, basics);
-    await app.register(queuePlugin, { ...basics, sink });
+    const chores = Object.assign({}, ...capabilities.map((c) => c.chores ?? {}));
+    await app.register(housekeepingPlugin, { ...basics, chores });
     await app.register(contextPlugin, basics);
-    // Before the routes and the 404s: it sees every answer.
-    await app.register(requestLogPlugin);
+    // Before the routes and the 404s: their hooks see every answer.
+    for (const { services } of capabilities) if (services) await app.register(services, basics);
     await app.register(requestsPlugin, basics);
-    await app.register(docsPlugin, basics);
+    const components = capabilities.flatMap((c) => c.components ?? []);
+    await app.register(docsPlugin, { ...basics, components });
     await app.register(apiPlugin);
-    await app.register(portalPlugin, { prefix: '/portal' });
+    for (const { routes } of capabilities) if (routes) await app.register(routes);
+    const pages = capabilities.flatMap((c) => (c.portal ? [c.portal] : []));
+    await app.register(portalPlugin, { prefix: '/portal', pages });
   } catch (err) {
     // A plugin that fails to load leaves those before it open: they close, as on any close.
     await app.close();

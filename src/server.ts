@@ -1,7 +1,7 @@
 import { buildApp } from './app.js';
 import { systemClock } from './clock.js';
 import { type Config, ConfigError, loadConfig } from './config.js';
-import { createDemoAccountIfEmpty, type DemoAccount } from './domain/demo.js';
+import { createDemoAccountIfEmpty, type DemoAccount } from './demo.js';
 import {
   databaseFailure,
   listenFailure,

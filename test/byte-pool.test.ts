@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { BytePool } from '../src/byte-pool.js';
+import { BytePool } from '../src/request-log/byte-pool.js';
 
 describe('byte pool', () => {
   it('hands out powers of two, 2 KB at least, and the same memory again once given back', () => {

@@ -11,11 +11,11 @@ import type {
   RouteOptions,
 } from 'fastify';
 import { Redis } from 'ioredis';
+import { createPet as storePet } from '../src/catalogue/pets.js';
 import { systemClock } from '../src/clock.js';
 import { nobodyToTell } from '../src/domain/accounts.js';
 import { createApiKey, KeyAuthenticator, revokeKeyById } from '../src/domain/api-keys.js';
 import { encodeCursor } from '../src/domain/pagination.js';
-import { createPet as storePet } from '../src/domain/pets.js';
 import {
   announceWrites,
   localFreshness,

@@ -1098,21 +1098,32 @@ function checkResponse(req: FuzzRequest, res: LightMyRequestResponse, op: Operat
   ) {
     assert.ok(res.headers['x-ratelimit-limit'], `no X-RateLimit-Limit: ${what}`);
   }
-  // Nothing of an account reaches anyone else, unless the request itself carried it.
+  // Nothing of an account reaches anyone else, unless the request itself carried it (or, in
+  // the caller's request log, one of its requests before: the log shows what each was sent
+  // with, another account's ids in its path included).
   const seen = res.body + JSON.stringify(res.headers);
   const sent = `${req.url} ${JSON.stringify(req.headers)} ${
     Buffer.isBuffer(req.payload) ? req.payload.toString('latin1') : (req.payload ?? '')
   }`;
+  const earlier =
+    req.caller !== null && /^\/v1\/requests/.test(req.url) ? sentBefore[req.caller] : [];
   for (const party of Object.values(parties)) {
     if (party.name === req.caller) continue;
     for (const secret of party.secrets) {
       assert.ok(
-        !seen.includes(secret) || sent.includes(secret),
+        !seen.includes(secret) ||
+          sent.includes(secret) ||
+          earlier.some((before) => before.includes(secret)),
         `${party.name}'s ${secret} in an answer to ${req.caller ?? 'nobody'}: ${what}`,
       );
     }
   }
+  // What the log keeps of a request: its path (its body only on an error, redacted, 4 KB).
+  if (req.caller !== null) sentBefore[req.caller].push(sent.slice(0, 8192));
 }
+
+/** What each party's requests were sent with, in the order sent (see above). */
+const sentBefore: Record<PartyName, string[]> = { A: [], B: [], C: [] };
 
 const sentTo = new Map<string, number>();
 let sentInAll = 0;

@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { Kysely } from 'kysely';
+import { createCategory } from '../src/catalogue/categories.js';
+import { findPet, insertPet } from '../src/catalogue/pets-repository.js';
 import { systemClock } from '../src/clock.js';
-import { createCategory } from '../src/domain/categories.js';
 import type { Database, Tx } from '../src/store/database.js';
-import { findPet, insertPet } from '../src/store/pets-repository.js';
 import type { Tables } from '../src/store/tables.js';
 import { sqliteDatabaseUrl, storeWithAccount } from './helpers.js';
 

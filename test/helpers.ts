@@ -6,12 +6,15 @@ import { Writable } from 'node:stream';
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
 import pg from 'pg';
 import { type AppOptions, buildApp } from '../src/app.js';
+import { CAPABILITIES } from '../src/capabilities.js';
 import { type Clock, systemClock } from '../src/clock.js';
 import { loadConfig } from '../src/config.js';
 import { createAccount, nobodyToTell, setPlan } from '../src/domain/accounts.js';
 import { createApiKey } from '../src/domain/api-keys.js';
 import { Passwords } from '../src/domain/passwords.js';
 import type { Limits, Plan } from '../src/domain/plans.js';
+import { messages } from '../src/messages/plugin.js';
+import type { MessageSink } from '../src/messages/sink.js';
 import { type Database, openDatabase } from '../src/store/database.js';
 
 /**
@@ -165,9 +168,14 @@ export async function startApp(
     ownStore?: boolean;
     /** What the app is given of the database opened for it (a fault injected, say). */
     wrapDatabase?: (database: Database) => Database;
+    /** Where the messages' worker delivers (the log by default). */
+    sink?: MessageSink;
   } & Omit<AppOptions, 'config' | 'database'> = {},
 ): Promise<TestApp> {
-  const { env, ownStore, wrapDatabase, ...appOptions } = options;
+  const { env, ownStore, wrapDatabase, sink, ...appOptions } = options;
+  if (sink) {
+    appOptions.capabilities = CAPABILITIES.map((c) => (c.name === 'messages' ? messages(sink) : c));
+  }
   // Every app's worker, dispatcher and housekeeping act on all the rows of its store. A suite
   // that times them needs a store of its own: on a shared one, another suite's dispatcher
   // (its retry back-off 30 s, not the milliseconds a test sets) takes its deliveries, and an

@@ -3,13 +3,13 @@ import { randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import { sql } from 'kysely';
 import pg from 'pg';
+import { insertCategory } from '../src/catalogue/categories-repository.js';
+import { createPet } from '../src/catalogue/pets.js';
+import { listPets } from '../src/catalogue/pets-repository.js';
 import { systemClock } from '../src/clock.js';
 import { createAccount } from '../src/domain/accounts.js';
-import { createPet } from '../src/domain/pets.js';
-import { insertCategory } from '../src/store/categories-repository.js';
 import { type Database, openDatabase } from '../src/store/database.js';
 import { reserveNumbers } from '../src/store/numbered.js';
-import { listPets } from '../src/store/pets-repository.js';
 import {
   as,
   createCategory,

@@ -37,10 +37,10 @@ const ALLOWED: Record<string, string> = {
   'webhooks/address.ts#REFUSED': 'address ranges filled as the module loads, then only read',
   'webhooks/address.ts#LOOPBACK': 'address ranges filled as the module loads, then only read',
   'portal/views/account.ts#number': 'a formatter, which keeps nothing between calls',
-  'domain/events.ts#EVENT_CURSOR': 'an immutable cursor format',
+  'webhooks/events.ts#EVENT_CURSOR': 'an immutable cursor format',
   'domain/pagination.ts#ID_CURSOR': 'an immutable cursor format',
-  'domain/webhooks.ts#DELIVERY_CURSOR': 'an immutable cursor format',
-  'domain/request-log.ts#REQUEST_CURSOR': 'an immutable cursor format',
+  'webhooks/domain.ts#DELIVERY_CURSOR': 'an immutable cursor format',
+  'request-log/domain.ts#REQUEST_CURSOR': 'an immutable cursor format',
 };
 
 function* sources(dir: URL): Generator<URL> {

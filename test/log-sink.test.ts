@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import type { Message } from '../src/domain/messages.js';
 import { createLog } from '../src/log.js';
-import { LogSink } from '../src/queue/sink.js';
+import type { Message } from '../src/messages/domain.js';
+import { LogSink } from '../src/messages/sink.js';
 import { captureLog } from './helpers.js';
 
 const message = (id: string): Message => ({

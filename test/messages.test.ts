@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { FastifyInstance } from 'fastify';
-import type { Message } from '../src/domain/messages.js';
-import type { MessageSink } from '../src/queue/sink.js';
+import type { Message } from '../src/messages/domain.js';
+import type { MessageSink } from '../src/messages/sink.js';
 import {
   as,
   errorCode,

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { requestsChart } from '../src/portal/views/requests-chart.js';
+import { requestsChart } from '../src/request-log/portal-chart.js';
 import { newTenant, startApp, type TestApp } from './helpers.js';
 import { Visitor } from './portal-visitor.js';
 

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { sql } from 'kysely';
+import { createCategory } from '../src/catalogue/categories.js';
 import { systemClock } from '../src/clock.js';
-import { createCategory } from '../src/domain/categories.js';
 import type { Database } from '../src/store/database.js';
 import { preparedQuery, preparedWrite } from '../src/store/prepared.js';
 import { sqliteDatabaseUrl, storeWithAccount, testDatabaseUrl } from './helpers.js';

@@ -13,9 +13,9 @@ import { Redis } from 'ioredis';
 import { sql } from 'kysely';
 import { buildApp } from '../src/app.js';
 import { loadConfig } from '../src/config.js';
-import { retryDelayMs } from '../src/domain/messages.js';
 import { SecretBox } from '../src/domain/secret-box.js';
-import type { MessageSink } from '../src/queue/sink.js';
+import { retryDelayMs } from '../src/messages/domain.js';
+import type { MessageSink } from '../src/messages/sink.js';
 import { openDatabase } from '../src/store/database.js';
 import {
   addEndpoint,

@@ -1,13 +1,13 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
+import { createCategory, removeCategory } from '../src/catalogue/categories.js';
+import { listCategories } from '../src/catalogue/categories-repository.js';
+import { createPet, listPetPage, updatePet } from '../src/catalogue/pets.js';
 import { systemClock } from '../src/clock.js';
 import { createAccount } from '../src/domain/accounts.js';
-import { createCategory, removeCategory } from '../src/domain/categories.js';
-import { createPet, listPetPage, updatePet } from '../src/domain/pets.js';
-import { listCategories } from '../src/store/categories-repository.js';
+import { claimDue, findMessage, insertMessage, settle } from '../src/messages/repository.js';
 import type { Database } from '../src/store/database.js';
-import { claimDue, findMessage, insertMessage, settle } from '../src/store/messages-repository.js';
 import type { MessageStatus } from '../src/store/tables.js';
 import { sqliteDatabaseUrl, storeWithAccount, testDatabaseUrl, testPasswords } from './helpers.js';
 

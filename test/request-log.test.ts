@@ -16,27 +16,27 @@ import {
   keptErrorBody,
   listRequestPage,
   REDACTED,
-} from '../src/domain/request-log.js';
+} from '../src/request-log/domain.js';
+import {
+  deleteAccountLogOverCap,
+  entriesText,
+  idsText,
+  insertRequestLog,
+} from '../src/request-log/repository.js';
 import {
   SEGMENT_MAX_BYTES,
   SEGMENT_MAX_ENTRIES,
   SegmentWriter,
   segmentEntries,
-} from '../src/domain/request-log-segments.js';
+} from '../src/request-log/segments.js';
 import {
   type AnsweredRequest,
   BATCH_EVERY_MS,
   BATCH_SIZE,
   idempotencyKeyHash,
   rowsOf,
-} from '../src/http/request-log.js';
+} from '../src/request-log/writer.js';
 import { type Database, openDatabase, type ReadDb } from '../src/store/database.js';
-import {
-  deleteAccountLogOverCap,
-  entriesText,
-  idsText,
-  insertRequestLog,
-} from '../src/store/request-log-repository.js';
 import type { NewRequestLogSegment } from '../src/store/tables.js';
 import {
   as,

@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { acceptMessage, type Message } from '../src/domain/messages.js';
+import { acceptMessage, type Message } from '../src/messages/domain.js';
+import { MessageProcessor } from '../src/messages/processor.js';
+import type { MessageSink } from '../src/messages/sink.js';
+import { TableQueue } from '../src/messages/table-queue.js';
 import { Outages } from '../src/ops/outages.js';
-import { MessageProcessor } from '../src/queue/processor.js';
-import type { MessageSink } from '../src/queue/sink.js';
-import { TableQueue } from '../src/queue/table-queue.js';
 import { commit } from '../src/store/change.js';
 import type { Database } from '../src/store/database.js';
 import { databaseOfItsOwn, storeWithAccount } from './helpers.js';

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { promisify } from 'node:util';
 import { systemClock } from '../src/clock.js';
-import { createDemoAccountIfEmpty } from '../src/domain/demo.js';
+import { createDemoAccountIfEmpty } from '../src/demo.js';
 import { freshPostgres, startApp, type TestApp } from './helpers.js';
 
 const run = promisify(execFile);

@@ -2,12 +2,8 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { sql } from 'kysely';
 import { type Database, openDatabase } from '../src/store/database.js';
-import { insertEvent } from '../src/store/events-repository.js';
-import {
-  anyEndpointWants,
-  listEndpoints,
-  updateEndpoint,
-} from '../src/store/webhooks-repository.js';
+import { insertEvent } from '../src/webhooks/events-repository.js';
+import { anyEndpointWants, listEndpoints, updateEndpoint } from '../src/webhooks/repository.js';
 import { dialects, emptyDatabase } from './helpers.js';
 
 // Migration 0012: the event types of webhook endpoints move from `event_types`, a string of

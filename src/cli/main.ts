@@ -1,8 +1,10 @@
 import { randomBytes } from 'node:crypto';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
+import { buildApp } from '../app.js';
 import { systemClock } from '../clock.js';
-import { type Config, ConfigError, loadConfig, redactUrl, storeName } from '../config.js';
+import { type Config, ConfigError, loadConfig, redactUrl } from '../config.js';
+import { createDemoAccount, DEMO_EMAIL, hasDemoData, seedDemoData } from '../demo.js';
 import {
   type AnnounceKeysChanged,
   allAccounts,
@@ -13,16 +15,12 @@ import {
   setPlan,
 } from '../domain/accounts.js';
 import { addApiKey, listApiKeys, revokeKeyById } from '../domain/api-keys.js';
-import { createDemoAccount, DEMO_EMAIL, hasDemoData, seedDemoData } from '../domain/demo.js';
 import { Passwords } from '../domain/passwords.js';
 import { isPlan } from '../domain/plans.js';
 import type { Result } from '../domain/result.js';
 import { isScope, SCOPES, type Scope } from '../domain/scopes.js';
 import { UNANNOUNCED } from '../http/freshness.js';
 import { createRateLimiter } from '../limits/create.js';
-import { createLog } from '../log.js';
-import { createBackground } from '../ops/background.js';
-import { Outages } from '../ops/outages.js';
 import { commit } from '../store/change.js';
 import { type Database, openDatabase } from '../store/database.js';
 
@@ -265,26 +263,17 @@ const COMMANDS: Record<string, Command> = {
     return { text: `Revoked key ${keyId}.`, json: { revoked: keyId } };
   },
   worker: async (database, _options, config) => {
-    const log = createLog(config.logLevel);
-    const outages = new Outages(log, {
-      database: { name: storeName(config.databaseUrl), probe: () => database.ping(1_000) },
-    });
-    const background = await createBackground({
-      config,
-      database,
-      clock: systemClock,
-      log,
-      outages,
-    });
-    background.start();
-    log.info({ queue: background.queue.kind }, 'message worker and webhook dispatcher started');
+    // The service itself, listening nowhere: the same capabilities, their workers (the message
+    // worker, the webhook dispatcher) and housekeeping started as in any instance.
+    const app = await buildApp({ config: { ...config, worker: true }, database });
+    await app.ready();
+    app.log.info({ queue: app.queue.kind }, 'message worker and webhook dispatcher started');
     await new Promise<void>((resolve) => {
       process.once('SIGTERM', resolve);
       process.once('SIGINT', resolve);
     });
-    log.info('message worker stopping: finishing messages in hand');
-    await background.close();
-    outages.close();
+    app.log.info('message worker stopping: finishing messages in hand');
+    await app.close();
     return 'Worker stopped.';
   },
   seed: async (database, options, config) => {

@@ -3,16 +3,13 @@ import type { Config } from '../config.js';
 import type { AnnounceKeysChanged } from '../domain/accounts.js';
 import type { KeyAuthenticator } from '../domain/api-keys.js';
 import type { Passwords } from '../domain/passwords.js';
-import type { WebhookRules } from '../domain/webhooks.js';
 import type { RateLimiter } from '../limits/rate-limiter.js';
 import type { Log } from '../log.js';
 import type { Housekeeping } from '../ops/housekeeping.js';
 import type { Lifecycle } from '../ops/lifecycle.js';
 import type { Metrics } from '../ops/metrics.js';
 import type { Outages } from '../ops/outages.js';
-import type { MessageQueue } from '../queue/queue.js';
 import type { Database } from '../store/database.js';
-import type { WebhookDispatcher } from '../webhooks/dispatcher.js';
 import type { Freshness } from './freshness.js';
 import type { IdempotentAnswers } from './idempotency.js';
 import type { PageCache } from './page-cache.js';
@@ -30,7 +27,6 @@ export interface AppContext {
   /** Hashes and checks passwords, at the configured cost. */
   passwords: Passwords;
   limiter: RateLimiter;
-  queue: MessageQueue;
   metrics: Metrics;
   /** Which dependencies are away: their outages are logged once, not per request. */
   outages: Outages;
@@ -44,10 +40,6 @@ export interface AppContext {
   idempotency: IdempotentAnswers;
   /** Password attempts, counted before the hash: the API's HTTP Basic and the portal's forms. */
   signIn: SignInThrottle;
-  /** What webhook endpoints need: the store, the clock, the secrets' box, the address rules. */
-  webhooks: WebhookRules;
-  /** Sends webhook deliveries (started with the worker). */
-  dispatcher: WebhookDispatcher;
   /** Deletes what has run out (kept answers); runs beside the worker. */
   housekeeping: Housekeeping;
   /** Starting (API requests 503 until the dependencies answer), serving, or draining. */

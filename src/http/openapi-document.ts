@@ -10,7 +10,6 @@ import {
   NewAccount,
   NewApiKey,
 } from './schemas/accounts.js';
-import { Category, CategoryPage, CategoryPatch, NewCategory } from './schemas/categories.js';
 import {
   describeCodes,
   ERROR_CODES_KEY,
@@ -18,32 +17,6 @@ import {
   ErrorDetail,
   HEADER_KEY,
 } from './schemas/common.js';
-import { Event, EventPage, EventType } from './schemas/events.js';
-import { MessageRecord, NewMessage, QueuedMessage } from './schemas/messages.js';
-import {
-  Inventory,
-  NewOrder,
-  Order,
-  OrderPage,
-  OrderPatch,
-  OrderStatus,
-} from './schemas/orders.js';
-import { NewPet, Pet, PetPage, PetPatch, PetStatus } from './schemas/pets.js';
-import {
-  RequestCounts,
-  RequestLogEntry,
-  RequestLogPage,
-  RequestStats,
-} from './schemas/requests.js';
-import {
-  DeliveryPage,
-  NewWebhook,
-  WebhookDelivery,
-  WebhookEndpoint,
-  WebhookEndpointList,
-  WebhookEndpointWithSecret,
-  WebhookPatch,
-} from './schemas/webhooks.js';
 import { declaredScope } from './scopes.js';
 
 /**
@@ -51,7 +24,8 @@ import { declaredScope } from './scopes.js';
  * schemas come in inlined, as Fastify uses them; what goes out names each of them once.
  *
  * - Every schema with a `title` becomes `#/components/schemas/<title>`, referenced with `$ref`
- *   wherever it is used. The component is the schema itself (COMPONENTS); a use that differs
+ *   wherever it is used. The component is the schema itself (COMPONENTS, and those each
+ *   capability declares); a use that differs
  *   from it (other than in its description) stops the document being made, so two schemas can
  *   never share a name.
  * - Error responses are built from the codes each route names (`errorResponses`): a description
@@ -64,38 +38,6 @@ import { declaredScope } from './scopes.js';
 
 /** The named schemas: the component of each title. Nested titled schemas are found in them. */
 const COMPONENTS: TSchema[] = [
-  RequestLogEntry,
-  RequestLogPage,
-  RequestStats,
-  RequestCounts,
-  Event,
-  EventPage,
-  EventType,
-  WebhookEndpoint,
-  WebhookEndpointWithSecret,
-  WebhookEndpointList,
-  NewWebhook,
-  WebhookPatch,
-  WebhookDelivery,
-  DeliveryPage,
-  Pet,
-  NewPet,
-  PetPatch,
-  PetPage,
-  PetStatus,
-  Category,
-  NewCategory,
-  CategoryPatch,
-  CategoryPage,
-  Order,
-  NewOrder,
-  OrderPatch,
-  OrderPage,
-  OrderStatus,
-  Inventory,
-  NewMessage,
-  QueuedMessage,
-  MessageRecord,
   NewAccount,
   CreatedAccount,
   AccountView,
@@ -569,9 +511,14 @@ function shareParameters(operations: Operation[]): Record<string, Json> {
 }
 
 /** The document as served: see the comment at the top of this file. */
-export function finishDocument<T>(document: T, messagesUrl: string): T {
+export function finishDocument<T>(
+  document: T,
+  messagesUrl: string,
+  /** The capabilities' titled schemas, named beside the core's (src/capability.ts). */
+  components: readonly TSchema[] = [],
+): T {
   const doc = document as Json & { paths?: Record<string, Json>; components?: Json };
-  const names = new SchemaNames(COMPONENTS);
+  const names = new SchemaNames([...COMPONENTS, ...components]);
   const paths = doc.paths ?? {};
   const operations: Operation[] = [];
   for (const item of Object.values(paths)) {

@@ -82,7 +82,12 @@ function servers(config: Config, listening: string) {
 }
 
 /** The OpenAPI 3.1 document, generated from the route schemas, and the docs page at /docs. */
-export async function registerOpenApi(app: FastifyInstance, config: Config): Promise<void> {
+export async function registerOpenApi(
+  app: FastifyInstance,
+  config: Config,
+  /** The capabilities' titled schemas: named as components beside the core's. */
+  components: readonly TSchema[] = [],
+): Promise<void> {
   const local = `http://${config.host}:${config.port}`;
   await app.register(swagger, {
     openapi: {
@@ -145,6 +150,7 @@ export async function registerOpenApi(app: FastifyInstance, config: Config): Pro
       finishDocument(
         'openapiObject' in document ? document.openapiObject : {},
         config.messagesBaseUrl ?? local,
+        components,
       ),
     // Operations live under /v1 and the servers carry the prefix, so paths are written without
     // it. A body that may be left out is marked so (TypeBox's Optional is not in the JSON).

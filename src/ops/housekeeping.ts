@@ -1,21 +1,8 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { Clock } from '../clock.js';
-import { eventsKeptSince } from '../domain/events.js';
-import {
-  HOUR_MS,
-  REQUEST_LOG_MAX_ENTRIES,
-  requestHoursKeptSince,
-  requestLogKeptSince,
-} from '../domain/request-log.js';
 import type { Writer } from '../store/database.js';
-import { deleteOldDeliveries, deleteOldEvents } from '../store/events-repository.js';
 import type { Tx } from '../store/handles.js';
 import { deleteExpiredAnswers } from '../store/idempotency-repository.js';
-import {
-  deleteOldRequestHours,
-  deleteOldRequestLog,
-  deleteRequestLogOverCap,
-} from '../store/request-log-repository.js';
 import type { Outages } from './outages.js';
 
 /** How often the chores run, and how many rows one statement deletes at most. */
@@ -23,30 +10,12 @@ export const HOUSEKEEPING_EVERY_MS = 5 * 60 * 1000;
 const BATCH = 1000;
 
 /** Deletes up to `limit` rows that have run out by `now`; how many it deleted. */
-type Chore = (tx: Tx, now: string, limit: number) => Promise<number>;
+export type Chore = (tx: Tx, now: string, limit: number) => Promise<number>;
 
-const eventsBefore = (now: string) => eventsKeptSince(new Date(now));
-
-const logSince = (now: string) => requestLogKeptSince(new Date(now));
-
-/** The hour of the oldest entry kept: counts since then are never fewer than the entries. */
-function logHoursSince(now: string): string {
-  const ms = Date.parse(logSince(now));
-  return new Date(ms - (ms % HOUR_MS)).toISOString();
-}
-
-/** What runs out and is deleted: idempotency keys' kept answers (24 h), events and their
- * deliveries (30 days), the request log (7 days, and an account's entries past its newest
- * 10,000) and its hourly counts (7 days). */
-const CHORES: Record<string, Chore> = {
+/** The core's own: the idempotency keys' kept answers (24 h). The capabilities add theirs
+ * (src/capability.ts). */
+export const CORE_CHORES: Readonly<Record<string, Chore>> = {
   'idempotency keys': deleteExpiredAnswers,
-  'webhook deliveries': (tx, now, limit) => deleteOldDeliveries(tx, eventsBefore(now), limit),
-  events: (tx, now, limit) => deleteOldEvents(tx, eventsBefore(now), limit),
-  'request log segments': (tx, now, limit) => deleteOldRequestLog(tx, logSince(now), limit),
-  'request log segments past 10,000': (tx, now, limit) =>
-    deleteRequestLogOverCap(tx, logHoursSince(now), REQUEST_LOG_MAX_ENTRIES, limit),
-  'request counts': (tx, now, limit) =>
-    deleteOldRequestHours(tx, requestHoursKeptSince(new Date(now)), limit),
 };
 
 /**
@@ -58,11 +27,16 @@ export class Housekeeping {
   private timer: NodeJS.Timeout | undefined;
   private running: Promise<void> | undefined;
 
+  /**
+   * @param chores what runs out and is deleted, by name: the core's (CORE_CHORES) and every
+   *   capability's
+   */
   constructor(
     private readonly database: Writer,
     private readonly clock: Clock,
     private readonly log: FastifyBaseLogger,
     private readonly outages: Outages,
+    private readonly chores: Readonly<Record<string, Chore>>,
     private readonly everyMs = HOUSEKEEPING_EVERY_MS,
   ) {}
 
@@ -83,7 +57,7 @@ export class Housekeeping {
   /** Every chore until nothing is left to delete; how many rows each deleted. */
   async runOnce(): Promise<Record<string, number>> {
     const deleted: Record<string, number> = {};
-    for (const [name, chore] of Object.entries(CHORES)) {
+    for (const [name, chore] of Object.entries(this.chores)) {
       deleted[name] = 0;
       try {
         for (;;) {

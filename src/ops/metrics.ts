@@ -1,12 +1,9 @@
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 import type { CacheStats } from '../bounded-cache.js';
-import type { Outcome } from '../queue/processor.js';
 import type { PoolStats } from '../store/database.js';
 import type { Dependency, OutageObserver } from './outages.js';
 
 export interface MetricSources {
-  /** Messages not yet settled (queued or processing), read from the store at scrape time. */
-  queueDepth: () => Promise<number>;
   /** The PostgreSQL pool (undefined on SQLite). */
   pool: () => PoolStats | undefined;
 }
@@ -45,6 +42,8 @@ export class Metrics implements OutageObserver {
   private readonly logDropped: Counter<'reason'>;
   /** Entries the request log holds, not yet written (RequestLog, once it exists). */
   private logBuffered: () => number = () => 0;
+  /** Messages not yet settled, read from the store at scrape time (the messages' queue). */
+  private queueDepth: (() => Promise<number>) | undefined;
   // One child per label set, so a request costs no label hashing after the first of its kind.
   private readonly children = new Map<string, { count: Counter; seconds: Histogram }>();
   /** The instance's caches, each told by its owner (`watch`), read at scrape time. */
@@ -132,7 +131,7 @@ export class Metrics implements OutageObserver {
       registers,
       async collect() {
         // During a database outage the scrape still answers, with the last depth read.
-        const depth = await sources.queueDepth().catch(() => undefined);
+        const depth = await metrics.queueDepth?.().catch(() => undefined);
         if (depth !== undefined) this.set(depth);
       },
     });
@@ -199,7 +198,7 @@ export class Metrics implements OutageObserver {
     this.rejections.inc({ reason });
   }
 
-  processed(outcome: Outcome['status']): void {
+  processed(outcome: 'sent' | 'retry' | 'failed' | 'lost'): void {
     this.outcomes.inc({ outcome });
   }
 
@@ -219,6 +218,11 @@ export class Metrics implements OutageObserver {
   /** Where the request log's buffered entries are counted, for `request_log_buffered`. */
   watchRequestLog(buffered: () => number): void {
     this.logBuffered = buffered;
+  }
+
+  /** Reads `messages_queue_depth` with `depth` at each scrape (the messages' capability). */
+  watchQueueDepth(depth: () => Promise<number>): void {
+    this.queueDepth = depth;
   }
 
   requestLogWritten(entries: number): void {

@@ -19,7 +19,6 @@ export const contextPlugin = fp<Basics>(
       keys: app.keys,
       passwords: app.passwords,
       limiter: app.limiter,
-      queue: app.queue,
       metrics: app.metrics,
       outages: app.outages,
       pages: app.pages,
@@ -27,8 +26,6 @@ export const contextPlugin = fp<Basics>(
       keysChanged: (accountId) => freshness.keysChanged(accountId),
       idempotency: new IdempotentAnswers(database, clock, config.webhooks.secretKeys),
       signIn: app.signIn,
-      webhooks: app.webhooks,
-      dispatcher: app.dispatcher,
       housekeeping: app.housekeeping,
       lifecycle: app.lifecycle,
     };
@@ -36,15 +33,6 @@ export const contextPlugin = fp<Basics>(
   },
   {
     name: 'context',
-    dependencies: [
-      'store',
-      'limits',
-      'ops',
-      'caches',
-      'guards',
-      'housekeeping',
-      'webhooks',
-      'queue',
-    ],
+    dependencies: ['store', 'limits', 'ops', 'caches', 'guards', 'housekeeping'],
   },
 );

@@ -1,5 +1,7 @@
+import type { onRequestHookHandler } from 'fastify';
 import fp from 'fastify-plugin';
-import { countApiCaller } from '../http/auth.js';
+import type { Scope } from '../domain/scopes.js';
+import { bearerAuth, countApiCaller } from '../http/auth.js';
 import { RateLimitGuard } from '../http/rate-limit.js';
 import { SignInThrottle } from '../http/sign-in-throttle.js';
 import type { Basics } from './basics.js';
@@ -10,6 +12,9 @@ declare module 'fastify' {
     rateLimitGuard: RateLimitGuard;
     /** Password attempts, counted before the hash: the API's HTTP Basic and the portal's forms. */
     signIn: SignInThrottle;
+    /** The onRequest hook of an operation behind a bearer key holding `needed`: reads the key,
+     * counts the call, checks the scope (`behindBearerKeys` puts it on each route). */
+    bearer(needed: Scope): onRequestHookHandler;
     /** Counts the caller of a request no route matched (404, 405, an unreadable URL). */
     countCaller(
       request: FastifyRequest,
@@ -30,6 +35,7 @@ export const guardsPlugin = fp<Basics>(
       'signIn',
       new SignInThrottle(limiter, clock, onStoreError, outages, config.webhooks.secretKeys),
     );
+    app.decorate('bearer', bearerAuth(keys, guard, freshness));
     app.decorate('countCaller', countApiCaller(keys, guard, freshness));
   },
   { name: 'guards', dependencies: ['limits', 'ops', 'caches'] },

@@ -6,7 +6,6 @@ import { Metrics } from '../ops/metrics.js';
 import { startMetricsServer } from '../ops/metrics-server.js';
 import { Outages } from '../ops/outages.js';
 import { databaseFailure } from '../ops/startup-errors.js';
-import { countUnsettled } from '../store/messages-repository.js';
 import type { Basics } from './basics.js';
 
 declare module 'fastify' {
@@ -40,10 +39,7 @@ export const opsPlugin = fp<OpsOptions>(
   async (app, { config, log, startLater }) => {
     const { database, limiter } = app;
     const metrics = new Metrics(
-      {
-        queueDepth: () => countUnsettled(database.reader),
-        pool: () => database.poolStats(),
-      },
+      { pool: () => database.poolStats() },
       config.metrics.mode !== 'off',
     );
     metrics.watch(() => [...database.caches, ...limiter.caches]);

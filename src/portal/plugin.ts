@@ -4,7 +4,7 @@ import cookie from '@fastify/cookie';
 import csrf from '@fastify/csrf-protection';
 import formBody from '@fastify/formbody';
 import assets from '@fastify/static';
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import helmet, { type HelmetOptions } from 'helmet';
 import { ApiError } from '../errors.js';
 import { logFailure, toApiError } from '../http/error-handler.js';
@@ -13,8 +13,6 @@ import { pageContext, sendHtml } from './render.js';
 import { accountPages } from './routes/account.js';
 import { authPages } from './routes/auth.js';
 import { keyPages } from './routes/keys.js';
-import { requestPages } from './routes/requests.js';
-import { webhookPages } from './routes/webhooks.js';
 import { PortalSessions, portalCookie } from './session.js';
 import { errorPage } from './views/error.js';
 
@@ -32,7 +30,11 @@ const ASSETS = fileURLToPath(new URL('../../public/portal/', import.meta.url));
  * manage API keys and see the account's usage. Cookies, forms, CSRF and the security headers
  * are scoped to it; the API never reads a cookie.
  */
-export async function portalPlugin(app: FastifyInstance): Promise<void> {
+export async function portalPlugin(
+  app: FastifyInstance,
+  /** The capabilities' pages, registered with the portal's own. */
+  { pages }: { pages: readonly FastifyPluginAsync[] },
+): Promise<void> {
   const { config, database, clock, passwords } = app.ctx;
   const development = config.env === 'development';
   const sessions = new PortalSessions(database, clock, config, passwords);
@@ -110,8 +112,7 @@ export async function portalPlugin(app: FastifyInstance): Promise<void> {
   );
   await app.register(authPages);
   await app.register(keyPages);
-  await app.register(webhookPages);
-  await app.register(requestPages);
+  for (const pagesOf of pages) await app.register(pagesOf);
   await app.register(accountPages);
 }
 

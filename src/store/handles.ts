@@ -50,7 +50,7 @@ export type Tx = Omit<Db, Withheld> & { readonly [reads]: true; readonly [writes
  * registry keyed by handles is kept anywhere (docs/decisions/0009-state-owned-by-instances.md).
  */
 export interface Lent {
-  /** The database's id clock: the order of the ids its writes make (src/domain/events.ts). */
+  /** The database's id clock: the order of the ids its writes make (src/webhooks/events.ts). */
   readonly ids: IdClock;
   /** SQLite: runs hot queries at once on the connection the batch holds (src/store/prepared.ts). */
   readonly direct?: DirectRunner;

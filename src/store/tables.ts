@@ -23,7 +23,7 @@ export const MESSAGE_STATUSES = ['queued', 'processing', 'sent', 'failed'] as co
 export type MessageStatus = (typeof MESSAGE_STATUSES)[number];
 /**
  * pending → sending (under a lease) → delivered, back to pending to retry, or failed. The API
- * shows `sending` as `pending` (src/domain/webhooks.ts).
+ * shows `sending` as `pending` (src/webhooks/domain.ts).
  */
 export type WebhookDeliveryStatus = 'pending' | 'sending' | 'delivered' | 'failed';
 
@@ -135,7 +135,7 @@ export interface IdCountersTable {
   orders: number;
 }
 
-/** What happened to a resource of an account, written with the change (src/domain/events.ts). */
+/** What happened to a resource of an account, written with the change (src/webhooks/events.ts). */
 export interface EventsTable {
   account_id: string;
   /** `evt_…`, sorting by time. */
@@ -190,7 +190,7 @@ export interface WebhookDeliveriesTable {
 }
 
 /**
- * An account's API requests of one batch of the request log (src/domain/request-log.ts), kept
+ * An account's API requests of one batch of the request log (src/request-log/domain.ts), kept
  * 7 days: a segment of its log (migration 0015).
  */
 export interface RequestLogSegmentsTable {
@@ -206,11 +206,11 @@ export interface RequestLogSegmentsTable {
   /** …and its newest's. */
   last_at: Timestamp;
   /** Its entries' request ids in sixteen parts by a hash of the id, behind a header of where
-   * each part ends (`idsText`, src/store/request-log-repository.ts): what a lookup searches. */
+   * each part ends (`idsText`, src/request-log/repository.ts): what a lookup searches. */
   ids: ColumnType<string | Uint8Array, string | Uint8Array, never>;
   /**
    * Its entries, oldest first: a JSON array of positional arrays
-   * (src/domain/request-log-segments.ts), as UTF-8. SQLite stores the bytes the log encoded as
+   * (src/request-log/segments.ts), as UTF-8. SQLite stores the bytes the log encoded as
    * they are (a BLOB: no string is made of them on the way in), PostgreSQL text; segments
    * written before either may be text.
    */

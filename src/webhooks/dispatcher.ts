@@ -8,6 +8,7 @@ import type { SecretBox } from '../domain/secret-box.js';
 import type { Outages } from '../ops/outages.js';
 import type { Database } from '../store/database.js';
 import { toIso } from '../store/tables.js';
+import { type AddressPolicy, guardedLookup, refusedTarget } from './address.js';
 import {
   anyDue,
   type ClaimCaps,
@@ -19,8 +20,7 @@ import {
   type Outgoing,
   outgoing,
   settleDelivery,
-} from '../store/webhooks-repository.js';
-import { type AddressPolicy, guardedLookup, refusedTarget } from './address.js';
+} from './repository.js';
 
 export const SIGNATURE_HEADER = 'animal-store-signature';
 export const EVENT_ID_HEADER = 'animal-store-event-id';

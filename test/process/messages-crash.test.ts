@@ -3,9 +3,9 @@ import { randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import { systemClock } from '../../src/clock.js';
 import { createAccount } from '../../src/domain/accounts.js';
+import { MessageProcessor } from '../../src/messages/processor.js';
+import type { MessageSink } from '../../src/messages/sink.js';
 import { Outages } from '../../src/ops/outages.js';
-import { MessageProcessor } from '../../src/queue/processor.js';
-import type { MessageSink } from '../../src/queue/sink.js';
 import { openDatabase } from '../../src/store/database.js';
 import {
   databaseOfItsOwn,
@@ -184,7 +184,7 @@ describe('a worker that dies holding a message', () => {
       const dying = worker();
       const healthy = worker();
 
-      const { acceptMessage } = await import('../../src/domain/messages.js');
+      const { acceptMessage } = await import('../../src/messages/domain.js');
       const { commit } = await import('../../src/store/change.js');
       const { message, change } = acceptMessage(clock, account.value.id, 'held');
       await commit(database, change);

@@ -91,6 +91,72 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/requests": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List requests
+         * @description The account's API requests of the last 7 days (at most 10,000), newest first, whatever their answer; the next page is in the `Link` header. A request shows here within a second of its answer. Reading the log is not logged.
+         *
+         *     Scope: `requests:read` (a restricted key needs it, or the same resource's `write`).
+         */
+        get: operations["listRequests"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/requests/stats": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Count requests per hour
+         * @description The account's API requests per hour over the last 7 days (`period=7d`, the default) or 24 hours, split into 2xx, 4xx, 5xx and 429; the current hour is the last, and still counting.
+         *
+         *     Scope: `requests:read` (a restricted key needs it, or the same resource's `write`).
+         */
+        get: operations["getRequestStats"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/requests/{requestId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a request
+         * @description One request of the account, by its `X-Request-Id`; for a 4xx or 5xx answer, with its request body (redacted, at most 4 KB) and the Error answered.
+         *
+         *     Scope: `requests:read` (a restricted key needs it, or the same resource's `write`).
+         */
+        get: operations["getRequest"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/pets": {
         parameters: {
             query?: never;
@@ -466,72 +532,6 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
-    "/requests": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * List requests
-         * @description The account's API requests of the last 7 days (at most 10,000), newest first, whatever their answer; the next page is in the `Link` header. A request shows here within a second of its answer. Reading the log is not logged.
-         *
-         *     Scope: `requests:read` (a restricted key needs it, or the same resource's `write`).
-         */
-        get: operations["listRequests"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/requests/stats": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * Count requests per hour
-         * @description The account's API requests per hour over the last 7 days (`period=7d`, the default) or 24 hours, split into 2xx, 4xx, 5xx and 429; the current hour is the last, and still counting.
-         *
-         *     Scope: `requests:read` (a restricted key needs it, or the same resource's `write`).
-         */
-        get: operations["getRequestStats"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/requests/{requestId}": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * Get a request
-         * @description One request of the account, by its `X-Request-Id`; for a 4xx or 5xx answer, with its request body (redacted, at most 4 KB) and the Error answered.
-         *
-         *     Scope: `requests:read` (a restricted key needs it, or the same resource's `write`).
-         */
-        get: operations["getRequest"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
     "/messages": {
         parameters: {
             query?: never;
@@ -580,6 +580,278 @@ export interface paths {
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
+        /**
+         * NewAccount
+         * @description Sign-up: the email and password you will manage keys with.
+         * @example {
+         *       "email": "ada@example.com",
+         *       "password": "correct horse battery"
+         *     }
+         */
+        NewAccount: {
+            /**
+             * Format: email
+             * @description Sign-in email.
+             */
+            email: string;
+            /**
+             * Format: password
+             * @description At least 12 characters.
+             */
+            password: string;
+        };
+        /**
+         * CreatedAccount
+         * @description The account just created, on the Free plan.
+         * @example {
+         *       "id": "acct_7Hq2LmN4pR8sT1vW",
+         *       "email": "ada@example.com",
+         *       "plan": "free",
+         *       "createdAt": "2026-01-05T10:00:00.000Z"
+         *     }
+         */
+        CreatedAccount: {
+            /** @description Account identifier (`acct_…`). */
+            id: string;
+            /**
+             * Format: email
+             * @description Sign-in email.
+             */
+            email: string;
+            plan: components["schemas"]["Plan"];
+            /**
+             * Format: date-time
+             * @description Creation time (UTC).
+             */
+            createdAt: string;
+        };
+        /**
+         * Plan
+         * @description Plan that sets the rate limits: `free`, `pro`, `business` or `enterprise`.
+         * @example free
+         * @enum {unknown}
+         */
+        Plan: "free" | "pro" | "business" | "enterprise";
+        /**
+         * Account
+         * @description Your account: plan, limits and what is used of them.
+         * @example {
+         *       "id": "acct_7Hq2LmN4pR8sT1vW",
+         *       "email": "ada@example.com",
+         *       "plan": "free",
+         *       "limits": {
+         *         "perMinute": 60,
+         *         "perDay": 1000
+         *       },
+         *       "usage": {
+         *         "minute": 3,
+         *         "day": 41
+         *       },
+         *       "deprecatedCalls": 0
+         *     }
+         */
+        Account: {
+            /** @description Account identifier (`acct_…`). */
+            id: string;
+            /**
+             * Format: email
+             * @description Sign-in email.
+             */
+            email: string;
+            plan: components["schemas"]["Plan"];
+            limits: components["schemas"]["Limits"];
+            usage: components["schemas"]["Usage"];
+            /**
+             * Format: int64
+             * @description Calls this account made to deprecated operations (see `Deprecation` headers).
+             */
+            deprecatedCalls: number;
+        };
+        /**
+         * Limits
+         * @description The rate limits of the plan.
+         * @example {
+         *       "perMinute": 60,
+         *       "perDay": 1000
+         *     }
+         */
+        Limits: {
+            /**
+             * Format: int32
+             * @description Requests per UTC minute.
+             */
+            perMinute: number;
+            /**
+             * Format: int32
+             * @description Requests per UTC day.
+             */
+            perDay: number;
+        };
+        /**
+         * Usage
+         * @description Requests counted against the limits so far, this one included.
+         * @example {
+         *       "minute": 3,
+         *       "day": 41
+         *     }
+         */
+        Usage: {
+            /**
+             * Format: int32
+             * @description Requests counted in the current UTC minute.
+             */
+            minute: number;
+            /**
+             * Format: int32
+             * @description Requests counted in the current UTC day.
+             */
+            day: number;
+        };
+        /**
+         * ApiKey
+         * @description A live API key, without its secret.
+         * @example {
+         *       "id": "key_3kTn8WqZ2bXc5VdR",
+         *       "name": "ci",
+         *       "prefix": "as_test_Zq4x",
+         *       "scopes": null,
+         *       "createdAt": "2026-01-05T10:00:00.000Z",
+         *       "lastUsedAt": "2026-01-05T10:02:00.000Z"
+         *     }
+         */
+        ApiKey: {
+            /** @description Key identifier (`key_…`), used to revoke it. */
+            id: string;
+            /** @description Label given at creation, or null. */
+            name: string | null;
+            /** @description First characters of the key (`as_test_` and four more), to recognise it. */
+            prefix: string;
+            /** @description The key's scopes, or null for a key with full access (every scope, those added later too). */
+            scopes: components["schemas"]["Scope"][] | null;
+            /**
+             * Format: date-time
+             * @description Creation time (UTC).
+             */
+            createdAt: string;
+            /** @description Last use (UTC, to the minute), or null if never used. */
+            lastUsedAt: string | null;
+        };
+        /**
+         * Scope
+         * @description What a restricted key may do: `<resource>:read` or `<resource>:write`; `write` implies `read` of the same resource.
+         * @example pets:read
+         * @enum {unknown}
+         */
+        Scope: "pets:read" | "pets:write" | "categories:read" | "categories:write" | "orders:read" | "orders:write" | "messages:read" | "messages:write" | "events:read" | "events:write" | "webhooks:read" | "webhooks:write" | "account:read" | "account:write" | "requests:read" | "requests:write";
+        /**
+         * ApiKeyList
+         * @description The live keys of the account (at most 100), oldest first.
+         * @example [
+         *       {
+         *         "id": "key_3kTn8WqZ2bXc5VdR",
+         *         "name": "ci",
+         *         "prefix": "as_test_Zq4x",
+         *         "scopes": null,
+         *         "createdAt": "2026-01-05T10:00:00.000Z",
+         *         "lastUsedAt": "2026-01-05T10:02:00.000Z"
+         *       }
+         *     ]
+         */
+        ApiKeyList: components["schemas"]["ApiKey"][];
+        /**
+         * ApiKeyRequest
+         * @description The key to create; the body may be left out.
+         * @example {
+         *       "name": "ci",
+         *       "scopes": [
+         *         "pets:read",
+         *         "orders:write"
+         *       ]
+         *     }
+         */
+        ApiKeyRequest: {
+            /** @description A label, e.g. "ci" or "laptop" (1 to 100 characters). */
+            name?: string;
+            /** @description Restricts the key to these scopes (least privilege). Left out, the key has full access to the account. */
+            scopes?: components["schemas"]["Scope"][];
+        };
+        /**
+         * NewApiKey
+         * @description A key just created, with its secret: the one answer that shows it (a retry with the request's Idempotency-Key gets this answer again).
+         * @example {
+         *       "id": "key_3kTn8WqZ2bXc5VdR",
+         *       "name": "ci",
+         *       "key": "as_test_Zq4xR7mK2pL9sW3vB6nH8jT1cY5dF0gQ4eA2uI7o",
+         *       "prefix": "as_test_Zq4x",
+         *       "scopes": [
+         *         "pets:read",
+         *         "orders:write"
+         *       ],
+         *       "createdAt": "2026-01-05T10:00:00.000Z"
+         *     }
+         */
+        NewApiKey: {
+            /** @description Key identifier (`key_…`), used to revoke it. */
+            id: string;
+            /** @description Label given at creation, or null. */
+            name: string | null;
+            /**
+             * Format: password
+             * @description The secret key: send it as `Authorization: Bearer <key>`. Shown in this answer only (and to a retry of this request with its Idempotency-Key, for 24 hours); the key itself is stored only as a hash.
+             */
+            key: string;
+            /** @description First characters of the key (`as_test_` and four more), to recognise it. */
+            prefix: string;
+            /** @description The key's scopes, or null for a key with full access (every scope, those added later too). */
+            scopes: components["schemas"]["Scope"][] | null;
+            /**
+             * Format: date-time
+             * @description Creation time (UTC).
+             */
+            createdAt: string;
+        };
+        /**
+         * Error
+         * @description Every error the service answers, whatever the status.
+         * @example {
+         *       "code": "validation_failed",
+         *       "message": "Invalid body/status: must be one of: available, pending, sold.",
+         *       "status": 400,
+         *       "details": [
+         *         {
+         *           "location": "body/status",
+         *           "message": "must be one of: available, pending, sold"
+         *         }
+         *       ]
+         *     }
+         */
+        Error: {
+            /** @description Machine-readable error code (snake_case), from the table in the introduction. Branch on this, not on the message. */
+            code: string;
+            /** @description Human-readable description, for people; its wording may change. */
+            message: string;
+            /**
+             * Format: int32
+             * @description The HTTP status code, repeated.
+             */
+            status: number;
+            /** @description Field-level problems, for validation errors. */
+            details?: components["schemas"]["ErrorDetail"][];
+        };
+        /**
+         * ErrorDetail
+         * @description One problem with one field.
+         * @example {
+         *       "location": "body/status",
+         *       "message": "must be one of: available, pending, sold"
+         *     }
+         */
+        ErrorDetail: {
+            /** @description Where: `body/name`, `query/limit`, `path/petId`, … */
+            location: string;
+            /** @description What is wrong there, in plain words. */
+            message: string;
+        };
         /**
          * RequestLogEntry
          * @description An API request of the account, as it was answered; `getRequest` adds the bodies of an error.
@@ -648,48 +920,6 @@ export interface components {
             requestBodyTruncated?: boolean;
             /** @description `getRequest` only. For a 4xx or 5xx answer, the Error answered; else null. */
             errorBody?: components["schemas"]["Error"] | null;
-        };
-        /**
-         * Error
-         * @description Every error the service answers, whatever the status.
-         * @example {
-         *       "code": "validation_failed",
-         *       "message": "Invalid body/status: must be one of: available, pending, sold.",
-         *       "status": 400,
-         *       "details": [
-         *         {
-         *           "location": "body/status",
-         *           "message": "must be one of: available, pending, sold"
-         *         }
-         *       ]
-         *     }
-         */
-        Error: {
-            /** @description Machine-readable error code (snake_case), from the table in the introduction. Branch on this, not on the message. */
-            code: string;
-            /** @description Human-readable description, for people; its wording may change. */
-            message: string;
-            /**
-             * Format: int32
-             * @description The HTTP status code, repeated.
-             */
-            status: number;
-            /** @description Field-level problems, for validation errors. */
-            details?: components["schemas"]["ErrorDetail"][];
-        };
-        /**
-         * ErrorDetail
-         * @description One problem with one field.
-         * @example {
-         *       "location": "body/status",
-         *       "message": "must be one of: available, pending, sold"
-         *     }
-         */
-        ErrorDetail: {
-            /** @description Where: `body/name`, `query/limit`, `path/petId`, … */
-            location: string;
-            /** @description What is wrong there, in plain words. */
-            message: string;
         };
         /**
          * RequestLogPage
@@ -814,6 +1044,251 @@ export interface components {
              * @description 429 answers.
              */
             status429: number;
+        };
+        /**
+         * Pet
+         * @description An animal offered in the store.
+         * @example {
+         *       "id": 1,
+         *       "name": "Rex",
+         *       "categoryId": 1,
+         *       "status": "available"
+         *     }
+         */
+        Pet: {
+            /**
+             * Format: int64
+             * @description Identifier assigned on creation: 1, 2, 3… in each account.
+             */
+            id: number;
+            /** @description The animal's name: 1 to 200 characters, not only spaces, no control characters. */
+            name: string;
+            /**
+             * Format: int64
+             * @description Identifier of the category the animal belongs to (one of this account).
+             */
+            categoryId: number;
+            status: components["schemas"]["PetStatus"];
+        };
+        /**
+         * PetStatus
+         * @description Availability: `available` (can be ordered), `pending` (on an open order) or `sold` (final).
+         * @example available
+         * @enum {unknown}
+         */
+        PetStatus: "available" | "pending" | "sold";
+        /**
+         * NewPet
+         * @description An animal to add. `status` defaults to `available` when omitted.
+         * @example {
+         *       "name": "Rex",
+         *       "categoryId": 1
+         *     }
+         */
+        NewPet: {
+            /** @description The animal's name: 1 to 200 characters, not only spaces, no control characters. */
+            name: string;
+            /**
+             * Format: int64
+             * @description Identifier of the category the animal belongs to (one of this account).
+             */
+            categoryId: number;
+            status?: components["schemas"]["PetStatus"];
+        };
+        /**
+         * PetUpdate
+         * @description Fields to change; those left out stay. Status moves: available → pending, available → sold, pending → available, pending → sold; sold is final.
+         * @example {
+         *       "status": "sold"
+         *     }
+         */
+        PetUpdate: {
+            /** @description The animal's name: 1 to 200 characters, not only spaces, no control characters. */
+            name?: string;
+            /**
+             * Format: int64
+             * @description Identifier of the category the animal belongs to (one of this account).
+             */
+            categoryId?: number;
+            status?: components["schemas"]["PetStatus"];
+        };
+        /**
+         * PetPage
+         * @description A page of animals, by id; the next page is announced in the `Link` header.
+         * @example [
+         *       {
+         *         "id": 1,
+         *         "name": "Rex",
+         *         "categoryId": 1,
+         *         "status": "available"
+         *       },
+         *       {
+         *         "id": 2,
+         *         "name": "Tom",
+         *         "categoryId": 2,
+         *         "status": "pending"
+         *       }
+         *     ]
+         */
+        PetPage: components["schemas"]["Pet"][];
+        /**
+         * Category
+         * @description A group of animals; every pet names one.
+         * @example {
+         *       "id": 1,
+         *       "name": "Dogs"
+         *     }
+         */
+        Category: {
+            /**
+             * Format: int64
+             * @description Identifier assigned on creation: 1, 2, 3… in each account.
+             */
+            id: number;
+            /** @description The category's name: 1 to 200 characters, not only spaces. */
+            name: string;
+        };
+        /**
+         * NewCategory
+         * @description A category to add.
+         * @example {
+         *       "name": "Dogs"
+         *     }
+         */
+        NewCategory: {
+            /** @description The category's name: 1 to 200 characters, not only spaces. */
+            name: string;
+        };
+        /**
+         * CategoryUpdate
+         * @description Fields to change; those left out stay.
+         * @example {
+         *       "name": "Hounds"
+         *     }
+         */
+        CategoryUpdate: {
+            /** @description The category's name: 1 to 200 characters, not only spaces. */
+            name?: string;
+        };
+        /**
+         * CategoryPage
+         * @description A page of categories, by id; the next page is announced in the `Link` header.
+         * @example [
+         *       {
+         *         "id": 1,
+         *         "name": "Dogs"
+         *       },
+         *       {
+         *         "id": 2,
+         *         "name": "Cats"
+         *       }
+         *     ]
+         */
+        CategoryPage: components["schemas"]["Category"][];
+        /**
+         * Order
+         * @description An order for one pet; while open (`placed`, `approved`) it holds the pet.
+         * @example {
+         *       "id": 1,
+         *       "petId": 1,
+         *       "status": "placed",
+         *       "createdAt": "2026-01-05T10:00:00.000Z",
+         *       "updatedAt": "2026-01-05T10:00:00.000Z"
+         *     }
+         */
+        Order: {
+            /**
+             * Format: int64
+             * @description Identifier assigned on creation: 1, 2, 3… in each account.
+             */
+            id: number;
+            /**
+             * Format: int64
+             * @description The ordered pet.
+             */
+            petId: number;
+            status: components["schemas"]["OrderStatus"];
+            /**
+             * Format: date-time
+             * @description Creation time (UTC).
+             */
+            createdAt: string;
+            /**
+             * Format: date-time
+             * @description Last status change (UTC).
+             */
+            updatedAt: string;
+        };
+        /**
+         * OrderStatus
+         * @description `placed` → `approved` → `delivered`; `placed` or `approved` → `cancelled`.
+         * @example placed
+         * @enum {unknown}
+         */
+        OrderStatus: "placed" | "approved" | "delivered" | "cancelled";
+        /**
+         * NewOrder
+         * @description The pet to order.
+         * @example {
+         *       "petId": 1
+         *     }
+         */
+        NewOrder: {
+            /**
+             * Format: int64
+             * @description An `available` pet of this account; it becomes `pending`.
+             */
+            petId: number;
+        };
+        /**
+         * OrderUpdate
+         * @description `delivered` makes the pet `sold`; `cancelled` makes it `available` again.
+         * @example {
+         *       "status": "approved"
+         *     }
+         */
+        OrderUpdate: {
+            status: components["schemas"]["OrderStatus"];
+        };
+        /**
+         * OrderPage
+         * @description A page of orders, by id; the next page is announced in the `Link` header.
+         * @example [
+         *       {
+         *         "id": 1,
+         *         "petId": 1,
+         *         "status": "placed",
+         *         "createdAt": "2026-01-05T10:00:00.000Z",
+         *         "updatedAt": "2026-01-05T10:00:00.000Z"
+         *       }
+         *     ]
+         */
+        OrderPage: components["schemas"]["Order"][];
+        /**
+         * Inventory
+         * @description How many of this account's pets are in each status.
+         * @example {
+         *       "available": 12,
+         *       "pending": 2,
+         *       "sold": 5
+         *     }
+         */
+        Inventory: {
+            /**
+             * Format: int64
+             * @description Pets available.
+             */
+            available: number;
+            /**
+             * Format: int64
+             * @description Pets on an open order.
+             */
+            pending: number;
+            /**
+             * Format: int64
+             * @description Pets sold.
+             */
+            sold: number;
         };
         /**
          * Event
@@ -1063,251 +1538,6 @@ export interface components {
          */
         WebhookDeliveryPage: components["schemas"]["WebhookDelivery"][];
         /**
-         * Pet
-         * @description An animal offered in the store.
-         * @example {
-         *       "id": 1,
-         *       "name": "Rex",
-         *       "categoryId": 1,
-         *       "status": "available"
-         *     }
-         */
-        Pet: {
-            /**
-             * Format: int64
-             * @description Identifier assigned on creation: 1, 2, 3… in each account.
-             */
-            id: number;
-            /** @description The animal's name: 1 to 200 characters, not only spaces, no control characters. */
-            name: string;
-            /**
-             * Format: int64
-             * @description Identifier of the category the animal belongs to (one of this account).
-             */
-            categoryId: number;
-            status: components["schemas"]["PetStatus"];
-        };
-        /**
-         * PetStatus
-         * @description Availability: `available` (can be ordered), `pending` (on an open order) or `sold` (final).
-         * @example available
-         * @enum {unknown}
-         */
-        PetStatus: "available" | "pending" | "sold";
-        /**
-         * NewPet
-         * @description An animal to add. `status` defaults to `available` when omitted.
-         * @example {
-         *       "name": "Rex",
-         *       "categoryId": 1
-         *     }
-         */
-        NewPet: {
-            /** @description The animal's name: 1 to 200 characters, not only spaces, no control characters. */
-            name: string;
-            /**
-             * Format: int64
-             * @description Identifier of the category the animal belongs to (one of this account).
-             */
-            categoryId: number;
-            status?: components["schemas"]["PetStatus"];
-        };
-        /**
-         * PetUpdate
-         * @description Fields to change; those left out stay. Status moves: available → pending, available → sold, pending → available, pending → sold; sold is final.
-         * @example {
-         *       "status": "sold"
-         *     }
-         */
-        PetUpdate: {
-            /** @description The animal's name: 1 to 200 characters, not only spaces, no control characters. */
-            name?: string;
-            /**
-             * Format: int64
-             * @description Identifier of the category the animal belongs to (one of this account).
-             */
-            categoryId?: number;
-            status?: components["schemas"]["PetStatus"];
-        };
-        /**
-         * PetPage
-         * @description A page of animals, by id; the next page is announced in the `Link` header.
-         * @example [
-         *       {
-         *         "id": 1,
-         *         "name": "Rex",
-         *         "categoryId": 1,
-         *         "status": "available"
-         *       },
-         *       {
-         *         "id": 2,
-         *         "name": "Tom",
-         *         "categoryId": 2,
-         *         "status": "pending"
-         *       }
-         *     ]
-         */
-        PetPage: components["schemas"]["Pet"][];
-        /**
-         * Category
-         * @description A group of animals; every pet names one.
-         * @example {
-         *       "id": 1,
-         *       "name": "Dogs"
-         *     }
-         */
-        Category: {
-            /**
-             * Format: int64
-             * @description Identifier assigned on creation: 1, 2, 3… in each account.
-             */
-            id: number;
-            /** @description The category's name: 1 to 200 characters, not only spaces. */
-            name: string;
-        };
-        /**
-         * NewCategory
-         * @description A category to add.
-         * @example {
-         *       "name": "Dogs"
-         *     }
-         */
-        NewCategory: {
-            /** @description The category's name: 1 to 200 characters, not only spaces. */
-            name: string;
-        };
-        /**
-         * CategoryUpdate
-         * @description Fields to change; those left out stay.
-         * @example {
-         *       "name": "Hounds"
-         *     }
-         */
-        CategoryUpdate: {
-            /** @description The category's name: 1 to 200 characters, not only spaces. */
-            name?: string;
-        };
-        /**
-         * CategoryPage
-         * @description A page of categories, by id; the next page is announced in the `Link` header.
-         * @example [
-         *       {
-         *         "id": 1,
-         *         "name": "Dogs"
-         *       },
-         *       {
-         *         "id": 2,
-         *         "name": "Cats"
-         *       }
-         *     ]
-         */
-        CategoryPage: components["schemas"]["Category"][];
-        /**
-         * Order
-         * @description An order for one pet; while open (`placed`, `approved`) it holds the pet.
-         * @example {
-         *       "id": 1,
-         *       "petId": 1,
-         *       "status": "placed",
-         *       "createdAt": "2026-01-05T10:00:00.000Z",
-         *       "updatedAt": "2026-01-05T10:00:00.000Z"
-         *     }
-         */
-        Order: {
-            /**
-             * Format: int64
-             * @description Identifier assigned on creation: 1, 2, 3… in each account.
-             */
-            id: number;
-            /**
-             * Format: int64
-             * @description The ordered pet.
-             */
-            petId: number;
-            status: components["schemas"]["OrderStatus"];
-            /**
-             * Format: date-time
-             * @description Creation time (UTC).
-             */
-            createdAt: string;
-            /**
-             * Format: date-time
-             * @description Last status change (UTC).
-             */
-            updatedAt: string;
-        };
-        /**
-         * OrderStatus
-         * @description `placed` → `approved` → `delivered`; `placed` or `approved` → `cancelled`.
-         * @example placed
-         * @enum {unknown}
-         */
-        OrderStatus: "placed" | "approved" | "delivered" | "cancelled";
-        /**
-         * NewOrder
-         * @description The pet to order.
-         * @example {
-         *       "petId": 1
-         *     }
-         */
-        NewOrder: {
-            /**
-             * Format: int64
-             * @description An `available` pet of this account; it becomes `pending`.
-             */
-            petId: number;
-        };
-        /**
-         * OrderUpdate
-         * @description `delivered` makes the pet `sold`; `cancelled` makes it `available` again.
-         * @example {
-         *       "status": "approved"
-         *     }
-         */
-        OrderUpdate: {
-            status: components["schemas"]["OrderStatus"];
-        };
-        /**
-         * OrderPage
-         * @description A page of orders, by id; the next page is announced in the `Link` header.
-         * @example [
-         *       {
-         *         "id": 1,
-         *         "petId": 1,
-         *         "status": "placed",
-         *         "createdAt": "2026-01-05T10:00:00.000Z",
-         *         "updatedAt": "2026-01-05T10:00:00.000Z"
-         *       }
-         *     ]
-         */
-        OrderPage: components["schemas"]["Order"][];
-        /**
-         * Inventory
-         * @description How many of this account's pets are in each status.
-         * @example {
-         *       "available": 12,
-         *       "pending": 2,
-         *       "sold": 5
-         *     }
-         */
-        Inventory: {
-            /**
-             * Format: int64
-             * @description Pets available.
-             */
-            available: number;
-            /**
-             * Format: int64
-             * @description Pets on an open order.
-             */
-            pending: number;
-            /**
-             * Format: int64
-             * @description Pets sold.
-             */
-            sold: number;
-        };
-        /**
          * NewMessage
          * @description A message to queue.
          * @example {
@@ -1408,236 +1638,6 @@ export interface components {
              * @description Given up on after the retry period.
              */
             failed: number;
-        };
-        /**
-         * NewAccount
-         * @description Sign-up: the email and password you will manage keys with.
-         * @example {
-         *       "email": "ada@example.com",
-         *       "password": "correct horse battery"
-         *     }
-         */
-        NewAccount: {
-            /**
-             * Format: email
-             * @description Sign-in email.
-             */
-            email: string;
-            /**
-             * Format: password
-             * @description At least 12 characters.
-             */
-            password: string;
-        };
-        /**
-         * CreatedAccount
-         * @description The account just created, on the Free plan.
-         * @example {
-         *       "id": "acct_7Hq2LmN4pR8sT1vW",
-         *       "email": "ada@example.com",
-         *       "plan": "free",
-         *       "createdAt": "2026-01-05T10:00:00.000Z"
-         *     }
-         */
-        CreatedAccount: {
-            /** @description Account identifier (`acct_…`). */
-            id: string;
-            /**
-             * Format: email
-             * @description Sign-in email.
-             */
-            email: string;
-            plan: components["schemas"]["Plan"];
-            /**
-             * Format: date-time
-             * @description Creation time (UTC).
-             */
-            createdAt: string;
-        };
-        /**
-         * Plan
-         * @description Plan that sets the rate limits: `free`, `pro`, `business` or `enterprise`.
-         * @example free
-         * @enum {unknown}
-         */
-        Plan: "free" | "pro" | "business" | "enterprise";
-        /**
-         * Account
-         * @description Your account: plan, limits and what is used of them.
-         * @example {
-         *       "id": "acct_7Hq2LmN4pR8sT1vW",
-         *       "email": "ada@example.com",
-         *       "plan": "free",
-         *       "limits": {
-         *         "perMinute": 60,
-         *         "perDay": 1000
-         *       },
-         *       "usage": {
-         *         "minute": 3,
-         *         "day": 41
-         *       },
-         *       "deprecatedCalls": 0
-         *     }
-         */
-        Account: {
-            /** @description Account identifier (`acct_…`). */
-            id: string;
-            /**
-             * Format: email
-             * @description Sign-in email.
-             */
-            email: string;
-            plan: components["schemas"]["Plan"];
-            limits: components["schemas"]["Limits"];
-            usage: components["schemas"]["Usage"];
-            /**
-             * Format: int64
-             * @description Calls this account made to deprecated operations (see `Deprecation` headers).
-             */
-            deprecatedCalls: number;
-        };
-        /**
-         * Limits
-         * @description The rate limits of the plan.
-         * @example {
-         *       "perMinute": 60,
-         *       "perDay": 1000
-         *     }
-         */
-        Limits: {
-            /**
-             * Format: int32
-             * @description Requests per UTC minute.
-             */
-            perMinute: number;
-            /**
-             * Format: int32
-             * @description Requests per UTC day.
-             */
-            perDay: number;
-        };
-        /**
-         * Usage
-         * @description Requests counted against the limits so far, this one included.
-         * @example {
-         *       "minute": 3,
-         *       "day": 41
-         *     }
-         */
-        Usage: {
-            /**
-             * Format: int32
-             * @description Requests counted in the current UTC minute.
-             */
-            minute: number;
-            /**
-             * Format: int32
-             * @description Requests counted in the current UTC day.
-             */
-            day: number;
-        };
-        /**
-         * ApiKey
-         * @description A live API key, without its secret.
-         * @example {
-         *       "id": "key_3kTn8WqZ2bXc5VdR",
-         *       "name": "ci",
-         *       "prefix": "as_test_Zq4x",
-         *       "scopes": null,
-         *       "createdAt": "2026-01-05T10:00:00.000Z",
-         *       "lastUsedAt": "2026-01-05T10:02:00.000Z"
-         *     }
-         */
-        ApiKey: {
-            /** @description Key identifier (`key_…`), used to revoke it. */
-            id: string;
-            /** @description Label given at creation, or null. */
-            name: string | null;
-            /** @description First characters of the key (`as_test_` and four more), to recognise it. */
-            prefix: string;
-            /** @description The key's scopes, or null for a key with full access (every scope, those added later too). */
-            scopes: components["schemas"]["Scope"][] | null;
-            /**
-             * Format: date-time
-             * @description Creation time (UTC).
-             */
-            createdAt: string;
-            /** @description Last use (UTC, to the minute), or null if never used. */
-            lastUsedAt: string | null;
-        };
-        /**
-         * Scope
-         * @description What a restricted key may do: `<resource>:read` or `<resource>:write`; `write` implies `read` of the same resource.
-         * @example pets:read
-         * @enum {unknown}
-         */
-        Scope: "pets:read" | "pets:write" | "categories:read" | "categories:write" | "orders:read" | "orders:write" | "messages:read" | "messages:write" | "events:read" | "events:write" | "webhooks:read" | "webhooks:write" | "account:read" | "account:write" | "requests:read" | "requests:write";
-        /**
-         * ApiKeyList
-         * @description The live keys of the account (at most 100), oldest first.
-         * @example [
-         *       {
-         *         "id": "key_3kTn8WqZ2bXc5VdR",
-         *         "name": "ci",
-         *         "prefix": "as_test_Zq4x",
-         *         "scopes": null,
-         *         "createdAt": "2026-01-05T10:00:00.000Z",
-         *         "lastUsedAt": "2026-01-05T10:02:00.000Z"
-         *       }
-         *     ]
-         */
-        ApiKeyList: components["schemas"]["ApiKey"][];
-        /**
-         * ApiKeyRequest
-         * @description The key to create; the body may be left out.
-         * @example {
-         *       "name": "ci",
-         *       "scopes": [
-         *         "pets:read",
-         *         "orders:write"
-         *       ]
-         *     }
-         */
-        ApiKeyRequest: {
-            /** @description A label, e.g. "ci" or "laptop" (1 to 100 characters). */
-            name?: string;
-            /** @description Restricts the key to these scopes (least privilege). Left out, the key has full access to the account. */
-            scopes?: components["schemas"]["Scope"][];
-        };
-        /**
-         * NewApiKey
-         * @description A key just created, with its secret: the one answer that shows it (a retry with the request's Idempotency-Key gets this answer again).
-         * @example {
-         *       "id": "key_3kTn8WqZ2bXc5VdR",
-         *       "name": "ci",
-         *       "key": "as_test_Zq4xR7mK2pL9sW3vB6nH8jT1cY5dF0gQ4eA2uI7o",
-         *       "prefix": "as_test_Zq4x",
-         *       "scopes": [
-         *         "pets:read",
-         *         "orders:write"
-         *       ],
-         *       "createdAt": "2026-01-05T10:00:00.000Z"
-         *     }
-         */
-        NewApiKey: {
-            /** @description Key identifier (`key_…`), used to revoke it. */
-            id: string;
-            /** @description Label given at creation, or null. */
-            name: string | null;
-            /**
-             * Format: password
-             * @description The secret key: send it as `Authorization: Bearer <key>`. Shown in this answer only (and to a retry of this request with its Idempotency-Key, for 24 hours); the key itself is stored only as a hash.
-             */
-            key: string;
-            /** @description First characters of the key (`as_test_` and four more), to recognise it. */
-            prefix: string;
-            /** @description The key's scopes, or null for a key with full access (every scope, those added later too). */
-            scopes: components["schemas"]["Scope"][] | null;
-            /**
-             * Format: date-time
-             * @description Creation time (UTC).
-             */
-            createdAt: string;
         };
     };
     responses: {
@@ -2260,6 +2260,229 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["InsufficientScope"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listRequests: {
+        parameters: {
+            query?: {
+                /** @description Maximum number of items returned (1 to 100, default 20). */
+                limit?: components["parameters"]["Limit"];
+                /**
+                 * @description Only this status (`404`), or this class (`2xx`, `4xx`, `5xx`; `4xx` includes `429`).
+                 * @example 4xx
+                 */
+                status?: "2xx" | "4xx" | "5xx" | "200" | "201" | "202" | "204" | "400" | "401" | "403" | "404" | "405" | "408" | "409" | "410" | "413" | "414" | "422" | "429" | "431" | "500" | "503";
+                /** @description Only the requests made with this key (`key_…`). */
+                keyId?: string;
+                /** @description Only this method. */
+                method?: "GET" | "HEAD" | "POST" | "PUT" | "PATCH" | "DELETE" | "OPTIONS";
+                /** @description Only this path, exactly (`/v1/pets/7`). */
+                path?: string;
+                /** @description Opaque cursor of the next page, taken from the `Link: rel="next"` header. */
+                cursor?: components["parameters"]["Cursor"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of requests. */
+            200: {
+                headers: {
+                    Link: components["headers"]["Link"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example [
+                     *       {
+                     *         "id": "0b6e1c9e-4f2a-4c1e-9a57-3d2f8c1b7e40",
+                     *         "method": "POST",
+                     *         "route": "/v1/pets",
+                     *         "path": "/v1/pets",
+                     *         "status": 400,
+                     *         "durationMs": 1.25,
+                     *         "keyId": "key_0aBcDeFgHiJkLmNo",
+                     *         "errorCode": "validation_failed",
+                     *         "idempotencyKey": "ikh_Qm3kY2Hq0sX8dVbN1aZp4w",
+                     *         "replayed": false,
+                     *         "clientAddress": "203.0.113.0/24",
+                     *         "createdAt": "2026-11-24T12:00:00.000Z",
+                     *         "count": 1
+                     *       }
+                     *     ]
+                     */
+                    "application/json": components["schemas"]["RequestLogPage"];
+                };
+            };
+            /** @description `bad_request`: The request could not be understood. `validation_failed`: A parameter or body field is missing, unknown, or holds an invalid value. `invalid_cursor`: The `cursor` parameter is not one we issued. */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit-IfCounted"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining-IfCounted"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset-IfCounted"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy-IfCounted"];
+                    RateLimit: components["headers"]["RateLimit-IfCounted"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getRequestStats: {
+        parameters: {
+            query?: {
+                /** @description The last 24 hours (`24h`) or 7 days (`7d`), each ending with the current hour. */
+                period?: "24h" | "7d";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The counts. */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "period": "24h",
+                     *       "from": "2026-11-23T13:00:00.000Z",
+                     *       "to": "2026-11-24T13:00:00.000Z",
+                     *       "hours": [
+                     *         {
+                     *           "hour": "2026-11-24T12:00:00.000Z",
+                     *           "status2xx": 120,
+                     *           "status4xx": 3,
+                     *           "status5xx": 0,
+                     *           "status429": 1
+                     *         }
+                     *       ],
+                     *       "totals": {
+                     *         "status2xx": 120,
+                     *         "status4xx": 3,
+                     *         "status5xx": 0,
+                     *         "status429": 1
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["RequestStats"];
+                };
+            };
+            /** @description `bad_request`: The request could not be understood. `validation_failed`: A parameter or body field is missing, unknown, or holds an invalid value. */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit-IfCounted"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining-IfCounted"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset-IfCounted"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy-IfCounted"];
+                    RateLimit: components["headers"]["RateLimit-IfCounted"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getRequest: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The request's `X-Request-Id`: the client's, or the UUID the service gave it. */
+                requestId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The request. */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "0b6e1c9e-4f2a-4c1e-9a57-3d2f8c1b7e40",
+                     *       "method": "POST",
+                     *       "route": "/v1/pets",
+                     *       "path": "/v1/pets",
+                     *       "status": 400,
+                     *       "durationMs": 1.25,
+                     *       "keyId": "key_0aBcDeFgHiJkLmNo",
+                     *       "errorCode": "validation_failed",
+                     *       "idempotencyKey": "ikh_Qm3kY2Hq0sX8dVbN1aZp4w",
+                     *       "replayed": false,
+                     *       "clientAddress": "203.0.113.0/24",
+                     *       "createdAt": "2026-11-24T12:00:00.000Z",
+                     *       "count": 1,
+                     *       "requestBody": "{\"name\":\"\",\"categoryId\":1,\"apiKey\":\"[redacted]\"}",
+                     *       "requestBodyTruncated": false,
+                     *       "errorBody": {
+                     *         "code": "validation_failed",
+                     *         "message": "Invalid body/name: must NOT have fewer than 1 characters.",
+                     *         "status": 400
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["RequestLogEntry"];
+                };
+            };
+            /** @description `bad_request`: The request could not be understood. `validation_failed`: A parameter or body field is missing, unknown, or holds an invalid value. */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit-IfCounted"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining-IfCounted"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset-IfCounted"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy-IfCounted"];
+                    RateLimit: components["headers"]["RateLimit-IfCounted"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
+            404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -4132,229 +4355,6 @@ export interface operations {
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["WriteUnavailable"];
-        };
-    };
-    listRequests: {
-        parameters: {
-            query?: {
-                /** @description Maximum number of items returned (1 to 100, default 20). */
-                limit?: components["parameters"]["Limit"];
-                /**
-                 * @description Only this status (`404`), or this class (`2xx`, `4xx`, `5xx`; `4xx` includes `429`).
-                 * @example 4xx
-                 */
-                status?: "2xx" | "4xx" | "5xx" | "200" | "201" | "202" | "204" | "400" | "401" | "403" | "404" | "405" | "408" | "409" | "410" | "413" | "414" | "422" | "429" | "431" | "500" | "503";
-                /** @description Only the requests made with this key (`key_…`). */
-                keyId?: string;
-                /** @description Only this method. */
-                method?: "GET" | "HEAD" | "POST" | "PUT" | "PATCH" | "DELETE" | "OPTIONS";
-                /** @description Only this path, exactly (`/v1/pets/7`). */
-                path?: string;
-                /** @description Opaque cursor of the next page, taken from the `Link: rel="next"` header. */
-                cursor?: components["parameters"]["Cursor"];
-            };
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description A page of requests. */
-            200: {
-                headers: {
-                    Link: components["headers"]["Link"];
-                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
-                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
-                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                    RateLimit: components["headers"]["RateLimit"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example [
-                     *       {
-                     *         "id": "0b6e1c9e-4f2a-4c1e-9a57-3d2f8c1b7e40",
-                     *         "method": "POST",
-                     *         "route": "/v1/pets",
-                     *         "path": "/v1/pets",
-                     *         "status": 400,
-                     *         "durationMs": 1.25,
-                     *         "keyId": "key_0aBcDeFgHiJkLmNo",
-                     *         "errorCode": "validation_failed",
-                     *         "idempotencyKey": "ikh_Qm3kY2Hq0sX8dVbN1aZp4w",
-                     *         "replayed": false,
-                     *         "clientAddress": "203.0.113.0/24",
-                     *         "createdAt": "2026-11-24T12:00:00.000Z",
-                     *         "count": 1
-                     *       }
-                     *     ]
-                     */
-                    "application/json": components["schemas"]["RequestLogPage"];
-                };
-            };
-            /** @description `bad_request`: The request could not be understood. `validation_failed`: A parameter or body field is missing, unknown, or holds an invalid value. `invalid_cursor`: The `cursor` parameter is not one we issued. */
-            400: {
-                headers: {
-                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit-IfCounted"];
-                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining-IfCounted"];
-                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset-IfCounted"];
-                    "RateLimit-Policy": components["headers"]["RateLimit-Policy-IfCounted"];
-                    RateLimit: components["headers"]["RateLimit-IfCounted"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            401: components["responses"]["Unauthorized"];
-            403: components["responses"]["InsufficientScope"];
-            404: components["responses"]["NotFound"];
-            429: components["responses"]["TooManyRequests"];
-            500: components["responses"]["InternalError"];
-            503: components["responses"]["ServiceUnavailable"];
-        };
-    };
-    getRequestStats: {
-        parameters: {
-            query?: {
-                /** @description The last 24 hours (`24h`) or 7 days (`7d`), each ending with the current hour. */
-                period?: "24h" | "7d";
-            };
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description The counts. */
-            200: {
-                headers: {
-                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
-                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
-                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                    RateLimit: components["headers"]["RateLimit"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "period": "24h",
-                     *       "from": "2026-11-23T13:00:00.000Z",
-                     *       "to": "2026-11-24T13:00:00.000Z",
-                     *       "hours": [
-                     *         {
-                     *           "hour": "2026-11-24T12:00:00.000Z",
-                     *           "status2xx": 120,
-                     *           "status4xx": 3,
-                     *           "status5xx": 0,
-                     *           "status429": 1
-                     *         }
-                     *       ],
-                     *       "totals": {
-                     *         "status2xx": 120,
-                     *         "status4xx": 3,
-                     *         "status5xx": 0,
-                     *         "status429": 1
-                     *       }
-                     *     }
-                     */
-                    "application/json": components["schemas"]["RequestStats"];
-                };
-            };
-            /** @description `bad_request`: The request could not be understood. `validation_failed`: A parameter or body field is missing, unknown, or holds an invalid value. */
-            400: {
-                headers: {
-                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit-IfCounted"];
-                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining-IfCounted"];
-                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset-IfCounted"];
-                    "RateLimit-Policy": components["headers"]["RateLimit-Policy-IfCounted"];
-                    RateLimit: components["headers"]["RateLimit-IfCounted"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            401: components["responses"]["Unauthorized"];
-            403: components["responses"]["InsufficientScope"];
-            404: components["responses"]["NotFound"];
-            429: components["responses"]["TooManyRequests"];
-            500: components["responses"]["InternalError"];
-            503: components["responses"]["ServiceUnavailable"];
-        };
-    };
-    getRequest: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                /** @description The request's `X-Request-Id`: the client's, or the UUID the service gave it. */
-                requestId: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description The request. */
-            200: {
-                headers: {
-                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
-                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
-                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                    RateLimit: components["headers"]["RateLimit"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "id": "0b6e1c9e-4f2a-4c1e-9a57-3d2f8c1b7e40",
-                     *       "method": "POST",
-                     *       "route": "/v1/pets",
-                     *       "path": "/v1/pets",
-                     *       "status": 400,
-                     *       "durationMs": 1.25,
-                     *       "keyId": "key_0aBcDeFgHiJkLmNo",
-                     *       "errorCode": "validation_failed",
-                     *       "idempotencyKey": "ikh_Qm3kY2Hq0sX8dVbN1aZp4w",
-                     *       "replayed": false,
-                     *       "clientAddress": "203.0.113.0/24",
-                     *       "createdAt": "2026-11-24T12:00:00.000Z",
-                     *       "count": 1,
-                     *       "requestBody": "{\"name\":\"\",\"categoryId\":1,\"apiKey\":\"[redacted]\"}",
-                     *       "requestBodyTruncated": false,
-                     *       "errorBody": {
-                     *         "code": "validation_failed",
-                     *         "message": "Invalid body/name: must NOT have fewer than 1 characters.",
-                     *         "status": 400
-                     *       }
-                     *     }
-                     */
-                    "application/json": components["schemas"]["RequestLogEntry"];
-                };
-            };
-            /** @description `bad_request`: The request could not be understood. `validation_failed`: A parameter or body field is missing, unknown, or holds an invalid value. */
-            400: {
-                headers: {
-                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit-IfCounted"];
-                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining-IfCounted"];
-                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset-IfCounted"];
-                    "RateLimit-Policy": components["headers"]["RateLimit-Policy-IfCounted"];
-                    RateLimit: components["headers"]["RateLimit-IfCounted"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            401: components["responses"]["Unauthorized"];
-            403: components["responses"]["InsufficientScope"];
-            404: components["responses"]["NotFound"];
-            429: components["responses"]["TooManyRequests"];
-            500: components["responses"]["InternalError"];
-            503: components["responses"]["ServiceUnavailable"];
         };
     };
     sendMessage: {

@@ -2,7 +2,7 @@ import { type Kysely, sql } from 'kysely';
 import type { Dialect } from '../database.js';
 
 /**
- * Events, webhook endpoints and their deliveries (src/domain/events.ts, webhooks.ts).
+ * Events, webhook endpoints and their deliveries (src/webhooks/events.ts, webhooks.ts).
  *
  * - `events`: what happened to an account's resources, written in the transaction of the
  *   change it reports (the transactional outbox). Ids (`evt_…`) sort by time.

@@ -2,7 +2,7 @@ import { type Kysely, sql } from 'kysely';
 import type { Dialect } from '../database.js';
 
 /**
- * For the dispatcher's fair claim (claimable, src/store/webhooks-repository.ts):
+ * For the dispatcher's fair claim (claimable, src/webhooks/repository.ts):
  *
  * - `webhook_deliveries_pending`: each endpoint's pending deliveries by `available_at`, to
  *   read each enabled endpoint's first due ones. Partial: the delivered and failed rows (most

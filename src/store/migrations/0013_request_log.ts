@@ -3,7 +3,7 @@ import type { Dialect } from '../database.js';
 
 /**
  * The request log (docs/decisions/0013-request-log.md): each account's API requests, written
- * in batches off the request path (src/http/request-log.ts), kept 7 days and at most 10,000
+ * in batches off the request path (src/request-log/writer.ts), kept 7 days and at most 10,000
  * per account.
  *
  * - `request_log`: one row per request, numbered in the order written (`seq`), so every index

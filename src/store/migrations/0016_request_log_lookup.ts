@@ -1,13 +1,12 @@
 import { type Kysely, sql } from 'kysely';
 import type { Dialect } from '../database.js';
-import { entriesText, idsText } from '../request-log-repository.js';
 
 /**
  * The request log read by what it shows (docs/decisions/0065-request-log-reads-bounded.md):
  * each segment gains
  *
  * - `ids`: its entries' request ids, in sixteen parts by a hash of the id, with a header saying
- *   where each part ends (`idsText`, src/store/request-log-repository.ts): an entry is found by
+ *   where each part ends (`idsText` below, as src/request-log/repository.ts writes it): an entry is found by
  *   id with a text search of one part, a few bytes an entry, never of the entries or bodies;
  * - `bodies`: the request and Error bodies of its 4xx and 5xx entries, a line each, last, apart
  *   from the entries, so that a list, its filters and the id search never read them.
@@ -76,4 +75,31 @@ export async function up(db: Kysely<unknown>, dialect: Dialect): Promise<void> {
     .on('request_log_segments')
     .columns(['account_id', 'seq'])
     .execute();
+}
+
+/**
+ * A segment's `ids` as the log wrote them when this migration was made (its format is
+ * src/request-log/repository.ts's; a migration keeps its own copy, as it must not change): the
+ * ids in sixteen parts by FNV-1a of the id, behind a header of where each part ends, six
+ * digits each, each part ` a b c ` or empty.
+ */
+function idsText(ids: readonly string[]): string {
+  const parts = Array.from({ length: 16 }, () => '');
+  for (const id of ids) {
+    let hash = 0x811c9dc5;
+    for (let i = 0; i < id.length; i++) hash = Math.imul(hash ^ id.charCodeAt(i), 0x01000193);
+    const bucket = (hash >>> 0) % 16;
+    parts[bucket] = `${parts[bucket] || ' '}${id} `;
+  }
+  let end = 0;
+  const header = parts.map((part) => {
+    end += part.length;
+    return String(end).padStart(6, '0');
+  });
+  return header.join('') + parts.join('');
+}
+
+/** Entries as text: SQLite holds them as their UTF-8 bytes. */
+function entriesText(entries: string | Uint8Array): string {
+  return typeof entries === 'string' ? entries : Buffer.from(entries).toString('utf8');
 }

@@ -1,0 +1,28 @@
+import type { FastifyPluginAsync, FastifyPluginCallback } from 'fastify';
+import type { TSchema } from 'typebox';
+import type { Chore } from './ops/housekeeping.js';
+import type { Basics } from './plugins/basics.js';
+
+/**
+ * A capability of the service (the request log, webhooks, messages…): one folder holding its
+ * routes, schemas, rules, queries, workers and chores, put into the app by this one declaration.
+ * The core (the request path, the store, ops) knows none of them: src/capabilities.ts lists them,
+ * and buildApp (src/app.ts) registers each part where the request path needs it.
+ */
+export interface Capability {
+  readonly name: string;
+  /**
+   * What it provides and runs (decorations, hooks, workers started with the worker), registered
+   * after the core's services and before the request path: a hook it adds sees every route.
+   * A plugin that decorates the app (fastify-plugin), closing what it opens in its onClose.
+   */
+  readonly services?: FastifyPluginAsync<Basics> | FastifyPluginCallback<Basics>;
+  /** Its operations, registered once the request path (its hooks, errors, validation) is set. */
+  readonly routes?: FastifyPluginAsync;
+  /** Its portal pages, inside the portal's scope (/portal: cookies, CSRF, its error pages). */
+  readonly portal?: FastifyPluginAsync;
+  /** The titled schemas its operations use: the OpenAPI document names each as a component. */
+  readonly components?: readonly TSchema[];
+  /** What housekeeping deletes for it, by name (src/ops/housekeeping.ts). */
+  readonly chores?: Readonly<Record<string, Chore>>;
+}

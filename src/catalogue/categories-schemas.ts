@@ -1,0 +1,50 @@
+import { Type } from 'typebox';
+import { MAX_PAGE_SIZE } from '../domain/pagination.js';
+import { Cursor, Id, Limit, Name } from '../http/schemas/common.js';
+
+const name = Name("The category's name: 1 to 200 characters, not only spaces.");
+const dogs = { id: 1, name: 'Dogs' };
+
+export const Category = Type.Object(
+  { id: Id('Identifier assigned on creation: 1, 2, 3… in each account.'), name },
+  {
+    title: 'Category',
+    additionalProperties: false,
+    description: 'A group of animals; every pet names one.',
+    examples: [dogs],
+  },
+);
+
+export const NewCategory = Type.Object(
+  { name },
+  {
+    title: 'NewCategory',
+    additionalProperties: false,
+    description: 'A category to add.',
+    examples: [{ name: 'Dogs' }],
+  },
+);
+
+export const CategoryPatch = Type.Object(
+  { name: Type.Optional(name) },
+  {
+    title: 'CategoryUpdate',
+    additionalProperties: false,
+    description: 'Fields to change; those left out stay.',
+    examples: [{ name: 'Hounds' }],
+  },
+);
+
+export const CategoryPage = Type.Array(Category, {
+  title: 'CategoryPage',
+  maxItems: MAX_PAGE_SIZE,
+  description: 'A page of categories, by id; the next page is announced in the `Link` header.',
+  examples: [[dogs, { id: 2, name: 'Cats' }]],
+});
+
+export const CategoryParams = Type.Object({ categoryId: Id('The identifier of the category.') });
+
+export const CategoryListQuery = Type.Object(
+  { limit: Limit, cursor: Type.Optional(Cursor) },
+  { additionalProperties: false },
+);

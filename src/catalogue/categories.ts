@@ -1,0 +1,97 @@
+import type { Clock } from '../clock.js';
+import {
+  decodeCursor,
+  type Page,
+  type PageRequest,
+  pageSize,
+  toPage,
+} from '../domain/pagination.js';
+import { fail, ok, type Result } from '../domain/result.js';
+import type { Write } from '../store/change.js';
+import type { ReadDb, Tx } from '../store/database.js';
+import { isForeignKeyViolation } from '../store/store-errors.js';
+import type { CategoryRow } from '../store/tables.js';
+import {
+  deleteCategory,
+  findCategory,
+  insertCategory,
+  listCategories,
+  renameCategory,
+} from './categories-repository.js';
+
+export interface Category {
+  id: number;
+  name: string;
+}
+
+function toCategory(row: CategoryRow): Category {
+  return { id: row.id, name: row.name };
+}
+
+const notFound = (id: number) => fail('not_found', `No category ${id} in this account.`);
+
+/** Adds a category, as a change: one blind insert, numbered in the account. */
+export function addCategory(clock: Clock, accountId: string, name: string): Write<Category> {
+  return {
+    options: { blind: true, numbersFor: accountId },
+    work: (tx) => createCategory(tx, clock, accountId, name),
+  };
+}
+
+/** Adds a category in a write of the caller's, which says `numbersFor` the account. */
+export async function createCategory(
+  tx: Tx,
+  clock: Clock,
+  accountId: string,
+  name: string,
+): Promise<Category> {
+  return toCategory(await insertCategory(tx, accountId, name, clock.now().toISOString()));
+}
+
+export async function getCategory(
+  db: ReadDb,
+  accountId: string,
+  id: number,
+): Promise<Result<Category, 'not_found'>> {
+  const row = await findCategory(db, accountId, id);
+  return row ? ok(toCategory(row)) : notFound(id);
+}
+
+export async function listCategoryPage(
+  db: ReadDb,
+  accountId: string,
+  page: PageRequest,
+): Promise<Result<Page<Category>, 'invalid_cursor'>> {
+  const after = decodeCursor(page.cursor);
+  if (!after.ok) return after;
+  const rows = await listCategories(db, accountId, after.value, pageSize(page) + 1);
+  const { items, nextCursor } = toPage(rows, pageSize(page));
+  return ok({ items: items.map(toCategory), nextCursor });
+}
+
+export async function updateCategory(
+  tx: Tx,
+  accountId: string,
+  id: number,
+  changes: { name?: string | undefined },
+): Promise<Result<Category, 'not_found'>> {
+  const row =
+    changes.name === undefined
+      ? await findCategory(tx, accountId, id)
+      : await renameCategory(tx, accountId, id, changes.name);
+  return row ? ok(toCategory(row)) : notFound(id);
+}
+
+export async function removeCategory(
+  tx: Tx,
+  accountId: string,
+  id: number,
+): Promise<Result<void, 'not_found' | 'category_in_use'>> {
+  try {
+    return (await deleteCategory(tx, accountId, id)) ? ok(undefined) : notFound(id);
+  } catch (err) {
+    // The pets' foreign key decides, so a pet added at the same instant is never orphaned.
+    if (!isForeignKeyViolation(err)) throw err;
+    return fail('category_in_use', `Category ${id} still has pets; move or delete them first.`);
+  }
+}

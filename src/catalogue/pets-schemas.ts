@@ -1,0 +1,89 @@
+import { Type } from 'typebox';
+import { MAX_PAGE_SIZE } from '../domain/pagination.js';
+import { Cursor, Id, Limit, Name } from '../http/schemas/common.js';
+import { PET_STATUSES } from './pets.js';
+
+export const PetStatus = Type.Enum(PET_STATUSES, {
+  title: 'PetStatus',
+  description:
+    'Availability: `available` (can be ordered), `pending` (on an open order) or `sold` (final).',
+  examples: ['available'],
+});
+
+const petFields = {
+  name: Name("The animal's name: 1 to 200 characters, not only spaces, no control characters."),
+  categoryId: Id('Identifier of the category the animal belongs to (one of this account).'),
+};
+
+const rex = { id: 1, name: 'Rex', categoryId: 1, status: 'available' } as const;
+
+export const Pet = Type.Object(
+  {
+    id: Id('Identifier assigned on creation: 1, 2, 3… in each account.'),
+    ...petFields,
+    status: PetStatus,
+  },
+  {
+    title: 'Pet',
+    additionalProperties: false,
+    description: 'An animal offered in the store.',
+    examples: [rex],
+  },
+);
+
+export const NewPet = Type.Object(
+  { ...petFields, status: Type.Optional(PetStatus) },
+  {
+    title: 'NewPet',
+    additionalProperties: false,
+    description: 'An animal to add. `status` defaults to `available` when omitted.',
+    examples: [{ name: 'Rex', categoryId: 1 }],
+  },
+);
+
+export const PetPatch = Type.Object(
+  {
+    name: Type.Optional(petFields.name),
+    categoryId: Type.Optional(petFields.categoryId),
+    status: Type.Optional(PetStatus),
+  },
+  {
+    title: 'PetUpdate',
+    additionalProperties: false,
+    description:
+      'Fields to change; those left out stay. Status moves: available → pending, ' +
+      'available → sold, pending → available, pending → sold; sold is final.',
+    examples: [{ status: 'sold' }],
+  },
+);
+
+export const PetPage = Type.Array(Pet, {
+  title: 'PetPage',
+  maxItems: MAX_PAGE_SIZE,
+  description: 'A page of animals, by id; the next page is announced in the `Link` header.',
+  examples: [[rex, { id: 2, name: 'Tom', categoryId: 2, status: 'pending' }]],
+});
+
+export const PetParams = Type.Object({ petId: Id('The identifier of the animal.') });
+
+/** Most ids one list request may name (`?id=1&id=7…`). */
+export const MAX_IDS = 100;
+
+export const PetListQuery = Type.Object(
+  {
+    limit: Limit,
+    status: Type.Optional(PetStatus),
+    id: Type.Optional(
+      Type.Array(Id('An id to read; repeat the parameter for more.'), {
+        minItems: 1,
+        maxItems: MAX_IDS,
+        description:
+          `Only the pets with these ids (\`?id=1&id=7\`, up to ${MAX_IDS}); ids this ` +
+          'account does not have are left out. Combines with `status` and pages like any ' +
+          'list. This is how to read pets by id (`getPet` is deprecated).',
+      }),
+    ),
+    cursor: Type.Optional(Cursor),
+  },
+  { additionalProperties: false },
+);

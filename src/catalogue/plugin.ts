@@ -1,0 +1,39 @@
+import type { Capability } from '../capability.js';
+import { behindBearerKeys } from '../http/auth.js';
+import { announceWrites } from '../http/freshness.js';
+import { categoryRoutes } from './categories-routes.js';
+import { Category, CategoryPage, CategoryPatch, NewCategory } from './categories-schemas.js';
+import { petRoutes } from './pets-routes.js';
+import { NewPet, Pet, PetPage, PetPatch, PetStatus } from './pets-schemas.js';
+
+/**
+ * The catalogue: each account's pets and their categories, numbered per account, read through
+ * kept pages (src/http/page-cache.ts). A write to it moves the account's data version on before
+ * it is answered (in the shared mode, on every instance), so whoever reads next, anywhere,
+ * reads it.
+ */
+export const catalogue: Capability = {
+  name: 'catalogue',
+  routes: async (app) => {
+    await app.register(
+      async (scope) => {
+        behindBearerKeys(scope, app.bearer);
+        scope.addHook('onRoute', announceWrites(app.freshness));
+        await scope.register(petRoutes);
+        await scope.register(categoryRoutes);
+      },
+      { prefix: '/v1' },
+    );
+  },
+  components: [
+    Pet,
+    NewPet,
+    PetPatch,
+    PetPage,
+    PetStatus,
+    Category,
+    NewCategory,
+    CategoryPatch,
+    CategoryPage,
+  ],
+};

@@ -1,0 +1,69 @@
+import fp from 'fastify-plugin';
+import type { Capability } from '../capability.js';
+import { behindBearerKeys } from '../http/auth.js';
+import type { Basics } from '../plugins/basics.js';
+import { endpointsWant } from '../webhooks/domain.js';
+import { createMessageQueue } from './create-queue.js';
+import type { MessageQueue } from './queue.js';
+import { countUnsettled } from './repository.js';
+import { messageRoutes } from './routes.js';
+import { MessageRecord, NewMessage, QueuedMessage } from './schemas.js';
+import { LogSink, type MessageSink } from './sink.js';
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** Messages accepted and delivered by a worker (src/messages/). */
+    queue: MessageQueue;
+  }
+}
+
+/**
+ * The message queue, BullMQ on Redis or the table otherwise. Its worker starts once the
+ * instance serves (WORKER=on); when the app closes it finishes (or, on BullMQ, releases) the
+ * messages in hand. Messages go to `sink`; by default the log, for accounts no endpoint takes
+ * them for (the settle's `message.sent` event is their delivery otherwise).
+ */
+const servicesWith = (sink?: MessageSink) =>
+  fp<Basics>(
+    async (app, { config, clock, log }) => {
+      const { database, outages, metrics } = app;
+      const queue = await createMessageQueue(
+        config,
+        database,
+        clock,
+        sink ??
+          new LogSink(log, (accountId) =>
+            endpointsWant(database.reader, accountId, 'message.sent'),
+          ),
+        log,
+        outages,
+        (outcome) => metrics.processed(outcome.status),
+      );
+      app.decorate('queue', queue);
+      metrics.watchQueueDepth(() => countUnsettled(database.reader));
+      if (config.worker) app.lifecycle.whenServing(() => queue.startWorker());
+      app.addHook('onClose', async () => {
+        await queue.close();
+      });
+    },
+    { name: 'queue', dependencies: ['store', 'ops'] },
+  );
+
+/**
+ * The quickstart's messages (docs/decisions/0039-messages.md, 0040): `POST /messages` stores one
+ * and a worker delivers it; `GET /messages/{id}` reads its record. Served without `/v1`.
+ * `sink`: where the worker delivers them (a test's), instead of the log.
+ */
+export function messages(sink?: MessageSink): Capability {
+  return {
+    name: 'messages',
+    services: servicesWith(sink),
+    routes: async (app) => {
+      await app.register(async (scope) => {
+        behindBearerKeys(scope, app.bearer);
+        await scope.register(messageRoutes);
+      });
+    },
+    components: [NewMessage, QueuedMessage, MessageRecord],
+  };
+}

@@ -1,0 +1,110 @@
+import { Type } from 'typebox';
+import { STORABLE_TEXT_PATTERN, Timestamp } from '../http/schemas/common.js';
+import { MAX_ENDPOINTS } from '../webhooks/domain.js';
+import { MESSAGE_MAX_LENGTH, MESSAGE_STATUSES } from './domain.js';
+
+const Id = Type.String({
+  maxLength: 64,
+  pattern: '^msg_[A-Za-z0-9]+$',
+  description: 'Identifier of the message record (`msg_…`).',
+});
+const Text = Type.String({
+  minLength: 1,
+  maxLength: MESSAGE_MAX_LENGTH,
+  // NUL cannot be stored, a lone surrogate cannot be encoded; everything else is the sender's.
+  pattern: STORABLE_TEXT_PATTERN,
+  description: `The text, 1 to ${MESSAGE_MAX_LENGTH} characters.`,
+});
+const Status = Type.Enum(MESSAGE_STATUSES, {
+  title: 'MessageStatus',
+  description:
+    '`queued` (accepted, not processed yet) → `processing` → `sent`; `failed` after the last retry.',
+  examples: ['queued'],
+});
+const CreatedAt = Timestamp('Creation time (UTC, `Z`).');
+
+const queued = {
+  id: 'msg_0Lxq7GZ1aB3cD',
+  message: 'Hello, store!',
+  status: 'queued',
+  createdAt: '2026-01-05T10:00:00.000Z',
+} as const;
+
+export const NewMessage = Type.Object(
+  { message: Text },
+  {
+    title: 'NewMessage',
+    additionalProperties: false,
+    description: 'A message to queue.',
+    examples: [{ message: 'Hello, store!' }],
+  },
+);
+
+export const QueuedMessage = Type.Object(
+  { id: Id, message: Text, status: Status, createdAt: CreatedAt },
+  {
+    title: 'Message',
+    additionalProperties: false,
+    description: 'The answer to `POST /messages`: the record as accepted, `queued`.',
+    examples: [queued],
+  },
+);
+
+// A message has one settled event, delivered at most once per endpoint of the account.
+const Count = (description: string) =>
+  Type.Integer({ format: 'int32', minimum: 0, maximum: MAX_ENDPOINTS, description });
+
+export const WebhookDeliveryState = Type.Object(
+  {
+    pending: Count('Not delivered yet: waiting for a first try, being sent, or to be retried.'),
+    delivered: Count('Answered with a 2xx.'),
+    failed: Count('Given up on after the retry period.'),
+  },
+  {
+    title: 'WebhookDeliveryState',
+    additionalProperties: false,
+    description:
+      "Where the deliveries of this message's `message.sent` or `message.failed` event to the " +
+      "account's webhook endpoints stand. All zero while the message is not settled, and when " +
+      'no endpoint wants the event.',
+    examples: [{ pending: 0, delivered: 1, failed: 0 }],
+  },
+);
+
+export const MessageRecord = Type.Object(
+  {
+    id: Id,
+    message: Text,
+    status: Status,
+    createdAt: CreatedAt,
+    updatedAt: Timestamp('Last status change (UTC).'),
+    failureReason: Type.Optional(
+      Type.String({ maxLength: 1024, description: 'Why delivery failed; only on `failed`.' }),
+    ),
+    webhooks: WebhookDeliveryState,
+  },
+  {
+    title: 'MessageRecord',
+    additionalProperties: false,
+    description: 'A message as it stands now.',
+    examples: [
+      {
+        ...queued,
+        status: 'sent',
+        updatedAt: '2026-01-05T10:00:00.120Z',
+        webhooks: { pending: 0, delivered: 1, failed: 0 },
+      },
+    ],
+  },
+);
+
+export const MessageParams = Type.Object({
+  messageId: Type.String({
+    minLength: 1,
+    maxLength: 64,
+    // Ours are `msg_` and base62: anything else is no id (and a NUL is not even text to
+    // PostgreSQL).
+    pattern: '^[A-Za-z0-9_]+$',
+    description: 'Identifier of the message record (`msg_…`).',
+  }),
+});

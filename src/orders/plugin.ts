@@ -1,0 +1,24 @@
+import type { Capability } from '../capability.js';
+import { behindBearerKeys } from '../http/auth.js';
+import { announceWrites } from '../http/freshness.js';
+import { storeRoutes } from './routes.js';
+import { Inventory, NewOrder, Order, OrderPage, OrderPatch, OrderStatus } from './schemas.js';
+
+/**
+ * The store's orders (`/v1/store/…`): an order moves its pet through its life cycle, so its
+ * writes are announced as the catalogue's are (a pet's status is in its pages).
+ */
+export const orders: Capability = {
+  name: 'orders',
+  routes: async (app) => {
+    await app.register(
+      async (scope) => {
+        behindBearerKeys(scope, app.bearer);
+        scope.addHook('onRoute', announceWrites(app.freshness));
+        await scope.register(storeRoutes);
+      },
+      { prefix: '/v1' },
+    );
+  },
+  components: [Order, NewOrder, OrderPatch, OrderPage, OrderStatus, Inventory],
+};

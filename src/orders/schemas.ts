@@ -1,0 +1,85 @@
+import { Type } from 'typebox';
+import { MAX_PAGE_SIZE } from '../domain/pagination.js';
+import { Cursor, Id, Limit, Timestamp } from '../http/schemas/common.js';
+import { ORDER_STATUSES } from './domain.js';
+
+export const OrderStatus = Type.Enum(ORDER_STATUSES, {
+  title: 'OrderStatus',
+  description: '`placed` → `approved` → `delivered`; `placed` or `approved` → `cancelled`.',
+  examples: ['placed'],
+});
+
+const placed = {
+  id: 1,
+  petId: 1,
+  status: 'placed',
+  createdAt: '2026-01-05T10:00:00.000Z',
+  updatedAt: '2026-01-05T10:00:00.000Z',
+} as const;
+
+export const Order = Type.Object(
+  {
+    id: Id('Identifier assigned on creation: 1, 2, 3… in each account.'),
+    petId: Id('The ordered pet.'),
+    status: OrderStatus,
+    createdAt: Timestamp('Creation time (UTC).'),
+    updatedAt: Timestamp('Last status change (UTC).'),
+  },
+  {
+    title: 'Order',
+    additionalProperties: false,
+    description: 'An order for one pet; while open (`placed`, `approved`) it holds the pet.',
+    examples: [placed],
+  },
+);
+
+export const NewOrder = Type.Object(
+  { petId: Id('An `available` pet of this account; it becomes `pending`.') },
+  {
+    title: 'NewOrder',
+    additionalProperties: false,
+    description: 'The pet to order.',
+    examples: [{ petId: 1 }],
+  },
+);
+
+export const OrderPatch = Type.Object(
+  { status: OrderStatus },
+  {
+    title: 'OrderUpdate',
+    additionalProperties: false,
+    description: '`delivered` makes the pet `sold`; `cancelled` makes it `available` again.',
+    examples: [{ status: 'approved' }],
+  },
+);
+
+export const OrderPage = Type.Array(Order, {
+  title: 'OrderPage',
+  maxItems: MAX_PAGE_SIZE,
+  description: 'A page of orders, by id; the next page is announced in the `Link` header.',
+  examples: [[placed]],
+});
+
+export const OrderParams = Type.Object({ orderId: Id('The identifier of the order.') });
+
+export const OrderListQuery = Type.Object(
+  { limit: Limit, status: Type.Optional(OrderStatus), cursor: Type.Optional(Cursor) },
+  { additionalProperties: false },
+);
+
+const Count = (description: string) =>
+  Type.Integer({ format: 'int64', minimum: 0, maximum: Number.MAX_SAFE_INTEGER, description });
+
+export const Inventory = Type.Object(
+  {
+    available: Count('Pets available.'),
+    pending: Count('Pets on an open order.'),
+    sold: Count('Pets sold.'),
+  },
+  {
+    title: 'Inventory',
+    additionalProperties: false,
+    description: "How many of this account's pets are in each status.",
+    examples: [{ available: 12, pending: 2, sold: 5 }],
+  },
+);

@@ -1,0 +1,57 @@
+import { Type } from 'typebox';
+import { MAX_PAGE_SIZE } from '../domain/pagination.js';
+import { Cursor, Limit, Timestamp } from '../http/schemas/common.js';
+import { EVENT_TYPES, TEST_EVENT_TYPE } from './events.js';
+
+export const EventType = Type.Enum([...EVENT_TYPES, TEST_EVENT_TYPE], {
+  title: 'EventType',
+  examples: ['pet.created'],
+  description:
+    'What happened: `pet.created`, `pet.updated`, `pet.deleted`, `order.placed`, ' +
+    '`order.approved`, `order.delivered`, `order.cancelled`, `message.sent`, `message.failed`; ' +
+    '`webhook.test` for a test sent to one endpoint.',
+});
+
+export const EventId = Type.String({
+  maxLength: 24,
+  pattern: '^evt_[0-9A-Za-z]{20}$',
+  description: 'The event id (`evt_…`); ids sort by time.',
+});
+
+const EVENT_EXAMPLE = {
+  id: 'evt_0aBcDeF0001xYz12AbCd',
+  type: 'pet.created',
+  createdAt: '2026-11-24T12:00:00.000Z',
+  data: { id: 1, name: 'Rex', categoryId: 1, status: 'available' },
+};
+
+export const Event = Type.Object(
+  {
+    id: EventId,
+    type: EventType,
+    createdAt: Timestamp('When it happened (UTC).'),
+    data: Type.Unknown({
+      description:
+        'The resource as the API shows it after the change (before it, for `pet.deleted`): ' +
+        'a Pet, an Order or a Message.',
+    }),
+  },
+  {
+    title: 'Event',
+    additionalProperties: false,
+    description: 'Also the body of every webhook delivery.',
+    examples: [EVENT_EXAMPLE],
+  },
+);
+
+/** A page of events. */
+export const EventPage = Type.Array(Event, {
+  title: 'EventPage',
+  maxItems: MAX_PAGE_SIZE,
+  examples: [[EVENT_EXAMPLE]],
+});
+
+export const EventListQuery = Type.Object(
+  { limit: Limit, type: Type.Optional(EventType), cursor: Type.Optional(Cursor) },
+  { additionalProperties: false },
+);

@@ -1,0 +1,98 @@
+import fp from 'fastify-plugin';
+import type { Capability } from '../capability.js';
+import { SecretBox } from '../domain/secret-box.js';
+import { behindBearerKeys } from '../http/auth.js';
+import type { Basics } from '../plugins/basics.js';
+import { WebhookDispatcher } from './dispatcher.js';
+import type { WebhookRules } from './domain.js';
+import { eventsKeptSince } from './events.js';
+import { deleteOldDeliveries, deleteOldEvents } from './events-repository.js';
+import { eventRoutes } from './events-routes.js';
+import { Event, EventPage, EventType } from './events-schemas.js';
+import { webhookPages } from './portal.js';
+import { webhookRoutes } from './routes.js';
+import {
+  DeliveryPage,
+  NewWebhook,
+  WebhookDelivery,
+  WebhookEndpoint,
+  WebhookEndpointList,
+  WebhookEndpointWithSecret,
+  WebhookPatch,
+} from './schemas.js';
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** What webhook endpoints need: the store, the clock, the secrets' box, the address rules. */
+    webhooks: WebhookRules;
+    /** Sends webhook deliveries (started with the worker). */
+    dispatcher: WebhookDispatcher;
+  }
+}
+
+/** The rules endpoints are made under, and the dispatcher, started with the worker
+ * (WORKER=on) and closed, its deliveries in flight ended, when the app closes. */
+const services = fp<Basics>(
+  async (app, { config, clock, log }) => {
+    const { database, outages, metrics } = app;
+    const box = new SecretBox(config.webhooks.secretKeys);
+    const policy = { allowLoopback: config.webhooks.allowLoopback };
+    const dispatcher = new WebhookDispatcher(
+      database,
+      clock,
+      box,
+      config.webhooks,
+      policy,
+      log,
+      outages,
+      (outcome) => metrics.webhookDelivery(outcome),
+    );
+    app.decorate('webhooks', { database, clock, box, policy });
+    app.decorate('dispatcher', dispatcher);
+    if (config.worker) app.lifecycle.whenServing(() => dispatcher.start());
+    app.addHook('onClose', async () => {
+      await dispatcher.close();
+    });
+  },
+  { name: 'webhooks', dependencies: ['store', 'ops'] },
+);
+
+const before = (now: string) => eventsKeptSince(new Date(now));
+
+/**
+ * Events and webhooks (docs/decisions/0042-events-outbox.md, 0043): every change's events,
+ * written in its transaction with a delivery to each endpoint that wants them (the outbox), and
+ * the dispatcher that sends those deliveries, signed; `/v1/events…`, `/v1/webhooks…` and the
+ * portal's Webhooks pages; events and deliveries kept 30 days.
+ */
+export const webhooks: Capability = {
+  name: 'webhooks',
+  services,
+  routes: async (app) => {
+    await app.register(
+      async (scope) => {
+        behindBearerKeys(scope, app.bearer);
+        await scope.register(eventRoutes);
+        await scope.register(webhookRoutes);
+      },
+      { prefix: '/v1' },
+    );
+  },
+  portal: webhookPages,
+  components: [
+    Event,
+    EventPage,
+    EventType,
+    WebhookEndpoint,
+    WebhookEndpointWithSecret,
+    WebhookEndpointList,
+    NewWebhook,
+    WebhookPatch,
+    WebhookDelivery,
+    DeliveryPage,
+  ],
+  chores: {
+    'webhook deliveries': (tx, now, limit) => deleteOldDeliveries(tx, before(now), limit),
+    events: (tx, now, limit) => deleteOldEvents(tx, before(now), limit),
+  },
+};

@@ -1,0 +1,127 @@
+import { type Html, html } from '../portal/html.js';
+import {
+  csrfField,
+  field,
+  layout,
+  type Notice,
+  noticeBlock,
+  onceField,
+  type PageContext,
+  time,
+} from '../portal/views/layout.js';
+import type { WebhookDelivery, WebhookEndpoint } from './domain.js';
+
+export interface WebhooksView {
+  endpoints: WebhookEndpoint[];
+  /** The endpoint just created, with its secret: on this page and nowhere else, ever. */
+  created?: { url: string; secret: string };
+  notice?: Notice;
+  url?: string;
+  urlError?: string;
+}
+
+function state(endpoint: WebhookEndpoint): Html {
+  if (endpoint.enabled) return html`Enabled`;
+  return endpoint.disabledReason
+    ? html`<strong>Disabled by the service:</strong> ${endpoint.disabledReason}`
+    : html`Disabled`;
+}
+
+function endpointRow(endpoint: WebhookEndpoint): Html {
+  return html`<tr>
+  <td><a href="/portal/webhooks/${endpoint.id}"><code>${endpoint.url}</code></a></td>
+  <td>${endpoint.events.join(', ')}</td>
+  <td>${state(endpoint)}</td>
+  <td>${time(endpoint.createdAt)}</td>
+</tr>`;
+}
+
+export function webhooksPage(context: PageContext, view: WebhooksView): Html {
+  const table =
+    view.endpoints.length === 0
+      ? html`<p>No endpoints yet.</p>`
+      : html`<div class="table-wrap"><table>
+  <caption>Endpoints</caption>
+  <thead><tr><th scope="col">URL</th><th scope="col">Events</th><th scope="col">State</th><th scope="col">Created</th></tr></thead>
+  <tbody>${view.endpoints.map(endpointRow)}</tbody>
+</table></div>`;
+  return layout(
+    { ...context, current: 'webhooks' },
+    'Webhooks',
+    html`${noticeBlock(view.notice)}${
+      view.created &&
+      html`<section class="card created" aria-labelledby="created-title">
+  <h2 id="created-title">Your new endpoint</h2>
+  <p>Events go to <code>${view.created.url}</code>, signed with this secret. <strong>Copy it
+  now:</strong> it is shown this once.</p>
+  <div class="field">
+    <label for="new-secret">Signing secret</label>
+    <div class="copy-row">
+      <input id="new-secret" type="text" readonly value="${view.created.secret}" spellcheck="false">
+      <button type="button" data-copy="new-secret">Copy</button>
+    </div>
+    <p class="copy-status" role="status" aria-live="polite"></p>
+  </div>
+</section>`
+    }
+<p>Every event of your account (pets, orders, messages) is POSTed as JSON to each endpoint,
+signed in the <code>Animal-Store-Signature</code> header, and retried for 3 days.</p>
+<form method="post" action="/portal/webhooks" class="card inline" novalidate>
+  ${csrfField(context.csrf)}
+  ${onceField()}
+  ${field({
+    name: 'url',
+    label: 'Endpoint URL',
+    hint: 'An https address that accepts POST requests.',
+    value: view.url,
+    maxLength: 2048,
+    error: view.urlError,
+  })}
+  <button type="submit">Add endpoint</button>
+</form>
+${table}`,
+  );
+}
+
+function deliveryRow(endpointId: string, csrf: string, delivery: WebhookDelivery): Html {
+  return html`<tr>
+  <td><code>${delivery.id}</code></td>
+  <td>${delivery.eventType}</td>
+  <td>${delivery.status}</td>
+  <td>${delivery.attempts}</td>
+  <td>${delivery.lastStatusCode ?? '—'}</td>
+  <td>${time(delivery.lastAttemptAt)}</td>
+  <td><form method="post" action="/portal/webhooks/${endpointId}/deliveries/${delivery.id}/retry">
+    ${csrfField(csrf)}
+    <button type="submit" class="link" aria-label="Send ${delivery.id} again">Retry</button>
+  </form></td>
+</tr>`;
+}
+
+export function webhookPage(
+  context: PageContext,
+  endpoint: WebhookEndpoint,
+  deliveries: WebhookDelivery[],
+  notice?: Notice,
+): Html {
+  const log =
+    deliveries.length === 0
+      ? html`<p>No deliveries yet.</p>`
+      : html`<div class="table-wrap"><table>
+  <caption>Latest deliveries</caption>
+  <thead><tr><th scope="col">Event</th><th scope="col">Type</th><th scope="col">Status</th><th scope="col">Attempts</th><th scope="col">Last answer</th><th scope="col">Last attempt</th><th scope="col"><span class="visually-hidden">Actions</span></th></tr></thead>
+  <tbody>${deliveries.map((d) => deliveryRow(endpoint.id, context.csrf, d))}</tbody>
+</table></div>`;
+  return layout(
+    { ...context, current: 'webhooks' },
+    'Webhook endpoint',
+    html`${noticeBlock(notice)}
+<p><code>${endpoint.url}</code>: ${endpoint.events.join(', ')}. ${state(endpoint)}.</p>
+<form method="post" action="/portal/webhooks/${endpoint.id}/test" class="card inline">
+  ${csrfField(context.csrf)}
+  <button type="submit">Send a test event</button>
+</form>
+${log}
+<p><a href="/portal/webhooks">All endpoints</a></p>`,
+  );
+}
