@@ -160,3 +160,19 @@ export async function countPetsByStatus(
     .execute();
   return rows.map((r) => ({ status: r.status, n: Number(r.n) }));
 }
+
+/**
+ * Whether the pet is on an order still open (placed or approved): its status is the order's to
+ * move (src/orders/). A read of the orders' table, here with the pet's rule that asks it, so the
+ * catalogue needs nothing of the orders' code.
+ */
+export async function hasOpenOrder(db: ReadDb, accountId: string, petId: number): Promise<boolean> {
+  const row = await db
+    .selectFrom('orders')
+    .select('id')
+    .where('account_id', '=', accountId)
+    .where('pet_id', '=', petId)
+    .where('status', 'in', ['placed', 'approved'])
+    .executeTakeFirst();
+  return row !== undefined;
+}

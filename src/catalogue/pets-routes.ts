@@ -1,4 +1,5 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { GET_PET } from '../domain/deprecations.js';
 import { callerOf } from '../http/auth.js';
 import { deprecated } from '../http/deprecation.js';
 import { sendPage, v1Url } from '../http/links.js';
@@ -11,7 +12,6 @@ import {
   errorResponses,
 } from '../http/schemas/common.js';
 import { bearerScope } from '../http/scopes.js';
-import { GET_PET } from './deprecations.js';
 import { addPet, getPet, listPetPage, removePet, updatePet } from './pets.js';
 import { NewPet, Pet, PetListQuery, PetPage, PetParams, PetPatch } from './pets-schemas.js';
 

@@ -7,7 +7,6 @@ import {
   toPage,
 } from '../domain/pagination.js';
 import { fail, ok, type Result } from '../domain/result.js';
-import { hasOpenOrder } from '../orders/repository.js';
 import type { Write } from '../store/change.js';
 import type { ReadDb, Tx } from '../store/database.js';
 import { insertedWith } from '../store/numbered.js';
@@ -18,6 +17,7 @@ import {
   countPetsByStatus,
   deletePetWithoutOpenOrder,
   findPet,
+  hasOpenOrder,
   listPets,
   sendPetInsert,
   updatePetIfStatus,

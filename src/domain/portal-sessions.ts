@@ -9,7 +9,7 @@ import {
   findSessionAccount,
   insertSession,
 } from '../store/portal-sessions-repository.js';
-import { type Account, toAccount } from './accounts.js';
+import type { AccountRow } from '../store/tables.js';
 
 /** A portal session lasts a week from sign-in, however it is used; then the person signs in
  * again. */
@@ -41,14 +41,14 @@ export async function openSession(tx: Tx, clock: Clock, accountId: string): Prom
   return { token, expiresAt };
 }
 
-/** The account signed in with this token, if the session is still open. */
-export async function sessionAccount(
+/** The row of the account signed in with this token, if the session is still open
+ * (`toAccount`, src/domain/accounts.ts, makes it an Account). */
+export function sessionAccount(
   db: ReadDb,
   clock: Clock,
   token: string,
-): Promise<Account | undefined> {
-  const row = await findSessionAccount(db, hashToken(token), clock.now().toISOString());
-  return row && toAccount(row);
+): Promise<AccountRow | undefined> {
+  return findSessionAccount(db, hashToken(token), clock.now().toISOString());
 }
 
 /** Ends a session on every instance at once: the row is gone. */

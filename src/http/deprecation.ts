@@ -1,5 +1,5 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { type Deprecation, isRemoved, recordDeprecatedCall } from '../catalogue/deprecations.js';
+import { type Deprecation, isRemoved, recordDeprecatedCall } from '../domain/deprecations.js';
 import { ApiError } from '../errors.js';
 import { callerOf } from './auth.js';
 import type { AppContext } from './context.js';

@@ -70,14 +70,3 @@ export function updateOrderIfStatus(
     .returningAll()
     .executeTakeFirst();
 }
-
-export async function hasOpenOrder(db: ReadDb, accountId: string, petId: number): Promise<boolean> {
-  const row = await db
-    .selectFrom('orders')
-    .select('id')
-    .where('account_id', '=', accountId)
-    .where('pet_id', '=', petId)
-    .where('status', 'in', ['placed', 'approved'])
-    .executeTakeFirst();
-  return row !== undefined;
-}

@@ -3,7 +3,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Clock } from '../clock.js';
 import type { Config } from '../config.js';
 import { sha256 } from '../digest.js';
-import { type Account, setPassword } from '../domain/accounts.js';
+import { type Account, setPassword, toAccount } from '../domain/accounts.js';
 import type { Passwords } from '../domain/passwords.js';
 import { closeSession, openSession, sessionAccount } from '../domain/portal-sessions.js';
 import type { Database } from '../store/database.js';
@@ -51,7 +51,8 @@ export class PortalSessions {
   /** The signed-in account, or undefined without a live session. */
   async account(request: FastifyRequest): Promise<Account | undefined> {
     const token = this.token(request);
-    return token ? sessionAccount(this.database.reader, this.clock, token) : undefined;
+    const row = token ? await sessionAccount(this.database.reader, this.clock, token) : undefined;
+    return row && toAccount(row);
   }
 
   /** Sets a new password and signs out every other browser of the account; this one stays. */

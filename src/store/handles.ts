@@ -1,7 +1,5 @@
 import type { Kysely } from 'kysely';
 import type { IdClock } from './id-clock.js';
-import type { NumberedTable } from './numbered.js';
-import type { DirectRunner } from './prepared.js';
 import type { Tables } from './tables.js';
 
 /**
@@ -92,4 +90,18 @@ export function idClockOf(tx: Tx): IdClock {
 
 export function lendReader(db: Db): ReadDb {
   return db as unknown as ReadDb;
+}
+
+/** The tables whose rows are numbered per account (src/store/numbered.ts). */
+export type NumberedTable = 'categories' | 'pets' | 'orders';
+
+/**
+ * Runs SQL text on a connection at once, with no query builder between: the SQLite connection
+ * that group commit holds for a batch lends its `Tx` with one (`Lent.direct`): better-sqlite3
+ * answers synchronously, and the batch has the connection to itself. Kysely's own path costs
+ * ~2 µs a statement there: a connection provider, promises.
+ */
+export interface DirectRunner {
+  /** The rows of a statement that returns rows; none for one that does not. */
+  all(sql: string, parameters: readonly unknown[]): unknown[];
 }

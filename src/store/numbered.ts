@@ -1,8 +1,9 @@
 import { type Insertable, PostgresAdapter, sql } from 'kysely';
-import type { Tx } from './handles.js';
-import { takeNumbers } from './pg-group-commit.js';
+import { lentWith, type NumberedTable, type Tx } from './handles.js';
 import { preparedWrite } from './prepared.js';
 import type { Tables } from './tables.js';
+
+export type { NumberedTable };
 
 /**
  * Tables whose rows are numbered per account: an account's categories, pets and orders are 1,
@@ -19,7 +20,6 @@ import type { Tables } from './tables.js';
  *   locked until then, so the next batch of that account, on any instance, numbers after it.
  *   Batches of several instances wait for each other at worst, and never deadlock.
  */
-export type NumberedTable = 'categories' | 'pets' | 'orders';
 
 /** A numbered row as inserted: every column, the id aside. */
 export type Unnumbered<T extends NumberedTable> = Omit<Insertable<Tables[T]>, 'id'> & {
@@ -124,4 +124,16 @@ export async function reserveNumbers(
   const last = rows[0]?.last;
   if (last === undefined) throw new Error('the id counter returned no row');
   return Number(last) - count + 1;
+}
+
+/**
+ * The first of `count` numbers of an account's `table` for a write on PostgreSQL, from the
+ * counters its batch holds. Throws unless the write said whose rows it numbers
+ * (WriteOptions.numbersFor), so its batch took that account's counter first, in order:
+ * otherwise two instances' batches could each hold a counter the other waits for.
+ */
+export function takeNumbers(tx: Tx, accountId: string, table: NumberedTable, count = 1): number {
+  const batch = lentWith(tx)?.numbers;
+  if (!batch) throw new Error('a numbered insert on PostgreSQL runs in a group-commit write');
+  return batch.take(accountId, table, count);
 }

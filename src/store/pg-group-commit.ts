@@ -1,9 +1,8 @@
 import { Kysely, PostgresDialect, type PostgresPoolClient } from 'kysely';
 import type pg from 'pg';
 import { OutcomeUnknownError, type WriteOptions, WriteRefusedError } from './group-commit.js';
-import { lendTx, lentWith, type NumberSource, type Tx } from './handles.js';
+import { lendTx, type NumberedTable, type NumberSource, type Tx } from './handles.js';
 import type { IdClock } from './id-clock.js';
-import type { NumberedTable } from './numbered.js';
 import { storeTrouble } from './store-errors.js';
 import type { Tables } from './tables.js';
 
@@ -349,18 +348,6 @@ export class PgGroupCommit implements NumberSource {
 interface Counters extends Record<NumberedTable, number> {
   /** Moved on by the batch: written back before its COMMIT. */
   moved: boolean;
-}
-
-/**
- * The first of `count` numbers of an account's `table` for a write on PostgreSQL, from the
- * counters its batch holds. Throws unless the write said whose rows it numbers
- * (WriteOptions.numbersFor), so its batch took that account's counter first, in order:
- * otherwise two instances' batches could each hold a counter the other waits for.
- */
-export function takeNumbers(tx: Tx, accountId: string, table: NumberedTable, count = 1): number {
-  const batch = lentWith(tx)?.numbers;
-  if (!batch) throw new Error('a numbered insert on PostgreSQL runs in a group-commit write');
-  return batch.take(accountId, table, count);
 }
 
 /** The error is the server's answer (it has an SQLSTATE), not the connection's loss. */

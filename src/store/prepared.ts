@@ -156,14 +156,3 @@ function valuesOf(names: readonly string[], parameters: object): unknown[] {
   }
   return values;
 }
-
-/**
- * Runs SQL text on a connection at once, with no query builder between: the SQLite connection
- * that group commit holds for a batch lends its `Tx` with one (`Lent.direct`): better-sqlite3
- * answers synchronously, and the batch has the connection to itself. Kysely's own path costs
- * ~2 µs a statement there: a connection provider, promises.
- */
-export interface DirectRunner {
-  /** The rows of a statement that returns rows; none for one that does not. */
-  all(sql: string, parameters: readonly unknown[]): unknown[];
-}

@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { deprecatedCallCount } from '../../catalogue/deprecations.js';
 import { signUp } from '../../domain/accounts.js';
+import { deprecatedCallCount } from '../../domain/deprecations.js';
 import { callerOf } from '../auth.js';
 import { answerOf, created } from '../reply.js';
 import { AccountView, CreatedAccount, NewAccount } from '../schemas/accounts.js';

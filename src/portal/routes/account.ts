@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { deprecatedCallCount } from '../../catalogue/deprecations.js';
 import { authenticatePassword } from '../../domain/accounts.js';
 import { keyPrefixFor, listApiKeys } from '../../domain/api-keys.js';
+import { deprecatedCallCount } from '../../domain/deprecations.js';
 import type { ApiError } from '../../errors.js';
 import { formText, requireAccount, signedInAccount } from '../forms.js';
 import { pageContext, sendHtml } from '../render.js';

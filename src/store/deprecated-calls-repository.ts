@@ -1,4 +1,4 @@
-import type { ReadDb, Tx } from '../store/handles.js';
+import type { ReadDb, Tx } from './handles.js';
 
 export async function recordCall(
   tx: Tx,

@@ -1,5 +1,5 @@
 import type { ReadDb, Tx } from '../store/database.js';
-import { recordCall, totalCalls } from './deprecated-calls-repository.js';
+import { recordCall, totalCalls } from '../store/deprecated-calls-repository.js';
 
 export interface Deprecation {
   operationId: string;
