@@ -1,5 +1,8 @@
+import assert from 'node:assert/strict';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import type { FastifyInstance } from 'fastify';
+import { as, type Tenant } from './helpers.js';
 
 /**
  * A webhook receiver on 127.0.0.1 that accepts every connection and request and never answers:
@@ -121,4 +124,38 @@ export class Answerer {
       this.server?.close(() => resolve());
     });
   }
+}
+
+/** An endpoint of the tenant's for pet.created events at `url`; its id. */
+export async function addEndpoint(
+  app: FastifyInstance,
+  tenant: Tenant,
+  url: string,
+): Promise<string> {
+  const res = await as(app, tenant, {
+    method: 'POST',
+    url: '/v1/webhooks',
+    payload: { url, events: ['pet.created'] },
+  });
+  assert.equal(res.statusCode, 201, res.body);
+  return res.json().id;
+}
+
+export interface Delivery {
+  id: string;
+  status: string;
+  attempts: number;
+  lastStatusCode: number | null;
+  lastResponse: string | null;
+}
+
+/** The endpoint's deliveries, newest first. */
+export async function deliveries(
+  app: FastifyInstance,
+  tenant: Tenant,
+  id: string,
+): Promise<Delivery[]> {
+  const res = await as(app, tenant, { method: 'GET', url: `/v1/webhooks/${id}/deliveries` });
+  assert.equal(res.statusCode, 200, res.body);
+  return res.json();
 }

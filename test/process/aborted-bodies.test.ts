@@ -19,7 +19,7 @@ import {
   startApp,
   type Tenant,
   type TestApp,
-} from './helpers.js';
+} from '../helpers.js';
 
 /** Every raw connection opened here, destroyed in `after` whatever a test did with it. */
 const sockets = new Set<Socket>();
