@@ -22,22 +22,22 @@ import { median } from './stats.js';
 const dist = (path: string) => new URL(`../dist/${path}`, import.meta.url).href;
 const { systemClock } = (await import(dist('clock.js'))) as typeof import('../src/clock.js');
 const { createPet } = (await import(
-  dist('domain/pets.js')
+  dist('catalogue/pets.js')
 )) as typeof import('../src/catalogue/pets.js');
 const { insertAccount } = (await import(
   dist('store/accounts-repository.js')
 )) as typeof import('../src/store/accounts-repository.js');
 const { insertCategory } = (await import(
-  dist('store/categories-repository.js')
+  dist('catalogue/categories-repository.js')
 )) as typeof import('../src/catalogue/categories-repository.js');
 const { openDatabase } = (await import(
   dist('store/database.js')
 )) as typeof import('../src/store/database.js');
 const { insertEvent } = (await import(
-  dist('store/events-repository.js')
+  dist('webhooks/events-repository.js')
 )) as typeof import('../src/webhooks/events-repository.js');
 const { insertEndpoint } = (await import(
-  dist('store/webhooks-repository.js')
+  dist('webhooks/repository.js')
 )) as typeof import('../src/webhooks/repository.js');
 type Database = import('../src/store/database.js').Database;
 

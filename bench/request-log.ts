@@ -18,13 +18,13 @@ import { median } from './stats.js';
 const dist = (path: string) =>
   new URL(`../${process.env.DIST ?? 'dist'}/${path}`, import.meta.url).href;
 const { RequestLog, rowsOf } = (await import(
-  dist('http/request-log.js')
+  dist('request-log/writer.js')
 )) as typeof import('../src/request-log/writer.js');
 const { keptBody } = (await import(
-  dist('domain/request-log.js')
+  dist('request-log/domain.js')
 )) as typeof import('../src/request-log/domain.js');
 const { insertRequestLog } = (await import(
-  dist('store/request-log-repository.js')
+  dist('request-log/repository.js')
 )) as typeof import('../src/request-log/repository.js');
 const { openDatabase } = (await import(
   dist('store/database.js')

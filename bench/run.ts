@@ -53,7 +53,7 @@ const { openDatabase } = (await import(
   dist('store/database.js')
 )) as typeof import('../src/store/database.js');
 const { countUnsettled } = (await import(
-  dist('store/messages-repository.js')
+  dist('messages/repository.js')
 )) as typeof import('../src/messages/repository.js');
 
 const PETS = Number(process.env.BENCH_PETS ?? 100_000);

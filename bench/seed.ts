@@ -22,7 +22,7 @@ const { encodeCursor } = (await import(
   dist('domain/pagination.js')
 )) as typeof import('../src/domain/pagination.js');
 const { insertCategory } = (await import(
-  dist('store/categories-repository.js')
+  dist('catalogue/categories-repository.js')
 )) as typeof import('../src/catalogue/categories-repository.js');
 const { reserveNumbers } = (await import(
   dist('store/numbered.js')
