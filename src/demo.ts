@@ -8,6 +8,7 @@ import { createAccount } from './domain/accounts.js';
 import { createApiKey } from './domain/api-keys.js';
 import type { Passwords } from './domain/passwords.js';
 import { countAccounts } from './store/accounts-repository.js';
+import { commit } from './store/change.js';
 import type { Database, ReadDb, Tx, Writer } from './store/database.js';
 
 export const DEMO_EMAIL = 'demo@animal-store.local';
@@ -77,13 +78,13 @@ export async function createDemoAccount(
   const password = randomBytes(12).toString('base64url');
   const account = await createAccount(store, clock, passwords, { email: DEMO_EMAIL, password });
   if (!account.ok) return undefined; // it exists (maybe another instance just made it)
-  const { secret } = await store.write(
-    async (tx) => {
+  const { secret } = await commit(store, {
+    work: async (tx) => {
       const key = await createApiKey(tx, clock, env, account.value.id, 'demo');
       await seedDemoData(tx, clock, account.value.id);
       return key;
     },
-    { numbersFor: account.value.id },
-  );
+    options: { numbersFor: account.value.id },
+  });
   return { email: DEMO_EMAIL, password, key: secret };
 }

@@ -7,6 +7,7 @@ import { createPet, listPetPage, updatePet } from '../src/catalogue/pets.js';
 import { systemClock } from '../src/clock.js';
 import { createAccount } from '../src/domain/accounts.js';
 import { claimDue, findMessage, insertMessage, settle } from '../src/messages/repository.js';
+import { commit } from '../src/store/change.js';
 import type { Database } from '../src/store/database.js';
 import type { MessageStatus } from '../src/store/tables.js';
 import { sqliteDatabaseUrl, storeWithAccount, testDatabaseUrl, testPasswords } from './helpers.js';
@@ -95,12 +96,8 @@ for (const target of targets) {
       );
       assert.ok(pet.ok);
       const [a, b] = await Promise.all([
-        database.write((tx) =>
-          updatePet(tx, systemClock, accountId, pet.value.id, { status: 'sold' }),
-        ),
-        database.write((tx) =>
-          updatePet(tx, systemClock, accountId, pet.value.id, { status: 'available' }),
-        ),
+        commit(database, updatePet(systemClock, accountId, pet.value.id, { status: 'sold' })),
+        commit(database, updatePet(systemClock, accountId, pet.value.id, { status: 'available' })),
       ]);
       // Both moves are legal from pending; whichever lands second is judged against the new
       // status: sold → available is refused, available → sold is allowed.
@@ -151,11 +148,11 @@ for (const target of targets) {
       const lease = (token: string) => ({ token, now: at(10), until: at(11) });
 
       // Which messages are taken is the contract; the order rows come back in is not.
-      const first = await claimDue(database, lease('a'), 3);
+      const first = await database.write((tx) => claimDue(tx, lease('a'), 3));
       assert.deepEqual(first.map((m) => m.id).sort(), [`${tag}-expired`, `${tag}-q1`, `${tag}-q2`]);
       assert.ok(first.every((m) => m.status === 'processing' && m.lease_token === 'a'));
       assert.equal(first.find((m) => m.id === `${tag}-expired`)?.attempts, 2);
-      const rest = await claimDue(database, lease('b'), 10);
+      const rest = await database.write((tx) => claimDue(tx, lease('b'), 10));
       assert.deepEqual(
         rest.map((m) => m.id),
         [`${tag}-q3`],
@@ -211,7 +208,7 @@ for (const target of targets) {
         (tx) => createPet(tx, systemClock, accountId, { name: 'Y', categoryId: mine.id }),
         { numbersFor: accountId },
       );
-      const removed = await database.write((tx) => removeCategory(tx, accountId, mine.id));
+      const removed = await commit(database, removeCategory(accountId, mine.id));
       assert.deepEqual(removed.ok ? 'removed' : removed.code, 'category_in_use');
     });
   });

@@ -10,6 +10,7 @@ import {
   errorResponses,
 } from '../http/schemas/common.js';
 import { bearerScope } from '../http/scopes.js';
+import { commit } from '../store/change.js';
 import {
   addCategory,
   getCategory,
@@ -136,9 +137,7 @@ export const categoryRoutes: FastifyPluginAsyncTypebox = async (app) => {
     async (request) => {
       const { account } = callerOf(request);
       return unwrap(
-        await database.write((tx) =>
-          updateCategory(tx, account.id, request.params.categoryId, request.body),
-        ),
+        await commit(database, updateCategory(account.id, request.params.categoryId, request.body)),
       );
     },
   );
@@ -161,9 +160,7 @@ export const categoryRoutes: FastifyPluginAsyncTypebox = async (app) => {
     },
     async (request, reply) => {
       const { account } = callerOf(request);
-      unwrap(
-        await database.write((tx) => removeCategory(tx, account.id, request.params.categoryId)),
-      );
+      unwrap(await commit(database, removeCategory(account.id, request.params.categoryId)));
       return reply.code(204).send(null);
     },
   );

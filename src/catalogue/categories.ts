@@ -7,7 +7,7 @@ import {
   toPage,
 } from '../domain/pagination.js';
 import { fail, ok, type Result } from '../domain/result.js';
-import type { Write } from '../store/change.js';
+import type { Change, Write } from '../store/change.js';
 import type { ReadDb, Tx } from '../store/database.js';
 import { isForeignKeyViolation } from '../store/store-errors.js';
 import type { CategoryRow } from '../store/tables.js';
@@ -69,29 +69,37 @@ export async function listCategoryPage(
   return ok({ items: items.map(toCategory), nextCursor });
 }
 
-export async function updateCategory(
-  tx: Tx,
+export function updateCategory(
   accountId: string,
   id: number,
   changes: { name?: string | undefined },
-): Promise<Result<Category, 'not_found'>> {
-  const row =
-    changes.name === undefined
-      ? await findCategory(tx, accountId, id)
-      : await renameCategory(tx, accountId, id, changes.name);
-  return row ? ok(toCategory(row)) : notFound(id);
+): Change<Result<Category, 'not_found'>> {
+  return {
+    options: {},
+    work: async (tx) => {
+      const row =
+        changes.name === undefined
+          ? await findCategory(tx, accountId, id)
+          : await renameCategory(tx, accountId, id, changes.name);
+      return row ? ok(toCategory(row)) : notFound(id);
+    },
+  };
 }
 
-export async function removeCategory(
-  tx: Tx,
+export function removeCategory(
   accountId: string,
   id: number,
-): Promise<Result<void, 'not_found' | 'category_in_use'>> {
-  try {
-    return (await deleteCategory(tx, accountId, id)) ? ok(undefined) : notFound(id);
-  } catch (err) {
-    // The pets' foreign key decides, so a pet added at the same instant is never orphaned.
-    if (!isForeignKeyViolation(err)) throw err;
-    return fail('category_in_use', `Category ${id} still has pets; move or delete them first.`);
-  }
+): Change<Result<void, 'not_found' | 'category_in_use'>> {
+  return {
+    options: {},
+    work: async (tx) => {
+      try {
+        return (await deleteCategory(tx, accountId, id)) ? ok(undefined) : notFound(id);
+      } catch (err) {
+        // The pets' foreign key decides, so a pet added at the same instant is never orphaned.
+        if (!isForeignKeyViolation(err)) throw err;
+        return fail('category_in_use', `Category ${id} still has pets; move or delete them first.`);
+      }
+    },
+  };
 }

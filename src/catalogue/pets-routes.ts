@@ -12,6 +12,7 @@ import {
   errorResponses,
 } from '../http/schemas/common.js';
 import { bearerScope } from '../http/scopes.js';
+import { commit } from '../store/change.js';
 import { addPet, getPet, listPetPage, removePet, updatePet } from './pets.js';
 import { NewPet, Pet, PetListQuery, PetPage, PetParams, PetPatch } from './pets-schemas.js';
 
@@ -143,9 +144,7 @@ export const petRoutes: FastifyPluginAsyncTypebox = async (app) => {
     async (request) => {
       const { account } = callerOf(request);
       return unwrap(
-        await database.write((tx) =>
-          updatePet(tx, clock, account.id, request.params.petId, request.body),
-        ),
+        await commit(database, updatePet(clock, account.id, request.params.petId, request.body)),
       );
     },
   );
@@ -168,7 +167,7 @@ export const petRoutes: FastifyPluginAsyncTypebox = async (app) => {
     },
     async (request, reply) => {
       const { account } = callerOf(request);
-      unwrap(await database.write((tx) => removePet(tx, clock, account.id, request.params.petId)));
+      unwrap(await commit(database, removePet(clock, account.id, request.params.petId)));
       return reply.code(204).send(null);
     },
   );

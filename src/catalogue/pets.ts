@@ -7,7 +7,7 @@ import {
   toPage,
 } from '../domain/pagination.js';
 import { fail, ok, type Result } from '../domain/result.js';
-import type { Write } from '../store/change.js';
+import type { Change, Write } from '../store/change.js';
 import type { ReadDb, Tx } from '../store/database.js';
 import { insertedWith } from '../store/numbered.js';
 import { isForeignKeyViolation } from '../store/store-errors.js';
@@ -148,61 +148,71 @@ export async function listPetPage(
   return ok({ items: items.map(toPet), nextCursor });
 }
 
-export async function updatePet(
-  tx: Tx,
+export function updatePet(
   clock: Clock,
   accountId: string,
   id: number,
   changes: PetChanges,
-): Promise<Result<Pet, 'not_found' | 'unknown_category' | 'invalid_transition' | 'pet_on_order'>> {
-  // Compare-and-set on the status read: if another request moved the pet in between, read
-  // again and judge the move against the new status.
-  for (let attempt = 0; attempt < 5; attempt++) {
-    const current = await findPet(tx, accountId, id);
-    if (!current) return notFound(id);
-    const from = current.status;
-    const to = changes.status ?? from;
-    if (to !== from && (await hasOpenOrder(tx, accountId, id))) return onOrder(id);
-    if (!canMove(from, to)) {
-      return fail(
-        'invalid_transition',
-        `A ${from} pet cannot become ${to}` +
-          (from === 'sold' ? ' (sold is final).' : `; it can become ${NEXT[from].join(' or ')}.`),
-      );
-    }
-    try {
-      const now = clock.now();
-      const row = await updatePetIfStatus(tx, accountId, id, from, {
-        ...(changes.name !== undefined && { name: changes.name }),
-        ...(changes.categoryId !== undefined && { category_id: changes.categoryId }),
-        status: to,
-        updated_at: now.toISOString(),
-      });
-      if (row) {
-        const pet = toPet(row);
-        await recordEvents(tx, accountId, now, [petEvent('pet.updated', pet)]);
-        return ok(pet);
+): Change<Result<Pet, 'not_found' | 'unknown_category' | 'invalid_transition' | 'pet_on_order'>> {
+  return {
+    options: {},
+    work: async (tx) => {
+      // Compare-and-set on the status read: if another request moved the pet in between, read
+      // again and judge the move against the new status.
+      for (let attempt = 0; attempt < 5; attempt++) {
+        const current = await findPet(tx, accountId, id);
+        if (!current) return notFound(id);
+        const from = current.status;
+        const to = changes.status ?? from;
+        if (to !== from && (await hasOpenOrder(tx, accountId, id))) return onOrder(id);
+        if (!canMove(from, to)) {
+          return fail(
+            'invalid_transition',
+            `A ${from} pet cannot become ${to}` +
+              (from === 'sold'
+                ? ' (sold is final).'
+                : `; it can become ${NEXT[from].join(' or ')}.`),
+          );
+        }
+        try {
+          const now = clock.now();
+          const row = await updatePetIfStatus(tx, accountId, id, from, {
+            ...(changes.name !== undefined && { name: changes.name }),
+            ...(changes.categoryId !== undefined && { category_id: changes.categoryId }),
+            status: to,
+            updated_at: now.toISOString(),
+          });
+          if (row) {
+            const pet = toPet(row);
+            await recordEvents(tx, accountId, now, [petEvent('pet.updated', pet)]);
+            return ok(pet);
+          }
+        } catch (err) {
+          if (isForeignKeyViolation(err)) return unknownCategory(changes.categoryId);
+          throw err;
+        }
       }
-    } catch (err) {
-      if (isForeignKeyViolation(err)) return unknownCategory(changes.categoryId);
-      throw err;
-    }
-  }
-  throw new Error(`pet ${id} kept changing under concurrent updates`);
+      throw new Error(`pet ${id} kept changing under concurrent updates`);
+    },
+  };
 }
 
-export async function removePet(
-  tx: Tx,
+export function removePet(
   clock: Clock,
   accountId: string,
   id: number,
-): Promise<Result<void, 'not_found' | 'pet_on_order'>> {
-  const removed = await deletePetWithoutOpenOrder(tx, accountId, id);
-  if (removed) {
-    await recordEvents(tx, accountId, clock.now(), [petEvent('pet.deleted', toPet(removed))]);
-    return ok(undefined);
-  }
-  return (await findPet(tx, accountId, id)) ? onOrder(id) : notFound(id);
+): Change<Result<void, 'not_found' | 'pet_on_order'>> {
+  return {
+    options: {},
+    work: async (tx) => {
+      const removed = await deletePetWithoutOpenOrder(tx, accountId, id);
+      if (removed) {
+        await recordEvents(tx, accountId, clock.now(), [petEvent('pet.deleted', toPet(removed))]);
+        return ok(undefined);
+      }
+      return (await findPet(tx, accountId, id)) ? onOrder(id) : notFound(id);
+    },
+  };
 }
 
 export interface Inventory {

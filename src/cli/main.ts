@@ -300,8 +300,9 @@ const COMMANDS: Record<string, Command> = {
         json: { created: false, email, pets: 0 },
       };
     }
-    const pets = await database.write((tx) => seedDemoData(tx, systemClock, accountId), {
-      numbersFor: accountId,
+    const pets = await commit(database, {
+      work: (tx) => seedDemoData(tx, systemClock, accountId),
+      options: { numbersFor: accountId },
     });
     return {
       text: `Added 3 categories and ${pets} pets to ${email}.`,

@@ -118,11 +118,14 @@ export async function setPassword(
   if (problem) return fail('validation_failed', problem);
   // Hashed before the write, which would otherwise hold a batch of others.
   const hash = await passwords.hash(password);
-  return store.write(async (tx) => {
-    if (!(await updatePasswordHash(tx, accountId, hash))) {
-      return fail('not_found', 'No such account.');
-    }
-    return ok({ signedOut: await closeOtherSessions(tx, accountId, keepSession) });
+  return commit(store, {
+    options: {},
+    work: async (tx) => {
+      if (!(await updatePasswordHash(tx, accountId, hash))) {
+        return fail('not_found', 'No such account.');
+      }
+      return ok({ signedOut: await closeOtherSessions(tx, accountId, keepSession) });
+    },
   });
 }
 
@@ -180,17 +183,22 @@ export async function setPlan(
   if (plan !== 'enterprise' && (custom.perMinute !== undefined || custom.perDay !== undefined)) {
     return fail('validation_failed', 'Custom limits can only be set on the enterprise plan.');
   }
-  const account = await store.write(async (tx) => {
-    const updated = await updateAccountPlan(
-      tx,
-      accountId,
-      plan,
-      custom.perMinute ?? null,
-      custom.perDay ?? null,
-    );
-    return updated ? getAccount(tx, accountId) : undefined;
+  const account = await commit(store, {
+    options: {},
+    work: async (tx) => {
+      const updated = await updateAccountPlan(
+        tx,
+        accountId,
+        plan,
+        custom.perMinute ?? null,
+        custom.perDay ?? null,
+      );
+      return updated ? getAccount(tx, accountId) : undefined;
+    },
+    // Once committed, every instance is told (a failure to tell is logged by `announce`).
+    committed: async (changed) => {
+      if (changed) await announce(accountId);
+    },
   });
-  if (!account) return fail('not_found', `No account ${accountId}.`);
-  await announce(accountId);
-  return ok(account);
+  return account ? ok(account) : fail('not_found', `No account ${accountId}.`);
 }

@@ -12,7 +12,7 @@ import {
   revokeApiKey,
   touchApiKey,
 } from '../store/api-keys-repository.js';
-import type { Write } from '../store/change.js';
+import { commit, type Write } from '../store/change.js';
 import type { Database, ReadDb, Tx, Writer } from '../store/database.js';
 import { type ApiKeyRow, toIso } from '../store/tables.js';
 import { type Account, type AnnounceKeysChanged, toAccount } from './accounts.js';
@@ -164,12 +164,14 @@ export async function revokeKey(
   announce: AnnounceKeysChanged,
 ): Promise<Result<void, 'not_found'>> {
   const at = clock.now().toISOString();
-  const revoked = await store.write((tx) => revokeApiKey(tx, accountId, keyId, at), {
-    blind: true,
+  const revoked = await commit(store, {
+    work: (tx) => revokeApiKey(tx, accountId, keyId, at),
+    options: { blind: true },
+    committed: async (done) => {
+      if (done) await announce(accountId);
+    },
   });
-  if (!revoked) return fail('not_found', `No API key ${keyId} in this account.`);
-  await announce(accountId);
-  return ok(undefined);
+  return revoked ? ok(undefined) : fail('not_found', `No API key ${keyId} in this account.`);
 }
 
 /** Operator revocation (CLI): by key id alone, whatever the account. */
@@ -342,8 +344,9 @@ export class KeyAuthenticator {
     this.touched.set(keyId, nowMs);
     // Best effort: a missed last-used stamp must never fail the request it rides on.
     const at = new Date(nowMs).toISOString();
-    this.store
-      .write((tx) => touchApiKey(tx, keyId, at), { blind: true })
-      .catch(() => this.touched.delete(keyId));
+    commit(this.store, {
+      work: (tx) => touchApiKey(tx, keyId, at),
+      options: { blind: true },
+    }).catch(() => this.touched.delete(keyId));
   }
 }

@@ -1,6 +1,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { type Deprecation, isRemoved, recordDeprecatedCall } from '../domain/deprecations.js';
 import { ApiError } from '../errors.js';
+import { commit } from '../store/change.js';
 import { callerOf } from './auth.js';
 import type { AppContext } from './context.js';
 import { docsUrl, v1Url } from './links.js';
@@ -31,8 +32,9 @@ export function deprecated(ctx: AppContext, deprecation: Deprecation) {
     });
     ctx.metrics.deprecatedCall(deprecation.operationId);
     const accountId = callerOf(request).account.id;
-    await ctx.database.write((tx) => recordDeprecatedCall(tx, accountId, deprecation, now), {
-      blind: true,
+    await commit(ctx.database, {
+      work: (tx) => recordDeprecatedCall(tx, accountId, deprecation, now),
+      options: { blind: true },
     });
   };
 }

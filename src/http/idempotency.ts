@@ -242,30 +242,23 @@ export class IdempotentAnswers {
   }
 
   /**
-   * Runs the change with the claim's kept answer in its write: the answer is made of the
-   * outcome once the change's work returns, and a success's is inserted as bytes in the same
-   * transaction. A refusal changed nothing (on PostgreSQL its failed statement may even have
-   * ended the transaction): not kept, so the request may be sent again as it is. Throws
-   * KeyTaken, the write rolled back, when the key is kept already.
+   * Runs the change (`commit`, the one runner) with the claim's kept answer in its write: the
+   * answer is made of the outcome once the change's work returns, and a success's is inserted
+   * as bytes in the same transaction. A refusal changed nothing (on PostgreSQL its failed
+   * statement may even have ended the transaction): not kept, so the request may be sent again
+   * as it is. Throws KeyTaken, the write rolled back, when the key is kept already. The kept
+   * answer's insert decides nothing: a blind write stays blind with it.
    */
   private async commitKept<T>(
     claim: Claim,
     change: Change<T>,
     toAnswer: (outcome: T) => Answer,
   ): Promise<Answer> {
-    if ('decided' in change) return toAnswer(change.decided);
     let answer: Answer | undefined;
-    const outcome = await this.database.write(
-      async (tx) => {
-        const outcome = await change.work(tx);
-        answer = toAnswer(outcome);
-        if (answer.status < 400) await this.keep(tx, claim, this.bytesOf(claim, answer));
-        return outcome;
-      },
-      // The kept answer's insert decides nothing: a blind write stays blind with it.
-      change.options,
-    );
-    await change.committed?.(outcome);
+    const outcome = await commit(this.database, change, async (tx, done) => {
+      answer = toAnswer(done);
+      if (answer.status < 400) await this.keep(tx, claim, this.bytesOf(claim, answer));
+    });
     return answer ?? toAnswer(outcome);
   }
 

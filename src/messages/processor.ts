@@ -50,7 +50,8 @@ export class MessageProcessor {
 
   /** Claims, settles and accepted messages share commits (group commit, Database.write). */
   claimDue(limit: number): Promise<MessageRow[]> {
-    return claimDue(this.database, this.newLease(), limit);
+    const lease = this.newLease();
+    return this.database.write((tx) => claimDue(tx, lease, limit));
   }
 
   claim(id: string): Promise<MessageRow | undefined> {

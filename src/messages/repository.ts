@@ -1,5 +1,4 @@
 import { type ExpressionBuilder, PostgresAdapter, type SelectQueryBuilder, sql } from 'kysely';
-import type { Database } from '../store/database.js';
 import type { ReadDb, Tx } from '../store/handles.js';
 import { preparedWrite } from '../store/prepared.js';
 import type { MessageRow, MessageStatus, NewMessageRow, Tables } from '../store/tables.js';
@@ -79,16 +78,12 @@ function underLease(lease: Lease) {
  * would read every due row to sort them, and a backlog would slow every claim. On PostgreSQL,
  * `FOR UPDATE SKIP LOCKED` lets several workers claim side by side without waiting or taking
  * the same rows; SQLite runs one writer at a time, so each statement is atomic there as it is.
- * Both run in one write, all or nothing (its savepoint), so a failure cannot leave rows leased
- * to nobody.
+ * The worker runs both in one write, all or nothing (its savepoint), so a failure cannot leave
+ * rows leased to nobody.
  */
-export function claimDue(
-  database: Pick<Database, 'write' | 'dialect'>,
-  lease: Lease,
-  limit: number,
-): Promise<MessageRow[]> {
-  const postgres = database.dialect === 'postgres';
-  return database.write(async (tx) => {
+export async function claimDue(tx: Tx, lease: Lease, limit: number): Promise<MessageRow[]> {
+  const postgres = tx.getExecutor().adapter instanceof PostgresAdapter;
+  {
     const ids = tx.selectFrom('messages').select('id');
     const claim = (pick: SelectQueryBuilder<Tables, 'messages', { id: string }>, take: number) =>
       tx
@@ -114,7 +109,7 @@ export function claimDue(
       limit - expired.length,
     );
     return [...expired, ...due];
-  });
+  }
 }
 
 /** Claims one message by id, if it is claimable (the BullMQ path). */

@@ -6,6 +6,7 @@ import { sha256 } from '../digest.js';
 import { type Account, setPassword, toAccount } from '../domain/accounts.js';
 import type { Passwords } from '../domain/passwords.js';
 import { closeSession, openSession, sessionAccount } from '../domain/portal-sessions.js';
+import { commit } from '../store/change.js';
 import type { Database } from '../store/database.js';
 
 export const PORTAL_PATH = '/portal';
@@ -38,9 +39,12 @@ export class PortalSessions {
   /** Signs the browser in as the account, ending any session it held before. */
   async start(request: FastifyRequest, reply: FastifyReply, accountId: string): Promise<void> {
     const previous = this.token(request);
-    const session = await this.database.write(async (tx) => {
-      if (previous) await closeSession(tx, previous);
-      return openSession(tx, this.clock, accountId);
+    const session = await commit(this.database, {
+      options: {},
+      work: async (tx) => {
+        if (previous) await closeSession(tx, previous);
+        return openSession(tx, this.clock, accountId);
+      },
     });
     reply.setCookie(SESSION_COOKIE, session.token, {
       ...portalCookie(this.config),
@@ -62,7 +66,12 @@ export class PortalSessions {
 
   async end(request: FastifyRequest, reply: FastifyReply): Promise<void> {
     const token = this.token(request);
-    if (token) await this.database.write((tx) => closeSession(tx, token), { blind: true });
+    if (token) {
+      await commit(this.database, {
+        work: (tx) => closeSession(tx, token),
+        options: { blind: true },
+      });
+    }
     reply.clearCookie(SESSION_COOKIE, portalCookie(this.config));
   }
 

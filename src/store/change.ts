@@ -4,9 +4,9 @@ import type { Tx } from './handles.js';
 
 /**
  * One unit of work: a change the domain describes and whoever owns the request runs, as one
- * write. A route runs it through its idempotency record (src/http/idempotency.ts), which adds
- * the kept answer to the same transaction; the CLI, the portal's plain forms and the tests run
- * it with `commit`. The domain never sees how it is run (docs/decisions/0012-unit-of-work.md).
+ * write, with `commit` below. A POST runs it through its idempotency record
+ * (src/http/idempotency.ts), which adds the kept answer to the same transaction. The domain
+ * never sees how it is run (docs/decisions/0012-unit-of-work.md).
  */
 export type Change<T> = Write<T> | Decided<T>;
 
@@ -31,10 +31,27 @@ export function decided<T>(outcome: T): Decided<T> {
   return { decided: outcome };
 }
 
-/** Runs `change` in one write of `store`, then its `committed` step; answers its outcome. */
-export async function commit<T>(store: Writer, change: Change<T>): Promise<T> {
+/**
+ * The one runner of a change: its work in one write of `store`, with `alongside` (what its
+ * caller adds to the same transaction once the work is done: a kept answer,
+ * src/http/idempotency.ts), then its `committed` step; answers its outcome. Routes, the portal,
+ * the CLI and the domain's own use cases run their changes here; only workers, housekeeping
+ * and the request log's writer write otherwise.
+ */
+export async function commit<T>(
+  store: Writer,
+  change: Change<T>,
+  alongside?: (tx: Tx, outcome: T) => Promise<void>,
+): Promise<T> {
   if ('decided' in change) return change.decided;
-  const outcome = await store.write(change.work, change.options);
+  const work = alongside
+    ? async (tx: Tx) => {
+        const outcome = await change.work(tx);
+        await alongside(tx, outcome);
+        return outcome;
+      }
+    : change.work;
+  const outcome = await store.write(work, change.options);
   await change.committed?.(outcome);
   return outcome;
 }

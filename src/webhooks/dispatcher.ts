@@ -249,7 +249,7 @@ export class WebhookDispatcher {
     this.slowHeld += slow.size;
     let reserved = slow.size;
     try {
-      const claimed = await claimDeliveries(this.database, lease, taken);
+      const claimed = await this.database.write((tx) => claimDeliveries(tx, lease, taken));
       if (claimed.length === 0) return 0;
       for (const item of await outgoing(this.database.reader, lease.token)) {
         const slot = { slow: slow.has(keyOf(item)) };

@@ -195,36 +195,37 @@ export async function changeEndpoint(
   accountId: string,
   id: string,
   patch: EndpointPatch,
-): Promise<Result<WebhookEndpoint, 'not_found' | 'webhook_url_refused'>> {
+): Promise<Change<Result<WebhookEndpoint, 'not_found' | 'webhook_url_refused'>>> {
   if (patch.url !== undefined) {
     const url = await checkUrl(rules, patch.url);
-    if (!url.ok) return url;
+    if (!url.ok) return decided(url);
   }
   const at = rules.clock.now().toISOString();
-  const row = await rules.database.write((tx) =>
-    updateEndpoint(tx, accountId, id, {
-      ...(patch.url !== undefined && { url: patch.url }),
-      ...(patch.events !== undefined && { event_types: storedTypes(patch.events) }),
-      // Enabled again by its owner: its failures so far are forgiven.
-      ...(patch.enabled !== undefined && {
-        enabled: patch.enabled,
-        disabled_reason: null,
-        ...(patch.enabled && { failing_since: null }),
-      }),
-      updated_at: at,
-    }),
-  );
-  return row ? ok(toEndpoint(row)) : notFound(id);
+  return {
+    options: {},
+    work: async (tx) => {
+      const row = await updateEndpoint(tx, accountId, id, {
+        ...(patch.url !== undefined && { url: patch.url }),
+        ...(patch.events !== undefined && { event_types: storedTypes(patch.events) }),
+        // Enabled again by its owner: its failures so far are forgiven.
+        ...(patch.enabled !== undefined && {
+          enabled: patch.enabled,
+          disabled_reason: null,
+          ...(patch.enabled && { failing_since: null }),
+        }),
+        updated_at: at,
+      });
+      return row ? ok(toEndpoint(row)) : notFound(id);
+    },
+  };
 }
 
 /** Removes the endpoint and its deliveries: nothing more is sent to it. */
-export async function removeEndpoint(
-  rules: WebhookRules,
-  accountId: string,
-  id: string,
-): Promise<Result<void, 'not_found'>> {
-  const removed = await rules.database.write((tx) => deleteEndpoint(tx, accountId, id));
-  return removed ? ok(undefined) : notFound(id);
+export function removeEndpoint(accountId: string, id: string): Change<Result<void, 'not_found'>> {
+  return {
+    options: {},
+    work: async (tx) => ((await deleteEndpoint(tx, accountId, id)) ? ok(undefined) : notFound(id)),
+  };
 }
 
 /**

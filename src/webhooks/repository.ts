@@ -1,5 +1,5 @@
 import { type Insertable, PostgresAdapter, sql, type Updateable } from 'kysely';
-import type { Database, Dialect } from '../store/database.js';
+import type { Dialect } from '../store/database.js';
 import type { ReadDb, Tx } from '../store/handles.js';
 import { preparedQuery } from '../store/prepared.js';
 import type {
@@ -356,41 +356,36 @@ export function claimable(db: ReadDb, now: string, caps: ClaimCaps): Promise<Cla
  * by what one claim takes.
  */
 export function claimDeliveries(
-  database: Pick<Database, 'write'>,
+  tx: Tx,
   lease: DeliveryLease,
   chosen: readonly DeliveryKey[],
 ): Promise<WebhookDeliveryRow[]> {
   if (chosen.length === 0) return Promise.resolve([]);
-  return database.write((tx) =>
-    tx
-      .updateTable('webhook_deliveries as d')
-      .set((eb) => ({
-        status: 'sending',
-        attempts: eb('d.attempts', '+', 1),
-        lease_token: lease.token,
-        lease_until: lease.until,
-        updated_at: lease.now,
-      }))
-      .where((eb) =>
-        eb.or(
-          chosen.map((key) =>
-            eb.and([
-              eb('d.endpoint_id', '=', key.endpoint_id),
-              eb('d.event_id', '=', key.event_id),
-            ]),
-          ),
+  return tx
+    .updateTable('webhook_deliveries as d')
+    .set((eb) => ({
+      status: 'sending',
+      attempts: eb('d.attempts', '+', 1),
+      lease_token: lease.token,
+      lease_until: lease.until,
+      updated_at: lease.now,
+    }))
+    .where((eb) =>
+      eb.or(
+        chosen.map((key) =>
+          eb.and([eb('d.endpoint_id', '=', key.endpoint_id), eb('d.event_id', '=', key.event_id)]),
         ),
-      )
-      .where((eb) =>
-        eb.or([
-          eb.and([eb('d.status', '=', 'pending'), eb('d.available_at', '<=', lease.now)]),
-          eb.and([eb('d.status', '=', 'sending'), eb('d.lease_until', '<', lease.now)]),
-        ]),
-      )
-      .where(mayGo)
-      .returningAll()
-      .execute(),
-  );
+      ),
+    )
+    .where((eb) =>
+      eb.or([
+        eb.and([eb('d.status', '=', 'pending'), eb('d.available_at', '<=', lease.now)]),
+        eb.and([eb('d.status', '=', 'sending'), eb('d.lease_until', '<', lease.now)]),
+      ]),
+    )
+    .where(mayGo)
+    .returningAll()
+    .execute();
 }
 
 /**

@@ -10,6 +10,7 @@ import {
   errorResponses,
 } from '../http/schemas/common.js';
 import { bearerScope } from '../http/scopes.js';
+import { commit } from '../store/change.js';
 import {
   changeEndpoint,
   createEndpoint,
@@ -138,11 +139,14 @@ export const webhookRoutes: FastifyPluginAsyncTypebox = async (app) => {
     },
     async (request) =>
       unwrap(
-        await changeEndpoint(
-          webhooks,
-          callerOf(request).account.id,
-          request.params.webhookId,
-          request.body,
+        await commit(
+          webhooks.database,
+          await changeEndpoint(
+            webhooks,
+            callerOf(request).account.id,
+            request.params.webhookId,
+            request.body,
+          ),
         ),
       ),
   );
@@ -165,7 +169,10 @@ export const webhookRoutes: FastifyPluginAsyncTypebox = async (app) => {
     },
     async (request, reply) => {
       unwrap(
-        await removeEndpoint(webhooks, callerOf(request).account.id, request.params.webhookId),
+        await commit(
+          webhooks.database,
+          removeEndpoint(callerOf(request).account.id, request.params.webhookId),
+        ),
       );
       return reply.code(204).send(null);
     },
