@@ -6,7 +6,6 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
-import { setTimeout as sleep } from 'node:timers/promises';
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
 import { type KyselyPlugin, sql } from 'kysely';
 import {
@@ -31,7 +30,6 @@ import {
 } from '../src/request-log/segments.js';
 import {
   type AnsweredRequest,
-  BATCH_EVERY_MS,
   BATCH_SIZE,
   idempotencyKeyHash,
   rowsOf,
@@ -792,7 +790,6 @@ describe('request log', () => {
       assert.ok(answers.every((res) => res.statusCode === 200));
     }
     const burstMs = Date.now() - started;
-    await sleep(BATCH_EVERY_MS);
     await until(
       async () => (await stored(t.database, tenant.accountId, '/v1/pets')) >= total - BATCH_SIZE,
       'all but one batch written',
@@ -895,8 +892,8 @@ describe('request log: a bounded buffer, a failing store, a closing app', () => 
         Array.from({ length: 100 }, () => as(t.app, tenant, { url: '/v1/pets' })),
       );
       assert.ok(answers.every((res) => res.statusCode === 200));
-      await sleep(BATCH_EVERY_MS * 2); // a batch taken meanwhile waits for the writer
-      assert.ok(t.app.requestLog.buffered <= 10, String(t.app.requestLog.buffered));
+      // Its batch taken for its write, which waits for the writer.
+      await until(() => t.app.requestLog.buffered === 0, 'the batch taken');
       assert.ok((await metric(t.app, 'request_log_buffered')) <= 10);
       const dropped = await metric(t.app, 'request_log_dropped_total{reason="buffer_full"}');
       assert.ok(dropped >= 80, `${dropped} dropped`);
@@ -932,11 +929,12 @@ describe('request log: a bounded buffer, a failing store, a closing app', () => 
           }),
       );
       sendBatch('first');
-      await sleep(BATCH_EVERY_MS * 2);
+      // Taken for its write, which waits for the writer.
+      await until(() => t.app.requestLog.buffered === 0, 'the first batch taken');
       // The same sizes again: had the first batch's buffers gone back to the pool, these would
-      // be written over them before the first batch is.
+      // be written over them before the first batch is. Encoded at the end of this turn.
       sendBatch('second');
-      await sleep(BATCH_EVERY_MS * 2);
+      await new Promise((resolve) => setImmediate(resolve));
       release();
       await held;
       await t.app.requestLog.flush();
