@@ -2,13 +2,7 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { Agent, get as httpGet } from 'node:http';
 import { after, before, describe, it } from 'node:test';
-import type {
-  FastifyInstance,
-  FastifyRequest,
-  HTTPMethods,
-  onSendHookHandler,
-  RouteOptions,
-} from 'fastify';
+import type { FastifyInstance, FastifyRequest, HTTPMethods, RouteOptions } from 'fastify';
 import { Redis } from 'ioredis';
 import { createPet as storePet } from '../src/catalogue/pets.js';
 import { systemClock } from '../src/clock.js';
@@ -16,7 +10,7 @@ import { nobodyToTell } from '../src/domain/accounts.js';
 import { createApiKey, KeyAuthenticator, revokeKeyById } from '../src/domain/api-keys.js';
 import { encodeCursor } from '../src/domain/pagination.js';
 import {
-  announceWrites,
+  announcerFor,
   localFreshness,
   SHARED_KEPT_MS,
   sharedFreshness,
@@ -370,20 +364,14 @@ describe('caches: the key cache itself', () => {
     file.cleanup();
   });
 
-  it('gives each write route of the catalogue its announcement, no read route, and refuses a route of both', () => {
-    const declared = announceWrites(localFreshness(() => 0));
-    const route = (method: HTTPMethods | HTTPMethods[]) =>
-      ({ method, url: '/v1/things', handler: () => {} }) as RouteOptions;
-    const read = route('GET');
-    declared(read);
-    assert.equal(read.onSend, undefined, 'a read runs no hook for it');
-    const keep = (() => {}) as onSendHookHandler;
-    const write = { ...route('DELETE'), onSend: keep };
-    declared(write);
-    const hooks = [write.onSend].flat();
-    assert.equal(hooks.length, 2);
-    assert.equal(hooks[1], keep, 'put before the route’s own hooks');
-    assert.throws(() => declared(route(['GET', 'POST'])), /reads or writes, not both/);
+  it('announces the writes a route declares, none of a read, and refuses a read that declares writes', () => {
+    const freshness = localFreshness(() => 0);
+    const route = (method: HTTPMethods | HTTPMethods[], writes?: 'changes') =>
+      ({ method, url: '/v1/things', handler: () => {}, config: { writes } }) as RouteOptions;
+    assert.equal(announcerFor(freshness, route('GET')), undefined, 'a read runs no hook for it');
+    assert.equal(announcerFor(freshness, route('DELETE')), undefined, 'undeclared: none');
+    assert.equal(typeof announcerFor(freshness, route('DELETE', 'changes')), 'function');
+    assert.throws(() => announcerFor(freshness, route(['GET', 'POST'], 'changes')), /only writes/);
   });
 
   it('keeps a key (embedded) until a key or plan changes in this process', async () => {

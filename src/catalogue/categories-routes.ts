@@ -120,6 +120,7 @@ export const categoryRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.patch(
     '/categories/:categoryId',
     {
+      config: { writes: 'changes' },
       schema: {
         operationId: 'updateCategory',
         summary: 'Rename a category',
@@ -145,6 +146,7 @@ export const categoryRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.delete(
     '/categories/:categoryId',
     {
+      config: { writes: 'changes' },
       schema: {
         operationId: 'deleteCategory',
         summary: 'Remove a category',

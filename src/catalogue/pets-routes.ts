@@ -118,6 +118,7 @@ export const petRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.patch(
     '/pets/:petId',
     {
+      config: { writes: 'changes' },
       schema: {
         operationId: 'updatePet',
         summary: 'Update an animal',
@@ -152,6 +153,7 @@ export const petRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.delete(
     '/pets/:petId',
     {
+      config: { writes: 'changes' },
       schema: {
         operationId: 'deletePet',
         summary: 'Remove an animal',

@@ -1,6 +1,5 @@
 import type { Capability } from '../capability.js';
 import { behindBearerKeys } from '../http/auth.js';
-import { announceWrites } from '../http/freshness.js';
 import { categoryRoutes } from './categories-routes.js';
 import { Category, CategoryPage, CategoryPatch, NewCategory } from './categories-schemas.js';
 import { petRoutes } from './pets-routes.js';
@@ -17,8 +16,7 @@ export const catalogue: Capability = {
   routes: async (app) => {
     await app.register(
       async (scope) => {
-        behindBearerKeys(scope, app.bearer);
-        scope.addHook('onRoute', announceWrites(app.freshness));
+        behindBearerKeys(scope);
         await scope.register(petRoutes);
         await scope.register(categoryRoutes);
       },

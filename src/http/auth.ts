@@ -13,7 +13,6 @@ import type { ReadDb } from '../store/database.js';
 import { addressBlock } from './client-address.js';
 import type { Freshness } from './freshness.js';
 import type { RateLimitGuard } from './rate-limit.js';
-import { runFirst } from './route-hooks.js';
 import { neededScope, scopeCheck } from './scopes.js';
 import type { Refused, SignInThrottle } from './sign-in-throttle.js';
 
@@ -274,19 +273,15 @@ export function bearerAuth(keys: KeyAuthenticator, limits: RateLimitGuard, fresh
 }
 
 /**
- * Puts every route declared in `scope` (and its children) behind a bearer key holding the
- * scope the route's schema names: each route's first onRequest hook is `guardFor` its scope,
- * made as the route is declared, so no request looks its scope up and no route behind a key
- * can go without one (start-up fails). Route-level hooks run after a scope's own: none of
- * these scopes adds an onRequest hook of its own, or it would run before the key is read.
+ * Declares every route of `scope` (and its children) behind a bearer key: each must name the
+ * scope it needs in its schema's security (`bearerScope`), or the app stops at start-up; the
+ * route pipeline (src/http/route-pipeline.ts) gives each its guard from that declaration. No
+ * route behind a key can go without one, and none outside such a scope that names a scope
+ * goes without its guard either.
  */
-export function behindBearerKeys(
-  scope: FastifyInstance,
-  guardFor: (needed: Scope) => onRequestHookHandler,
-): void {
+export function behindBearerKeys(scope: FastifyInstance): void {
   scope.addHook('onRoute', (route) => {
-    const hook = guardFor(neededScope(route));
-    runFirst(route, 'onRequest', hook);
+    neededScope(route);
   });
 }
 

@@ -6,7 +6,6 @@ import type { Versions } from '../limits/store.js';
 import type { MaybePromise } from '../maybe.js';
 import { brief, type Outages } from '../ops/outages.js';
 import { type AnsweredPage, type DataVersions, versionFor } from './page-cache.js';
-import { runFirst } from './route-hooks.js';
 
 // Every rule about what may be answered from memory, and when it must be read again, lives
 // here: the pages of an account's catalogue and the verifications of its keys, in each mode.
@@ -43,13 +42,15 @@ const expectedOf = (kept: KeptUnder) =>
  * - `appends`: it only adds rows, each with an id above every id its account's table holds, so
  *   every full page (one with a next page) stays as it was. True on both stores: ids are
  *   numbered per account in commit order (src/store/numbered.ts);
- * - `changes` (when not said): anything else.
+ * - `changes`: anything else.
+ * A route of the catalogue or the orders that writes declares which; its writes are announced
+ * (`announcerFor`).
  */
 export type CatalogueWrite = 'appends' | 'changes';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
-    /** What this route's writes do to the account's catalogue (default `changes`). */
+    /** What this route's writes do to the account's catalogue: declared, they are announced. */
     writes?: CatalogueWrite;
   }
 }
@@ -261,30 +262,30 @@ export function sharedFreshness(
 }
 
 /**
- * The catalogue's writes, announced: an onRoute hook that gives each route of a write method
- * an onSend hook telling Freshness of the write before it is answered, so whoever reads next,
- * here or on any instance, reads past it. Refused writes too: one that committed and then
- * failed must not leave a stale page, and a refusal costs only the caller's own pages. Made
- * when the route is declared, with what it writes (`config.writes`): a read runs no hook for
- * it. First among the route's onSend hooks, as a scope's hook would be, so the request log's
- * capture still sees the answer as sent.
+ * The announcement of a route's writes, where its `config.writes` declares them (the
+ * catalogue's and the orders'): an onSend hook telling Freshness of the write before it is
+ * answered, so whoever reads next, here or on any instance, reads past it. Refused writes too:
+ * one that committed and then failed must not leave a stale page, and a refusal costs only the
+ * caller's own pages. Made when the route is declared (src/http/route-pipeline.ts): a read runs
+ * none. A route declaring writes for a read method is refused at start-up.
  */
-export function announceWrites(freshness: Freshness) {
-  return (route: RouteOptions) => {
-    const methods = [route.method].flat();
-    const reads = methods.filter((method) => method === 'GET' || method === 'HEAD').length;
-    if (reads === methods.length) return;
-    // Each of its requests a write, so the hook need not ask: a route taking reads too would
-    // announce them, and is refused at start-up.
-    if (reads > 0) throw new Error(`${route.url}: a catalogue route reads or writes, not both`);
-    const write = route.config?.writes ?? 'changes';
-    const announce: onSendHookHandler = (request, _reply, payload, done) => {
-      const { caller } = request;
-      const announced = caller ? freshness.wrote(request, caller.account.id, write) : undefined;
-      // Embedded, told at once; shared, once Redis has answered (or failed: it never throws).
-      if (announced instanceof Promise) announced.then(() => done(null, payload), done);
-      else done(null, payload);
-    };
-    runFirst(route, 'onSend', announce);
+export function announcerFor(
+  freshness: Freshness,
+  route: RouteOptions,
+): onSendHookHandler | undefined {
+  const write = route.config?.writes;
+  if (write === undefined) return undefined;
+  const methods = [route.method].flat();
+  // Each of its requests a write, so the hook need not ask: a route taking reads too would
+  // announce them.
+  if (methods.some((method) => method === 'GET' || method === 'HEAD')) {
+    throw new Error(`${route.url}: a route that declares writes takes only writes`);
+  }
+  return (request, _reply, payload, done) => {
+    const { caller } = request;
+    const announced = caller ? freshness.wrote(request, caller.account.id, write) : undefined;
+    // Embedded, told at once; shared, once Redis has answered (or failed: it never throws).
+    if (announced instanceof Promise) announced.then(() => done(null, payload), done);
+    else done(null, payload);
   };
 }

@@ -1,13 +1,6 @@
 import { createHash } from 'node:crypto';
-import type {
-  FastifyInstance,
-  FastifyReply,
-  onRequestHookHandler,
-  onSendHookHandler,
-  RouteOptions,
-} from 'fastify';
+import type { FastifyReply, onRequestHookHandler, onSendHookHandler, RouteOptions } from 'fastify';
 import type { Config } from '../config.js';
-import { runFirst } from './route-hooks.js';
 
 /**
  * The schema keyword that marks an answer as carrying a secret (a new API key, a webhook
@@ -59,14 +52,13 @@ declare module 'fastify' {
   }
 }
 
-/** Registers, for the routes defined after it, `Cache-Control: no-store` where they answer a
- * secret, and marks those routes' config `carriesSecret`. */
-export function noStoreForSecrets(app: FastifyInstance): void {
-  app.addHook('onRoute', (route) => {
-    if (!carriesSecret(route)) return;
-    route.config = { ...route.config, carriesSecret: true };
-    runFirst(route, 'onRequest', noStore);
-  });
+/** `Cache-Control: no-store` for a route whose successes carry a secret (and its config marked
+ * `carriesSecret`); none for the others. Made when the route is declared
+ * (src/http/route-pipeline.ts). */
+export function noStoreFor(route: RouteOptions): onRequestHookHandler | undefined {
+  if (!carriesSecret(route)) return undefined;
+  route.config = { ...route.config, carriesSecret: true };
+  return noStore;
 }
 
 /** The origins "Test Request" on the docs page may send to: the document's servers. */

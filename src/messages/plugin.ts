@@ -60,7 +60,7 @@ export function messages(sink?: MessageSink): Capability {
     services: servicesWith(sink),
     routes: async (app) => {
       await app.register(async (scope) => {
-        behindBearerKeys(scope, app.bearer);
+        behindBearerKeys(scope);
         await scope.register(messageRoutes);
       });
     },

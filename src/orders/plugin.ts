@@ -1,6 +1,5 @@
 import type { Capability } from '../capability.js';
 import { behindBearerKeys } from '../http/auth.js';
-import { announceWrites } from '../http/freshness.js';
 import { storeRoutes } from './routes.js';
 import { Inventory, NewOrder, Order, OrderPage, OrderPatch, OrderStatus } from './schemas.js';
 
@@ -13,8 +12,7 @@ export const orders: Capability = {
   routes: async (app) => {
     await app.register(
       async (scope) => {
-        behindBearerKeys(scope, app.bearer);
-        scope.addHook('onRoute', announceWrites(app.freshness));
+        behindBearerKeys(scope);
         await scope.register(storeRoutes);
       },
       { prefix: '/v1' },

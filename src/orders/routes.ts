@@ -34,6 +34,7 @@ export const storeRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.post(
     '/store/orders',
     {
+      config: { writes: 'changes' },
       schema: {
         operationId: 'placeOrder',
         summary: 'Place an order',
@@ -120,6 +121,7 @@ export const storeRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.patch(
     '/store/orders/:orderId',
     {
+      config: { writes: 'changes' },
       schema: {
         operationId: 'updateOrder',
         summary: 'Move an order',

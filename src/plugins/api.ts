@@ -13,7 +13,7 @@ import { opsRoutes } from '../http/routes/ops.js';
  */
 export const apiPlugin = fp(
   async (app) => {
-    const { database, signIn, rateLimitGuard: limits, bearer } = app;
+    const { database, signIn, rateLimitGuard: limits } = app;
     await app.register(
       async (v1) => {
         await v1.register(async (scope) => {
@@ -30,7 +30,7 @@ export const apiPlugin = fp(
           await scope.register(keyRoutes);
         });
         await v1.register(async (scope) => {
-          behindBearerKeys(scope, bearer);
+          behindBearerKeys(scope);
           await scope.register(accountRoutes);
         });
       },

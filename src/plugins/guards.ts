@@ -3,6 +3,7 @@ import fp from 'fastify-plugin';
 import type { Scope } from '../domain/scopes.js';
 import { bearerAuth, countApiCaller } from '../http/auth.js';
 import { RateLimitGuard } from '../http/rate-limit.js';
+import { routePipeline, type SendStage } from '../http/route-pipeline.js';
 import { SignInThrottle } from '../http/sign-in-throttle.js';
 import type { Basics } from './basics.js';
 
@@ -15,6 +16,9 @@ declare module 'fastify' {
     /** The onRequest hook of an operation behind a bearer key holding `needed`: reads the key,
      * counts the call, checks the scope (`behindBearerKeys` puts it on each route). */
     bearer(needed: Scope): onRequestHookHandler;
+    /** What the capabilities add to each route's answer (the request log's capture), in the
+     * route pipeline's order (src/http/route-pipeline.ts). */
+    sendStages: SendStage[];
     /** Counts the caller of a request no route matched (404, 405, an unreadable URL). */
     countCaller(
       request: FastifyRequest,
@@ -35,7 +39,12 @@ export const guardsPlugin = fp<Basics>(
       'signIn',
       new SignInThrottle(limiter, clock, onStoreError, outages, config.webhooks.secretKeys),
     );
-    app.decorate('bearer', bearerAuth(keys, guard, freshness));
+    const bearer = bearerAuth(keys, guard, freshness);
+    const sendStages: SendStage[] = [];
+    app.decorate('bearer', bearer);
+    app.decorate('sendStages', sendStages);
+    // Before any route: each route's own hooks, from its declaration, in one order.
+    app.addHook('onRoute', routePipeline(bearer, freshness, sendStages));
     app.decorate('countCaller', countApiCaller(keys, guard, freshness));
   },
   { name: 'guards', dependencies: ['limits', 'ops', 'caches'] },

@@ -5,7 +5,7 @@ import type { Config } from '../config.js';
 import { ApiError, RETRY_SOON } from '../errors.js';
 import { bodyStillReadable, MAX_URL_BYTES, uriTooLong } from '../http/client-errors.js';
 import { registerErrorHandling, sendError, toApiError } from '../http/error-handler.js';
-import { everyAnswer, noStoreForSecrets } from '../http/security-headers.js';
+import { everyAnswer } from '../http/security-headers.js';
 import { validatorCompiler } from '../http/validation.js';
 import { logArrival, logRequest } from '../log.js';
 import { servedWhileStarting } from '../ops/lifecycle.js';
@@ -129,7 +129,6 @@ export const requestsPlugin = fp<Basics>(
     // A request whose client left before its body was read is answered, not left waiting.
     app.addHook('preParsing', bodyStillReadable);
     registerErrorHandling(app);
-    noStoreForSecrets(app);
 
     // Closing: /readyz turns 503 and answers end their connections while the listener closes
     // (Fastify, before any onClose); then the requests still being answered are answered,

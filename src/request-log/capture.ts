@@ -1,6 +1,6 @@
-import type { onSendHookHandler, RouteOptions } from 'fastify';
+import type { onSendHookHandler } from 'fastify';
 import { REPLAYED_HEADER } from '../http/idempotency.js';
-import { runFirst } from '../http/route-hooks.js';
+import type { SendStage } from '../http/route-pipeline.js';
 import { type KeptBody, keptBody } from './domain.js';
 import type { RequestLog } from './writer.js';
 
@@ -80,12 +80,15 @@ export function capture(
   };
 }
 
-/** Adds a route's capture to its own onSend hooks, first (before HEAD's, which empties the
- * answer); none to the log's own routes. */
-export function captureRoute(requestLog: RequestLog, wallTime: (instant: number) => number) {
-  return (route: RouteOptions) => {
-    if (route.config?.requestLog === false) return;
-    const hook = capture(requestLog, wallTime, routePattern(route.url));
-    runFirst(route, 'onSend', hook);
-  };
+/** The capture of each route as a stage of the route pipeline (src/http/route-pipeline.ts):
+ * after the core's hooks (a write's announcement) and before the route's own (HEAD's, which
+ * empties the answer); none for the log's own routes. */
+export function captureStage(
+  requestLog: RequestLog,
+  wallTime: (instant: number) => number,
+): SendStage {
+  return (route) =>
+    route.config?.requestLog === false
+      ? undefined
+      : capture(requestLog, wallTime, routePattern(route.url));
 }

@@ -4,7 +4,7 @@ import type { Capability } from '../capability.js';
 import { wallTimeOf } from '../clock.js';
 import { behindBearerKeys } from '../http/auth.js';
 import type { Basics } from '../plugins/basics.js';
-import { capture, captureRoute } from './capture.js';
+import { capture, captureStage } from './capture.js';
 import { requestLogChores } from './chores.js';
 import { requestPages } from './portal.js';
 import { requestRoutes } from './routes.js';
@@ -39,7 +39,7 @@ const services = fp<Basics>(
     // REQUEST_LOG=off: nothing is captured, and so nothing is written. A request's arrival is
     // stamped by the request path (src/plugins/requests.ts).
     if (config.requestLog.enabled) {
-      app.addHook('onRoute', captureRoute(requestLog, wallTime));
+      app.sendStages.push(captureStage(requestLog, wallTime));
       // The answers of no route (404, 405) have the app's hooks only.
       const unmatched = capture(requestLog, wallTime, undefined);
       app.addHook('onSend', (request, reply, payload, done) => {
@@ -52,7 +52,7 @@ const services = fp<Basics>(
       await requestLog.close();
     });
   },
-  { name: 'request-log', dependencies: ['store', 'ops'] },
+  { name: 'request-log', dependencies: ['store', 'ops', 'guards'] },
 );
 
 /**
@@ -66,7 +66,7 @@ export const requestLog: Capability = {
   routes: async (app) => {
     await app.register(
       async (scope) => {
-        behindBearerKeys(scope, app.bearer);
+        behindBearerKeys(scope);
         await scope.register(requestRoutes);
       },
       { prefix: '/v1' },

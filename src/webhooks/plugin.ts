@@ -71,7 +71,7 @@ export const webhooks: Capability = {
   routes: async (app) => {
     await app.register(
       async (scope) => {
-        behindBearerKeys(scope, app.bearer);
+        behindBearerKeys(scope);
         await scope.register(eventRoutes);
         await scope.register(webhookRoutes);
       },
