@@ -146,6 +146,7 @@ export interface Delivery {
   status: string;
   attempts: number;
   lastStatusCode: number | null;
+  nextAttemptAt: string | null;
   lastResponse: string | null;
 }
 
