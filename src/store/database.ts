@@ -336,7 +336,11 @@ export interface Schema {
 
 function schemaOf(db: Db, dialect: Dialect): Schema {
   const migrator = () =>
-    new Migrator({ db, provider: { getMigrations: async () => migrations(dialect) } });
+    new Migrator({
+      db,
+      provider: { getMigrations: async () => migrations(dialect) },
+      allowUnorderedMigrations: true,
+    });
   const status = async (): Promise<SchemaStatus> => {
     const known = Object.keys(migrations(dialect));
     let applied: string[] = [];
