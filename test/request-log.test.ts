@@ -19,8 +19,10 @@ import {
 import {
   deleteAccountLogOverCap,
   entriesText,
-  idsText,
+  ID_BUCKETS,
+  idBucket,
   insertRequestLog,
+  OFFSET_DIGITS,
 } from '../src/request-log/repository.js';
 import {
   SEGMENT_MAX_BYTES,
@@ -59,6 +61,25 @@ const MINUTE = 60_000;
 const DAY = 24 * 60 * MINUTE;
 /** What `rowsOf` keeps of an Idempotency-Key by default. */
 const keyHash = idempotencyKeyHash('rows');
+
+/**
+ * A segment's `ids` of these request ids, in order, written the simple way (the format is
+ * src/request-log/repository.ts's): the ids in ID_BUCKETS parts by `idBucket`, each ` a b c `
+ * or empty, behind a header of where each part ends.
+ */
+function idsText(ids: readonly string[]): string {
+  const parts = Array.from({ length: ID_BUCKETS }, () => '');
+  for (const id of ids) {
+    const bucket = idBucket(id);
+    parts[bucket] = `${parts[bucket] || ' '}${id} `;
+  }
+  let end = 0;
+  const header = parts.map((part) => {
+    end += part.length;
+    return String(end).padStart(OFFSET_DIGITS, '0');
+  });
+  return header.join('') + parts.join('');
+}
 
 /** A segment as written, read back: its entries with their bodies. */
 const readBack = (segment: NewRequestLogSegment | undefined) =>

@@ -6,20 +6,8 @@ import type { NewRequestLogSegment, RequestLogHoursTable } from '../store/tables
 /** An account's requests in one hour, by status class, as one writer counted them. */
 export type HourCounts = Omit<RequestLogHoursTable, 'hour'> & { hour: string };
 
-/** Every column of a segment as inserted. */
-const COLUMNS = [
-  'account_id',
-  'size',
-  'errors',
-  'first_at',
-  'last_at',
-  'ids',
-  'entries',
-  'bodies',
-] as const satisfies ReadonlyArray<keyof NewRequestLogSegment>;
-
-/** Their PostgreSQL types, for `unnest`. */
-const SEGMENT_TYPES: Record<(typeof COLUMNS)[number], string> = {
+/** Every column of a segment as inserted, with its PostgreSQL type (for `unnest`). */
+const SEGMENT_TYPES: Record<keyof NewRequestLogSegment, string> = {
   account_id: 'text',
   size: 'int',
   errors: 'int',
@@ -29,9 +17,9 @@ const SEGMENT_TYPES: Record<(typeof COLUMNS)[number], string> = {
   entries: 'text',
   bodies: 'text',
 };
+const COLUMNS = Object.keys(SEGMENT_TYPES) as Array<keyof NewRequestLogSegment>;
 
-const HOUR_COLUMNS = ['account_id', 'hour', 'writer', 's2xx', 's4xx', 's5xx', 's429'] as const;
-const HOUR_TYPES: Record<(typeof HOUR_COLUMNS)[number], string> = {
+const HOUR_TYPES: Record<keyof HourCounts, string> = {
   account_id: 'text',
   hour: 'timestamptz',
   writer: 'text',
@@ -40,6 +28,7 @@ const HOUR_TYPES: Record<(typeof HOUR_COLUMNS)[number], string> = {
   s5xx: 'int',
   s429: 'int',
 };
+const HOUR_COLUMNS = Object.keys(HOUR_TYPES) as Array<keyof HourCounts>;
 
 const names = (columns: readonly string[]) => sql.raw(columns.join(', '));
 
@@ -60,51 +49,6 @@ export function idBucket(id: string): number {
   let hash = 0x811c9dc5;
   for (let i = 0; i < id.length; i++) hash = Math.imul(hash ^ id.charCodeAt(i), 0x01000193);
   return (hash >>> 0) % ID_BUCKETS;
-}
-
-/** Where a part of `ids` is: the places in the header of where it starts and ends. */
-function idPart(bucket: number): IdPart {
-  return {
-    // The first part starts at once; each other where the one before it ends.
-    startAt: bucket === 0 ? null : (bucket - 1) * OFFSET_DIGITS,
-    endAt: bucket * OFFSET_DIGITS,
-    digits: OFFSET_DIGITS,
-    header: IDS_HEADER,
-  };
-}
-
-/** `ids` of these request ids, in order (a migration's, and the tests', form of it). */
-export function idsText(ids: readonly string[]): string {
-  const parts = Array.from({ length: ID_BUCKETS }, () => '');
-  for (const id of ids) {
-    const bucket = idBucket(id);
-    parts[bucket] = `${parts[bucket] || ' '}${id} `;
-  }
-  let end = 0;
-  const header = parts.map((part) => {
-    end += part.length;
-    return String(end).padStart(OFFSET_DIGITS, '0');
-  });
-  return header.join('') + parts.join('');
-}
-
-/** The ids of a segment's `ids`, by part (for the tests). */
-export function idsOf(text: string): string[] {
-  return text.slice(IDS_HEADER).split(' ').filter(Boolean);
-}
-
-/**
- * Where a part of a segment's `ids` is: the text starts with a header of numbers, each `digits`
- * long, saying where each part ends.
- */
-interface IdPart {
-  /** Where in the header the number of where the part starts is (0-based); null: at once. */
-  startAt: number | null;
-  /** Where in the header the number of where it ends is. */
-  endAt: number;
-  digits: number;
-  /** The header's length: the numbers count from its end. */
-  header: number;
 }
 
 const ADD_COUNTS = sql.raw(
@@ -156,10 +100,14 @@ const addHourSqlite = preparedWrite((tx: Tx, p: HourCounts) => ({
 /** A segment's entries (or ids, or bodies) as text, however they are held: text, or its UTF-8
  * bytes. */
 export function entriesText(entries: string | Uint8Array): string {
-  return typeof entries === 'string'
-    ? entries
-    : Buffer.from(entries.buffer, entries.byteOffset, entries.byteLength).toString('utf8');
+  return typeof entries === 'string' ? entries : bytesView(entries).toString('utf8');
 }
+
+/** A segment's text as a Buffer: a view of its bytes, or a string's UTF-8. */
+const bytesView = (text: string | Uint8Array): Buffer =>
+  typeof text === 'string'
+    ? Buffer.from(text)
+    : Buffer.from(text.buffer, text.byteOffset, text.byteLength);
 
 /** A segment's texts as PostgreSQL's text columns take them in an array parameter. */
 const asText = (segment: NewRequestLogSegment): NewRequestLogSegment => ({
@@ -252,6 +200,13 @@ export interface SegmentFilter {
   take: number;
 }
 
+/** The account's segments whose newest entry is since `since`. */
+const accountSegments = (db: ReadDb, accountId: string, since: string) =>
+  db
+    .selectFrom('request_log_segments')
+    .where('account_id', '=', accountId)
+    .where('last_at', '>=', since);
+
 const isPostgres = (db: ReadDb) => db.getExecutor().adapter instanceof PostgresAdapter;
 
 /**
@@ -273,8 +228,7 @@ export async function readSegments(
 ): Promise<SegmentRead[]> {
   const find = isPostgres(db) ? 'strpos' : 'instr';
   const { withErrors, withSuccesses, containing = [] } = filter;
-  const rows = await db
-    .selectFrom('request_log_segments')
+  const rows = await accountSegments(db, accountId, filter.since)
     .select(['seq', 'size', 'first_at'])
     .select((eb) => eb.fn<number>('octet_length', ['entries']).as('bytes'))
     .select((eb) => {
@@ -287,8 +241,6 @@ export async function readSegments(
         ? eb.ref('entries').as('entries')
         : eb.case().when(eb.and(tests)).then(eb.ref('entries')).else(null).end().as('entries');
     })
-    .where('account_id', '=', accountId)
-    .where('last_at', '>=', filter.since)
     .$if(filter.atOrBefore !== undefined, (q) => q.where('seq', '<=', filter.atOrBefore ?? 0))
     .orderBy('seq', 'desc')
     .limit(filter.take)
@@ -321,22 +273,21 @@ export async function segmentHolding(
   id: string,
 ): Promise<SegmentFound | undefined> {
   const sought = needle(db, ` ${id} `);
-  const part = idPart(idBucket(id));
-  // The part's bounds, in characters after the header (ids are ASCII: characters are bytes).
-  const bound = (at: number) =>
-    sql<number>`cast(substr(ids, ${at + 1}, ${part.digits}) as integer)`;
-  const start = part.startAt === null ? sql<number>`0` : bound(part.startAt);
+  const bucket = idBucket(id);
+  // The part's bounds, in characters after the header (ids are ASCII: characters are bytes):
+  // the header's numbers, where the part before it ends (the first starts at once) and where
+  // it ends.
+  const bound = (part: number) =>
+    sql<number>`cast(substr(ids, ${part * OFFSET_DIGITS + 1}, ${OFFSET_DIGITS}) as integer)`;
+  const start = bucket === 0 ? sql<number>`0` : bound(bucket - 1);
   // SQLite's instr compares at every byte: it searches the one part. PostgreSQL's strpos skips
   // ahead as it goes, and would fetch a value kept out of line once for each substr: it
   // searches the whole text, fetched once.
   const search = isPostgres(db)
     ? sql<number>`strpos(ids, ${sought})`
-    : sql<number>`instr(substr(ids, ${part.header + 1} + ${start}, ${bound(part.endAt)} - ${start}), ${sought})`;
-  const row = await db
-    .selectFrom('request_log_segments')
+    : sql<number>`instr(substr(ids, ${IDS_HEADER + 1} + ${start}, ${bound(bucket)} - ${start}), ${sought})`;
+  const row = await accountSegments(db, accountId, since)
     .select(['seq', 'first_at', 'entries'])
-    .where('account_id', '=', accountId)
-    .where('last_at', '>=', since)
     .where(search, '>', 0)
     .orderBy('seq', 'desc')
     .limit(1)
@@ -373,10 +324,7 @@ export async function bodiesLine(db: ReadDb, seq: number, place: number): Promis
     .where('seq', '=', seq)
     .executeTakeFirst();
   if (!row?.bodies) return null;
-  const bytes =
-    typeof row.bodies === 'string'
-      ? Buffer.from(row.bodies)
-      : Buffer.from(row.bodies.buffer, row.bodies.byteOffset, row.bodies.byteLength);
+  const bytes = bytesView(row.bodies);
   const at = bytes.indexOf(start);
   if (at < 0) return null;
   const end = bytes.indexOf(0x0a, at + 1);
@@ -390,11 +338,8 @@ export async function entriesAfter(
   since: string,
   seq: number,
 ): Promise<number> {
-  const row = await db
-    .selectFrom('request_log_segments')
+  const row = await accountSegments(db, accountId, since)
     .select((eb) => eb.fn.sum<number>('size').as('entries'))
-    .where('account_id', '=', accountId)
-    .where('last_at', '>=', since)
     .where('seq', '>', seq)
     .executeTakeFirst();
   return Number(row?.entries ?? 0);

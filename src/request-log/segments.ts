@@ -491,7 +491,8 @@ export class SegmentWriter {
     this.errors = 0;
   }
 
-  /** The open segment's ids as `idsText` writes them, in a buffer of the pool. */
+  /** The open segment's ids in their parts (`ids`: src/request-log/repository.ts), in a buffer
+   * of the pool. */
   private idsInParts(): Buffer {
     const written = this.ids.view();
     const sizes = new Array<number>(ID_BUCKETS).fill(0);
