@@ -360,8 +360,6 @@ export class SegmentWriter {
     path: '',
     client: null,
   };
-  /** Entries added, in every segment. */
-  size = 0;
 
   /**
    * @param pool where its segments' buffers come from: a segment's `ids`, `entries` and
@@ -455,7 +453,6 @@ export class SegmentWriter {
       bodies.char(0x5d);
     }
     this.entries++;
-    this.size++;
     before.keyId = entry.keyId;
     before.method = entry.method;
     before.route = entry.route;
