@@ -53,17 +53,13 @@ export interface LoggedRequest {
 }
 
 /**
- * An entry's places in its array (SegmentWriter writes them in this order). New fields only ever
- * go at the end, so that segments written before them still read (a missing place reads as
- * null). A success stops after `At`. Numbers are small integers, which cost a fraction of a
- * 13-digit time or a fraction to write: the time is ms after the segment's `first_at`, the
- * duration whole µs. The places of REPEATED hold `0` where the entry has what the entry before
- * it in the segment has (an account's requests mostly share their key, method, route, path and
- * client): the first entry of a value in a segment spells it out, so a segment holds, as JSON
- * text, every value any of its entries has. The body places are written in segments made before
- * migration 0016 only; since, an entry's bodies are in the segment's `bodies`, apart
- * (`[[place in the segment, request body, truncated, Error], …]`), and those places hold
- * `null,0,null` where `Count` follows them.
+ * An entry's places in its array (SegmentWriter writes them in this order; decision 0015 says
+ * why each is what it is). New fields only ever go at the end, so that segments written before
+ * them still read (a missing place reads as null). A success stops after `At`, which is ms after
+ * the segment's `first_at`. The places of REPEATED hold `0` where the entry has what the entry
+ * before it has, so a segment's text still holds every value any of its entries has. The body
+ * places are written in segments made before migration 0016 only; since, bodies are in the
+ * segment's `bodies` (decision 0065), and those places hold `null,0,null` where `Count` follows.
  */
 const Place = {
   Id: 0,
@@ -210,10 +206,8 @@ class JsonBytes {
 
   /**
    * A string JSON writes as it is (printable ASCII but `"` and `\`), between quotes, checked
-   * and copied a character at a time; false, and nothing written, for one that needs escaping
-   * (a body or an Error: at its second character). For an id or a path, nearly every string
-   * of an entry, a regular expression and Buffer.write cost several times more: each is a call
-   * out of the compiled code.
+   * and copied a character at a time (decision 0015 measured why); false, and nothing written,
+   * for one that needs escaping (a body or an Error: at its second character).
    */
   private plain(value: string): boolean {
     this.reserve(value.length + 2 + FIXED_BYTES);
@@ -288,8 +282,7 @@ class JsonBytes {
   /**
    * The bytes written (`full`: the segment closed at a limit), as a view of its buffer (the
    * pool's again once they are written), and the text emptied for the next segment. Bytes, not
-   * a string: SQLite stores them as they are, where a string would be made here and turned back
-   * into the same bytes there (twice the work, and a large string for the collector).
+   * a string: decision 0015, "Bytes in, bytes stored".
    */
   take(full: boolean): Buffer {
     const taken = this.bytes.subarray(0, this.length);
@@ -332,13 +325,11 @@ function mostBodyBytes(entry: LoggedRequest): number {
 const hasBodies = (entry: LoggedRequest) => entry.requestBody !== null || entry.errorBody !== null;
 
 /**
- * One account's entries of a batch, written as segment text as each is added: what a batch
- * holds of an entry until it is written is its bytes (outside V8's heap), not an object, so a
- * request leaves nothing behind for the garbage collector to copy while it waits. Entries make
- * as few segments as the limits allow (one, unless they are many or large), in the order
- * added. A segment's `first_at` is the arrival of its first entry; an entry that arrived
- * before it (a slow request answered after a quick one) has a negative offset. Three texts
- * grow together: the entries, their ids and their bodies.
+ * One account's entries of a batch, written as segment text as each is added: a batch holds an
+ * entry's bytes, not an object (decision 0015, "Encoded as captured"). Entries make as few
+ * segments as the limits allow, in the order added. A segment's `first_at` is the arrival of
+ * its first entry; an entry that arrived before it (a slow request answered after a quick one)
+ * has a negative offset. Three texts grow together: the entries, their ids and their bodies.
  */
 export class SegmentWriter {
   private readonly done: NewRequestLogSegment[] = [];
@@ -561,11 +552,9 @@ export interface Walked {
 }
 
 /**
- * The most bytes of segment text a walk reads, tested in the store or parsed here: what one
- * read costs is bounded by this, whatever the account's entries hold (paths of 2 KB, 4 KB
- * bodies in segments written before migration 0016). The entries of 10,000 usual requests take
- * about 1 MB; a walk that meets more before it finds a page's worth stops, and its page says
- * where to go on (decision 0065).
+ * The most bytes of segment text a walk reads, tested in the store or parsed here, whatever the
+ * account's entries hold; about 10,000 usual entries. A walk that meets more before it finds a
+ * page's worth stops, and its page says where to go on (decision 0065).
  */
 export const WALK_BYTES = 1024 * 1024;
 /** Segments read at a time, at first; more once they prove small. */
