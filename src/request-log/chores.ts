@@ -1,6 +1,6 @@
 import type { Chore } from '../ops/housekeeping.js';
 import {
-  HOUR_MS,
+  hourOf,
   REQUEST_LOG_MAX_ENTRIES,
   requestHoursKeptSince,
   requestLogKeptSince,
@@ -14,10 +14,7 @@ import {
 const logSince = (now: string) => requestLogKeptSince(new Date(now));
 
 /** The hour of the oldest entry kept: counts since then are never fewer than the entries. */
-function logHoursSince(now: string): string {
-  const ms = Date.parse(logSince(now));
-  return new Date(ms - (ms % HOUR_MS)).toISOString();
-}
+const logHoursSince = (now: string) => new Date(hourOf(Date.parse(logSince(now)))).toISOString();
 
 /** What runs out of the log: its segments past 7 days, an account's entries past its newest
  * 10,000, and the hourly counts past 7 days. */

@@ -20,6 +20,8 @@ import {
  * keeps, what is redacted, how long it is kept, and how it is read.
  */
 export const HOUR_MS = 60 * 60 * 1000;
+/** The start of the hour instant `ms` falls in. */
+export const hourOf = (ms: number): number => ms - (ms % HOUR_MS);
 /** How far back the log lists, and how long entries are kept… */
 export const REQUEST_LOG_KEPT_MS = 7 * 24 * HOUR_MS;
 /** …and how many of an account's, at most: whichever is less. */
@@ -362,8 +364,7 @@ export type StatsPeriod = keyof typeof STATS_PERIODS;
 
 /** The first hour of a period's counts at `now`: the period ends with the current hour. */
 function firstHour(now: Date, period: StatsPeriod): number {
-  const current = now.getTime() - (now.getTime() % HOUR_MS);
-  return current - (STATS_PERIODS[period] - 1) * HOUR_MS;
+  return hourOf(now.getTime()) - (STATS_PERIODS[period] - 1) * HOUR_MS;
 }
 
 /** The oldest hour whose counts are still kept at `now` (the first the 7 days show). */
@@ -397,7 +398,7 @@ export async function requestStats(
   period: StatsPeriod,
 ): Promise<RequestStats> {
   const from = firstHour(now, period);
-  const current = now.getTime() - (now.getTime() % HOUR_MS);
+  const current = hourOf(now.getTime());
   const rows = await hourCounts(db, accountId, new Date(from).toISOString());
   const byHour = new Map(rows.map((row) => [Date.parse(toIso(row.hour)), row]));
   const totals: StatusCounts = { status2xx: 0, status4xx: 0, status5xx: 0, status429: 0 };

@@ -10,6 +10,7 @@ import type { NewRequestLogSegment } from '../store/tables.js';
 import { BytePool } from './byte-pool.js';
 import {
   HOUR_MS,
+  hourOf,
   type KeptBody,
   keptErrorBody,
   REQUEST_LOG_MAX_ENTRIES,
@@ -192,7 +193,7 @@ class LogBatch {
     account.entries.add(entry);
     const count = countOf(request.status);
     if (count !== undefined) {
-      const hour = request.at - (request.at % HOUR_MS);
+      const hour = hourOf(request.at);
       if (hour !== account.hour || account.counts === undefined) {
         account.hour = hour;
         account.counts = account.hours.get(hour) ?? this.newHour(account, request.accountId, hour);
@@ -300,8 +301,7 @@ class Refusals {
       this.end(held, ended);
     }
     if (this.open.size < MOST_SUMMARIES) {
-      const hourEnd = request.at - (request.at % HOUR_MS) + HOUR_MS;
-      const until = Math.min(request.at + REFUSAL_WINDOW_MS, hourEnd);
+      const until = Math.min(request.at + REFUSAL_WINDOW_MS, hourOf(request.at) + HOUR_MS);
       this.open.set(key, { first: undefined, count: 0, until });
     }
     return false;
