@@ -411,10 +411,8 @@ export async function requestStats(
       status5xx: Number(row?.s5xx ?? 0),
       status429: Number(row?.s429 ?? 0),
     };
-    totals.status2xx += counts.status2xx;
-    totals.status4xx += counts.status4xx;
-    totals.status5xx += counts.status5xx;
-    totals.status429 += counts.status429;
+    for (const name of Object.keys(totals) as Array<keyof StatusCounts>)
+      totals[name] += counts[name];
     hours.push({ hour: new Date(hour).toISOString(), ...counts });
   }
   return {
