@@ -2,18 +2,13 @@
 const SMALLEST = 2_048;
 
 /**
- * Buffers used again: a caller takes one, writes into it, and gives it (or any view of it)
- * back once nothing reads it any more. Each size is a power of two, so that what is given back
- * fits the next taker of that size. Past `maxBytes` held, the free buffers of the size holding
- * the most bytes (another size than the one given back) are let go to make room, so that the
- * pool follows what is asked of it now (a burst of large segments does not keep the small ones
- * out for good); what still does not fit is let go.
- *
- * Why (docs/decisions/0064-request-log-buffers.md): a Buffer of 4 KB or more is memory outside
- * V8's heap that V8 counts, and it schedules full collections by that count as well as by its
- * heap. The request log, allocating its segments' bytes anew batch after batch (~10 MB a second
- * under a GET load), made V8 run a mark-compact every ~2 s where the service otherwise runs one
- * every ~10 s.
+ * Buffers used again (why: docs/decisions/0064-request-log-buffers.md): a caller takes one,
+ * writes into it, and gives it (or any view of it) back once nothing reads it any more. Each
+ * size is a power of two, so that what is given back fits the next taker of that size. Past
+ * `maxBytes` held, the free buffers of the size holding the most bytes (another size than the
+ * one given back) are let go to make room, so that the pool follows what is asked of it now (a
+ * burst of large segments does not keep the small ones out for good); what still does not fit
+ * is let go.
  */
 export class BytePool {
   /** Free buffers by size. */

@@ -32,12 +32,11 @@ function safeKeptBody(body: unknown): KeptBody | null {
 /**
  * The capture of a route's requests (or, `route` undefined, of those no route matched): each
  * request of a known account, as its answer is sent, is added to the log (an error's body
- * redacted and cut, its Error as sent; a success costs no serialization). Not onResponse: a
- * hook there costs every request two listeners on its response. A route's capture is its own
- * onSend hook, made when the route is declared (its pattern worked out then, not per request)
- * and run after the app's and its scope's hooks: no hook before it can still replace the
- * answer it saw (a failing hook's error is answered through them again). Should a request
- * ever be captured twice, its first entry stands.
+ * redacted and cut, its Error as sent; a success costs no serialization). An onSend hook of the
+ * route's own, made when the route is declared (decisions 0013 and 0015 say why), and run after
+ * the app's and its scope's hooks: no hook before it can still replace the answer it saw (a
+ * failing hook's error is answered through them again). Should a request ever be captured
+ * twice, its first entry stands.
  */
 export function capture(
   requestLog: RequestLog,

@@ -82,9 +82,7 @@ const addHoursPostgres = preparedWrite((tx: Tx, p: Arrays) => ({
 
 /**
  * A segment a statement: on SQLite each segment (run on the batch's connection directly), on
- * PostgreSQL each large one. A text in an array parameter is escaped by the client (a `\` before
- * each of its thousands of `"`) and parsed back by the server; a parameter of its own is sent
- * as it is, bytes as bytes.
+ * PostgreSQL each large one, sent as it is, bytes as bytes (decision 0015, "PostgreSQL").
  */
 const insertSegment = preparedWrite((tx: Tx, p: NewRequestLogSegment) => ({
   compile: () =>
@@ -280,9 +278,7 @@ export async function segmentHolding(
   const bound = (part: number) =>
     sql<number>`cast(substr(ids, ${part * OFFSET_DIGITS + 1}, ${OFFSET_DIGITS}) as integer)`;
   const start = bucket === 0 ? sql<number>`0` : bound(bucket - 1);
-  // SQLite's instr compares at every byte: it searches the one part. PostgreSQL's strpos skips
-  // ahead as it goes, and would fetch a value kept out of line once for each substr: it
-  // searches the whole text, fetched once.
+  // SQLite searches the one part; PostgreSQL the whole text, fetched once (decision 0065).
   const search = isPostgres(db)
     ? sql<number>`strpos(ids, ${sought})`
     : sql<number>`instr(substr(ids, ${IDS_HEADER + 1} + ${start}, ${bound(bucket)} - ${start}), ${sought})`;

@@ -270,11 +270,9 @@ const MOST_SUMMARIES = 10_000;
 export const REFUSAL_WINDOW_MS = 60_000;
 
 /**
- * Refused requests (429: rate limited, or banned) are summarised: a key's first refusal of a
- * minute is logged as it comes (so that its id is found at once), the rest of that minute as
- * one entry, the first of them, with their count, once the minute is over. A client that keeps
- * sending while refused costs its log two entries a minute a key, not one a request; the hourly
- * counts still count every request.
+ * Refused requests (429: rate limited, or banned) summarised (decision 0065): a key's first
+ * refusal of a minute is logged as it comes, the rest of that minute as one entry, the first of
+ * them, with their count, once the minute is over.
  */
 class Refusals {
   private readonly open = new Map<string, Summary>();
@@ -327,18 +325,15 @@ export const BATCH_EVERY_MS = 200;
 const POOL_BYTES = 8 * 1024 * 1024;
 
 /**
- * The log's buffer and its writer, one per app. `add` takes an entry and never waits; the
- * entries taken in a turn of the event loop are encoded into the open batch once the turn's
- * answers are written (its check phase), not before each answer. Batches are written when
- * full (5,000 entries) or when their first entry has waited 200 ms, one at a time, each in
- * one `Database.write` (a segment per account, more for a busy one, and
- * the hours' counts: on PostgreSQL two statements, whatever its size). Past `maxBuffered`
- * entries waiting, new ones are dropped and counted, never waited for. A batch that cannot be
- * written is dropped and counted: a store outage costs the log its entries, never a request
- * its answer (logged once an outage, by Outages; any other failure once until a batch is
- * written again). `close` writes what is left. A crash loses what is buffered. Every 10,000
- * entries it writes of an account, its batch's write also deletes the account's segments past
- * its newest 10,000: an account answered `429` at full speed cannot fill the disk between
+ * The log's buffer and its writer, one per app (decisions 0013 and 0015 say why it works so).
+ * `add` takes an entry and never waits; the entries taken in a turn of the event loop are
+ * encoded into the open batch in its check phase. Batches are written when full or when their
+ * first entry has waited `everyMs`, one at a time, each in one `Database.write`. Past
+ * `maxBuffered` entries waiting, new ones are dropped and counted, never waited for; so is a
+ * batch that cannot be written: a store outage costs the log its entries, never a request its
+ * answer. `close` writes what is left; a crash loses what is buffered. Every 10,000 entries it
+ * writes of an account, its batch's write also deletes the account's segments past its newest
+ * 10,000, so that an account answered `429` at full speed cannot fill the disk between
  * housekeeping's runs.
  */
 export class RequestLog {
@@ -451,9 +446,7 @@ export class RequestLog {
         this.open ??= new LogBatch(this.writer, this.pool, this.keyHash);
         this.open.add(request);
       } catch (err) {
-        // Nothing of a request should fail to encode. Should one, the batch it went into is
-        // dropped with it (what of it was written is not known), and the process, this running
-        // outside any request, goes on.
+        // Nothing should fail to encode; should it, its batch goes with it (decision 0015).
         const lost = (this.open?.size ?? 0) + 1;
         this.open = undefined;
         this.waiting -= lost;
@@ -562,8 +555,7 @@ export class RequestLog {
       );
       for (const accountId of prune) this.sincePruned.delete(accountId);
       // Written: nothing reads their bytes any more. (A batch that failed leaves its buffers to
-      // the collector: both clients copy a parameter's bytes as they send or bind it, but what
-      // a failed write still holds is not worth reasoning about for 8 MB.)
+      // the collector: decision 0064.)
       for (const { ids, entries, bodies } of segments) {
         for (const bytes of [ids, entries, bodies]) {
           if (bytes !== null && typeof bytes !== 'string') this.pool.give(bytes);
