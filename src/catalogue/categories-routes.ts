@@ -1,15 +1,8 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { callerOf } from '../http/auth.js';
 import { sendPage, v1Url } from '../http/links.js';
+import { answer, operation } from '../http/operation.js';
 import { created, unwrap } from '../http/reply.js';
-import {
-  BEARER_ERRORS,
-  BODY_ERRORS,
-  COMMON_ERRORS,
-  documentedHeaders,
-  errorResponses,
-} from '../http/schemas/common.js';
-import { bearerScope } from '../http/scopes.js';
 import { commit } from '../store/change.js';
 import {
   addCategory,
@@ -27,33 +20,21 @@ import {
   NewCategory,
 } from './categories-schemas.js';
 
-const tags = ['Categories'];
-const base = [...COMMON_ERRORS, ...BEARER_ERRORS] as const;
-
 export const categoryRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const { database, clock, config, idempotency } = app.ctx;
   const { reader } = database;
 
   app.get(
     '/categories',
-    {
-      schema: {
-        operationId: 'listCategories',
-        summary: 'List categories',
-        description: 'A page of categories ordered by id; the next page is in the `Link` header.',
-        tags,
-        security: bearerScope('categories:read'),
-        querystring: CategoryListQuery,
-        response: {
-          200: {
-            ...CategoryPage,
-            description: 'A page of categories.',
-            headers: documentedHeaders('Link'),
-          },
-          ...errorResponses(...base, 'validation_failed', 'invalid_cursor'),
-        },
-      },
-    },
+    operation('Categories', {
+      operationId: 'listCategories',
+      summary: 'List categories',
+      description: 'A page of categories ordered by id; the next page is in the `Link` header.',
+      scope: 'categories:read',
+      querystring: CategoryListQuery,
+      success: answer(200, CategoryPage, 'A page of categories.', 'Link'),
+      errors: ['invalid_cursor'],
+    }),
     (request, reply) => {
       const { account } = callerOf(request);
       return sendPage(app.ctx, request, reply, account.id, '/categories', async () =>
@@ -64,26 +45,16 @@ export const categoryRoutes: FastifyPluginAsyncTypebox = async (app) => {
 
   app.post(
     '/categories',
-    {
+    operation('Categories', {
+      operationId: 'createCategory',
+      summary: 'Add a category',
+      description: 'Categories group animals; every animal names one with `categoryId`.',
+      scope: 'categories:write',
       // One insert: a new row above every id, which no full page reaches.
       config: { writes: 'appends' },
-      schema: {
-        operationId: 'createCategory',
-        summary: 'Add a category',
-        description: 'Categories group animals; every animal names one with `categoryId`.',
-        tags,
-        security: bearerScope('categories:write'),
-        body: NewCategory,
-        response: {
-          201: {
-            ...Category,
-            description: 'The created category.',
-            headers: documentedHeaders('Location'),
-          },
-          ...errorResponses(...base, ...BODY_ERRORS),
-        },
-      },
-    },
+      body: NewCategory,
+      success: answer(201, Category, 'The created category.', 'Location'),
+    }),
     async (request, reply) => {
       const { account } = callerOf(request);
       return idempotency.commit(
@@ -97,20 +68,15 @@ export const categoryRoutes: FastifyPluginAsyncTypebox = async (app) => {
 
   app.get(
     '/categories/:categoryId',
-    {
-      schema: {
-        operationId: 'getCategory',
-        summary: 'Get a category',
-        description: 'One category of this account.',
-        tags,
-        security: bearerScope('categories:read'),
-        params: CategoryParams,
-        response: {
-          200: { ...Category, description: 'The category.' },
-          ...errorResponses(...base, 'validation_failed', 'not_found'),
-        },
-      },
-    },
+    operation('Categories', {
+      operationId: 'getCategory',
+      summary: 'Get a category',
+      description: 'One category of this account.',
+      scope: 'categories:read',
+      params: CategoryParams,
+      success: answer(200, Category, 'The category.'),
+      errors: ['not_found'],
+    }),
     async (request) => {
       const { account } = callerOf(request);
       return unwrap(await getCategory(reader, account.id, request.params.categoryId));
@@ -119,22 +85,17 @@ export const categoryRoutes: FastifyPluginAsyncTypebox = async (app) => {
 
   app.patch(
     '/categories/:categoryId',
-    {
+    operation('Categories', {
+      operationId: 'updateCategory',
+      summary: 'Rename a category',
+      description: 'Changes only the fields sent.',
+      scope: 'categories:write',
       config: { writes: 'changes' },
-      schema: {
-        operationId: 'updateCategory',
-        summary: 'Rename a category',
-        description: 'Changes only the fields sent.',
-        tags,
-        security: bearerScope('categories:write'),
-        params: CategoryParams,
-        body: CategoryPatch,
-        response: {
-          200: { ...Category, description: 'The category after the change.' },
-          ...errorResponses(...base, ...BODY_ERRORS, 'not_found'),
-        },
-      },
-    },
+      params: CategoryParams,
+      body: CategoryPatch,
+      success: answer(200, Category, 'The category after the change.'),
+      errors: ['not_found'],
+    }),
     async (request) => {
       const { account } = callerOf(request);
       return unwrap(
@@ -145,21 +106,16 @@ export const categoryRoutes: FastifyPluginAsyncTypebox = async (app) => {
 
   app.delete(
     '/categories/:categoryId',
-    {
+    operation('Categories', {
+      operationId: 'deleteCategory',
+      summary: 'Remove a category',
+      description: 'Only an empty category can be removed; one that still has pets answers 409.',
+      scope: 'categories:write',
       config: { writes: 'changes' },
-      schema: {
-        operationId: 'deleteCategory',
-        summary: 'Remove a category',
-        description: 'Only an empty category can be removed; one that still has pets answers 409.',
-        tags,
-        security: bearerScope('categories:write'),
-        params: CategoryParams,
-        response: {
-          204: { type: 'null', description: 'Removed.' },
-          ...errorResponses(...base, 'validation_failed', 'not_found', 'category_in_use'),
-        },
-      },
-    },
+      params: CategoryParams,
+      success: answer(204, null, 'Removed.'),
+      errors: ['not_found', 'category_in_use'],
+    }),
     async (request, reply) => {
       const { account } = callerOf(request);
       unwrap(await commit(database, removeCategory(account.id, request.params.categoryId)));

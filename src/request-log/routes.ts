@@ -2,14 +2,8 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { ApiError } from '../errors.js';
 import { callerOf } from '../http/auth.js';
 import { sendFreshPage } from '../http/links.js';
+import { answer, operation } from '../http/operation.js';
 import { unwrap } from '../http/reply.js';
-import {
-  BEARER_ERRORS,
-  COMMON_ERRORS,
-  documentedHeaders,
-  errorResponses,
-} from '../http/schemas/common.js';
-import { bearerScope } from '../http/scopes.js';
 import { getRequestEntry, listRequestPage, REQUEST_LOG_OFF, requestStats } from './domain.js';
 import {
   RequestListQuery,
@@ -20,9 +14,6 @@ import {
   StatsQuery,
 } from './schemas.js';
 
-const tags = ['Requests'];
-const security = bearerScope('requests:read');
-const base = [...COMMON_ERRORS, ...BEARER_ERRORS] as const;
 /** Reading the log is not logged (src/request-log/writer.ts). */
 const config = { requestLog: false } as const;
 
@@ -38,28 +29,19 @@ export const requestRoutes: FastifyPluginAsyncTypebox = async (app) => {
 
   app.get(
     '/requests',
-    {
+    operation('Requests', {
+      operationId: 'listRequests',
+      summary: 'List requests',
+      description:
+        "The account's API requests of the last 7 days (at most 10,000), newest first, " +
+        'whatever their answer; the next page is in the `Link` header. A request shows ' +
+        'here within a second of its answer. Reading the log is not logged.',
+      scope: 'requests:read',
       config,
-      schema: {
-        operationId: 'listRequests',
-        summary: 'List requests',
-        description:
-          "The account's API requests of the last 7 days (at most 10,000), newest first, " +
-          'whatever their answer; the next page is in the `Link` header. A request shows ' +
-          'here within a second of its answer. Reading the log is not logged.',
-        tags,
-        security,
-        querystring: RequestListQuery,
-        response: {
-          200: {
-            ...RequestLogPage,
-            description: 'A page of requests.',
-            headers: documentedHeaders('Link'),
-          },
-          ...errorResponses(...base, 'validation_failed', 'invalid_cursor', 'not_found'),
-        },
-      },
-    },
+      querystring: RequestListQuery,
+      success: answer(200, RequestLogPage, 'A page of requests.', 'Link'),
+      errors: ['invalid_cursor', 'not_found'],
+    }),
     async (request, reply) => {
       const { account } = callerOf(request);
       const page = unwrap(
@@ -71,24 +53,19 @@ export const requestRoutes: FastifyPluginAsyncTypebox = async (app) => {
 
   app.get(
     '/requests/stats',
-    {
+    operation('Requests', {
+      operationId: 'getRequestStats',
+      summary: 'Count requests per hour',
+      description:
+        "The account's API requests per hour over the last 7 days (`period=7d`, the " +
+        'default) or 24 hours, split into 2xx, 4xx, 5xx and 429; the current hour is the ' +
+        'last, and still counting.',
+      scope: 'requests:read',
       config,
-      schema: {
-        operationId: 'getRequestStats',
-        summary: 'Count requests per hour',
-        description:
-          "The account's API requests per hour over the last 7 days (`period=7d`, the " +
-          'default) or 24 hours, split into 2xx, 4xx, 5xx and 429; the current hour is the ' +
-          'last, and still counting.',
-        tags,
-        security,
-        querystring: StatsQuery,
-        response: {
-          200: { ...RequestStats, description: 'The counts.' },
-          ...errorResponses(...base, 'validation_failed', 'not_found'),
-        },
-      },
-    },
+      querystring: StatsQuery,
+      success: answer(200, RequestStats, 'The counts.'),
+      errors: ['not_found'],
+    }),
     async (request) =>
       requestStats(
         database.reader,
@@ -100,23 +77,18 @@ export const requestRoutes: FastifyPluginAsyncTypebox = async (app) => {
 
   app.get(
     '/requests/:requestId',
-    {
+    operation('Requests', {
+      operationId: 'getRequest',
+      summary: 'Get a request',
+      description:
+        'One request of the account, by its `X-Request-Id`; for a 4xx or 5xx answer, with ' +
+        'its request body (redacted, at most 4 KB) and the Error answered.',
+      scope: 'requests:read',
       config,
-      schema: {
-        operationId: 'getRequest',
-        summary: 'Get a request',
-        description:
-          'One request of the account, by its `X-Request-Id`; for a 4xx or 5xx answer, with ' +
-          'its request body (redacted, at most 4 KB) and the Error answered.',
-        tags,
-        security,
-        params: RequestParams,
-        response: {
-          200: { ...RequestLogEntry, description: 'The request.' },
-          ...errorResponses(...base, 'validation_failed', 'not_found'),
-        },
-      },
-    },
+      params: RequestParams,
+      success: answer(200, RequestLogEntry, 'The request.'),
+      errors: ['not_found'],
+    }),
     async (request) =>
       unwrap(
         await getRequestEntry(

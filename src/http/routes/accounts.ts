@@ -2,12 +2,9 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { signUp } from '../../domain/accounts.js';
 import { deprecatedCallCount } from '../../domain/deprecations.js';
 import { callerOf } from '../auth.js';
+import { answer, operation } from '../operation.js';
 import { answerOf, created } from '../reply.js';
 import { AccountView, CreatedAccount, NewAccount } from '../schemas/accounts.js';
-import { BEARER_ERRORS, BODY_ERRORS, COMMON_ERRORS, errorResponses } from '../schemas/common.js';
-import { bearerScope } from '../scopes.js';
-
-const tags = ['Accounts'];
 
 /** Sign-up: no credentials needed. */
 export const signUpRoutes: FastifyPluginAsyncTypebox = async (app) => {
@@ -15,22 +12,17 @@ export const signUpRoutes: FastifyPluginAsyncTypebox = async (app) => {
 
   app.post(
     '/accounts',
-    {
-      schema: {
-        operationId: 'createAccount',
-        summary: 'Create an account',
-        description:
-          'Creates an account on the Free plan. Then create an API key with `POST /v1/keys`, ' +
-          'signing in with HTTP Basic (email and password).',
-        tags,
-        security: [],
-        body: NewAccount,
-        response: {
-          201: { ...CreatedAccount, description: 'The new account.' },
-          ...errorResponses(...COMMON_ERRORS, ...BODY_ERRORS, 'email_taken'),
-        },
-      },
-    },
+    operation('Accounts', {
+      operationId: 'createAccount',
+      summary: 'Create an account',
+      description:
+        'Creates an account on the Free plan. Then create an API key with `POST /v1/keys`, ' +
+        'signing in with HTTP Basic (email and password).',
+      auth: 'none',
+      body: NewAccount,
+      success: answer(201, CreatedAccount, 'The new account.'),
+      errors: ['email_taken'],
+    }),
     async (request, reply) => {
       return idempotency.commit(request, reply, signUp(clock, passwords, request.body), (result) =>
         answerOf(result, ({ id, email, plan, createdAt }) =>
@@ -45,21 +37,15 @@ export const signUpRoutes: FastifyPluginAsyncTypebox = async (app) => {
 export const accountRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.get(
     '/account',
-    {
-      schema: {
-        operationId: 'getAccount',
-        summary: 'Get your account',
-        description:
-          'The account of the API key: plan, rate limits and the requests counted so far in ' +
-          'the current windows (this request included; it counts like any other).',
-        tags,
-        security: bearerScope('account:read'),
-        response: {
-          200: { ...AccountView, description: 'Your account.' },
-          ...errorResponses(...COMMON_ERRORS, ...BEARER_ERRORS),
-        },
-      },
-    },
+    operation('Accounts', {
+      operationId: 'getAccount',
+      summary: 'Get your account',
+      description:
+        'The account of the API key: plan, rate limits and the requests counted so far in ' +
+        'the current windows (this request included; it counts like any other).',
+      scope: 'account:read',
+      success: answer(200, AccountView, 'Your account.'),
+    }),
     async (request) => {
       const { id, email, plan, limits } = callerOf(request).account;
       const used = (name: string) =>

@@ -1,20 +1,10 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { addApiKey, listApiKeys, revokeKey } from '../../domain/api-keys.js';
-import type { ErrorCode } from '../../errors.js';
 import { callerOf } from '../auth.js';
+import { answer, operation } from '../operation.js';
 import { answerOf, created, unwrap } from '../reply.js';
 import { ApiKeyList, CreatedApiKey, KeyParams, NewApiKey } from '../schemas/accounts.js';
-import { BODY_ERRORS, COMMON_ERRORS, errorResponses } from '../schemas/common.js';
-
-const tags = ['API keys'];
-const security = [{ basicAuth: [] }];
-const BASIC_ERRORS: ErrorCode[] = [
-  ...COMMON_ERRORS,
-  'missing_credentials',
-  'malformed_authorization',
-  'invalid_credentials',
-];
 
 /** Key management, signed in with email and password (HTTP Basic). */
 export const keyRoutes: FastifyPluginAsyncTypebox = async (app) => {
@@ -23,25 +13,20 @@ export const keyRoutes: FastifyPluginAsyncTypebox = async (app) => {
 
   app.post(
     '/keys',
-    {
-      schema: {
-        operationId: 'createApiKey',
-        summary: 'Create an API key',
-        description:
-          'The response holds the secret key: no other answer shows it, but a retry of this ' +
-          'request with its Idempotency-Key (within 24 hours), which gets this answer again. ' +
-          'The key is stored only as a hash; the kept answer is encrypted under the server key. ' +
-          'With `scopes`, the key may do only what they name (least privilege); without, it ' +
-          'has full access to the account.',
-        tags,
-        security,
-        body: Type.Optional(NewApiKey),
-        response: {
-          201: { ...CreatedApiKey, description: 'The new key, with its secret.' },
-          ...errorResponses(...BASIC_ERRORS, ...BODY_ERRORS, 'key_limit_reached'),
-        },
-      },
-    },
+    operation('API keys', {
+      operationId: 'createApiKey',
+      summary: 'Create an API key',
+      description:
+        'The response holds the secret key: no other answer shows it, but a retry of this ' +
+        'request with its Idempotency-Key (within 24 hours), which gets this answer again. ' +
+        'The key is stored only as a hash; the kept answer is encrypted under the server key. ' +
+        'With `scopes`, the key may do only what they name (least privilege); without, it ' +
+        'has full access to the account.',
+      auth: 'basic',
+      body: Type.Optional(NewApiKey),
+      success: answer(201, CreatedApiKey, 'The new key, with its secret.'),
+      errors: ['key_limit_reached'],
+    }),
     async (request, reply) => {
       const { account } = callerOf(request);
       const name = request.body?.name ?? null;
@@ -68,38 +53,27 @@ export const keyRoutes: FastifyPluginAsyncTypebox = async (app) => {
 
   app.get(
     '/keys',
-    {
-      schema: {
-        operationId: 'listApiKeys',
-        summary: 'List API keys',
-        description: 'The live keys of the account, without their secrets.',
-        tags,
-        security,
-        response: {
-          200: { ...ApiKeyList, description: 'The live keys.' },
-          ...errorResponses(...BASIC_ERRORS),
-        },
-      },
-    },
+    operation('API keys', {
+      operationId: 'listApiKeys',
+      summary: 'List API keys',
+      description: 'The live keys of the account, without their secrets.',
+      auth: 'basic',
+      success: answer(200, ApiKeyList, 'The live keys.'),
+    }),
     async (request) => listApiKeys(reader, callerOf(request).account.id),
   );
 
   app.delete(
     '/keys/:keyId',
-    {
-      schema: {
-        operationId: 'revokeApiKey',
-        summary: 'Revoke an API key',
-        description: 'The key is refused (401) from the next request on.',
-        tags,
-        security,
-        params: KeyParams,
-        response: {
-          204: { type: 'null', description: 'Revoked.' },
-          ...errorResponses(...BASIC_ERRORS, 'validation_failed', 'not_found'),
-        },
-      },
-    },
+    operation('API keys', {
+      operationId: 'revokeApiKey',
+      summary: 'Revoke an API key',
+      description: 'The key is refused (401) from the next request on.',
+      auth: 'basic',
+      params: KeyParams,
+      success: answer(204, null, 'Revoked.'),
+      errors: ['not_found'],
+    }),
     async (request, reply) => {
       const { account } = callerOf(request);
       unwrap(

@@ -1,4 +1,4 @@
-import { type TSchema, Type } from 'typebox';
+import { Type } from 'typebox';
 import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from '../../domain/pagination.js';
 import { ERRORS, type ErrorCode } from '../../errors.js';
 
@@ -127,69 +127,10 @@ export const Cursor = Type.String({
 /** Where a response header names its component (src/http/openapi-document.ts, HEADERS). */
 export const HEADER_KEY = 'x-header';
 
-/**
- * The response headers an operation sends beyond those every answer carries, by the names of
- * their components in the document, which describes each once. Fastify does not check
- * response headers, so this is for the document only.
- */
-export function documentedHeaders(
-  ...names: Array<'Link' | 'Location' | 'Deprecation' | 'Sunset' | 'DeprecationLink'>
-): Record<string, object> {
-  return Object.fromEntries(
-    names.map((name) => [
-      name === 'DeprecationLink' ? 'link' : name.toLowerCase(),
-      { type: 'string', [HEADER_KEY]: name },
-    ]),
-  );
-}
-
 /** Where an error response lists the codes it stands for (read by src/http/openapi-document.ts). */
 export const ERROR_CODES_KEY = 'x-error-codes';
-
-/**
- * The error responses of an operation, built from the error table: one entry per status,
- * naming the codes the operation can answer with it. Each is the Error schema; the document
- * turns the codes into the response's description and examples.
- */
-export function errorResponses(...codes: ErrorCode[]): Record<number, TSchema> {
-  const byStatus = new Map<number, ErrorCode[]>();
-  for (const code of ['internal_error', ...codes] as ErrorCode[]) {
-    const status = ERRORS[code].status;
-    const list = byStatus.get(status) ?? [];
-    if (!list.includes(code)) list.push(code);
-    byStatus.set(status, list);
-  }
-  const responses: Record<number, TSchema> = {};
-  for (const [status, list] of byStatus) {
-    responses[status] = {
-      ...ErrorBody,
-      description: describeCodes(list),
-      [ERROR_CODES_KEY]: list,
-    } as TSchema;
-  }
-  return responses;
-}
 
 /** "`code`: meaning" for each code, the form every error response's description takes. */
 export function describeCodes(codes: readonly ErrorCode[]): string {
   return codes.map((c) => `\`${c}\`: ${ERRORS[c].description}`).join(' ');
 }
-
-/** Errors every operation can answer, on top of its own. */
-export const COMMON_ERRORS: ErrorCode[] = [
-  'bad_request',
-  'rate_limited',
-  'key_banned',
-  'service_unavailable',
-];
-export const BEARER_ERRORS: ErrorCode[] = [
-  'missing_credentials',
-  'malformed_authorization',
-  'invalid_api_key',
-];
-export const BODY_ERRORS: ErrorCode[] = [
-  'invalid_json',
-  'unsupported_content_type',
-  'validation_failed',
-  'payload_too_large',
-];
