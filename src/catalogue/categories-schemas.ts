@@ -1,6 +1,5 @@
 import { Type } from 'typebox';
-import { MAX_PAGE_SIZE } from '../domain/pagination.js';
-import { Cursor, Id, Limit, Name } from '../http/schemas/common.js';
+import { Id, ListQuery, Name, Page } from '../http/schemas/common.js';
 
 const name = Name("The category's name: 1 to 200 characters, not only spaces.");
 const dogs = { id: 1, name: 'Dogs' };
@@ -35,16 +34,12 @@ export const CategoryPatch = Type.Object(
   },
 );
 
-export const CategoryPage = Type.Array(Category, {
+export const CategoryPage = Page(Category, {
   title: 'CategoryPage',
-  maxItems: MAX_PAGE_SIZE,
   description: 'A page of categories, by id; the next page is announced in the `Link` header.',
   examples: [[dogs, { id: 2, name: 'Cats' }]],
 });
 
 export const CategoryParams = Type.Object({ categoryId: Id('The identifier of the category.') });
 
-export const CategoryListQuery = Type.Object(
-  { limit: Limit, cursor: Type.Optional(Cursor) },
-  { additionalProperties: false },
-);
+export const CategoryListQuery = ListQuery({});

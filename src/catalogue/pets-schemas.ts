@@ -1,6 +1,5 @@
 import { Type } from 'typebox';
-import { MAX_PAGE_SIZE } from '../domain/pagination.js';
-import { Cursor, Id, Limit, Name } from '../http/schemas/common.js';
+import { Id, ListQuery, Name, Page } from '../http/schemas/common.js';
 import { PET_STATUSES } from './pets.js';
 
 export const PetStatus = Type.Enum(PET_STATUSES, {
@@ -57,9 +56,8 @@ export const PetPatch = Type.Object(
   },
 );
 
-export const PetPage = Type.Array(Pet, {
+export const PetPage = Page(Pet, {
   title: 'PetPage',
-  maxItems: MAX_PAGE_SIZE,
   description: 'A page of animals, by id; the next page is announced in the `Link` header.',
   examples: [[rex, { id: 2, name: 'Tom', categoryId: 2, status: 'pending' }]],
 });
@@ -69,21 +67,16 @@ export const PetParams = Type.Object({ petId: Id('The identifier of the animal.'
 /** Most ids one list request may name (`?id=1&id=7…`). */
 export const MAX_IDS = 100;
 
-export const PetListQuery = Type.Object(
-  {
-    limit: Limit,
-    status: Type.Optional(PetStatus),
-    id: Type.Optional(
-      Type.Array(Id('An id to read; repeat the parameter for more.'), {
-        minItems: 1,
-        maxItems: MAX_IDS,
-        description:
-          `Only the pets with these ids (\`?id=1&id=7\`, up to ${MAX_IDS}); ids this ` +
-          'account does not have are left out. Combines with `status` and pages like any ' +
-          'list. This is how to read pets by id (`getPet` is deprecated).',
-      }),
-    ),
-    cursor: Type.Optional(Cursor),
-  },
-  { additionalProperties: false },
-);
+export const PetListQuery = ListQuery({
+  status: Type.Optional(PetStatus),
+  id: Type.Optional(
+    Type.Array(Id('An id to read; repeat the parameter for more.'), {
+      minItems: 1,
+      maxItems: MAX_IDS,
+      description:
+        `Only the pets with these ids (\`?id=1&id=7\`, up to ${MAX_IDS}); ids this ` +
+        'account does not have are left out. Combines with `status` and pages like any ' +
+        'list. This is how to read pets by id (`getPet` is deprecated).',
+    }),
+  ),
+});

@@ -1,5 +1,5 @@
 import { Type } from 'typebox';
-import { STORABLE_TEXT_PATTERN, Timestamp } from '../http/schemas/common.js';
+import { IdParam, STORABLE_TEXT_PATTERN, Timestamp } from '../http/schemas/common.js';
 import { MAX_ENDPOINTS } from '../webhooks/domain.js';
 import { MESSAGE_MAX_LENGTH, MESSAGE_STATUSES } from './domain.js';
 
@@ -99,12 +99,5 @@ export const MessageRecord = Type.Object(
 );
 
 export const MessageParams = Type.Object({
-  messageId: Type.String({
-    minLength: 1,
-    maxLength: 64,
-    // Ours are `msg_` and base62: anything else is no id (and a NUL is not even text to
-    // PostgreSQL).
-    pattern: '^[A-Za-z0-9_]+$',
-    description: 'Identifier of the message record (`msg_…`).',
-  }),
+  messageId: IdParam('Identifier of the message record (`msg_…`).'),
 });

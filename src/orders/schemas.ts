@@ -1,6 +1,5 @@
 import { Type } from 'typebox';
-import { MAX_PAGE_SIZE } from '../domain/pagination.js';
-import { Cursor, Id, Limit, Timestamp } from '../http/schemas/common.js';
+import { Count, Id, ListQuery, Page, Timestamp } from '../http/schemas/common.js';
 import { ORDER_STATUSES } from './domain.js';
 
 export const OrderStatus = Type.Enum(ORDER_STATUSES, {
@@ -53,22 +52,15 @@ export const OrderPatch = Type.Object(
   },
 );
 
-export const OrderPage = Type.Array(Order, {
+export const OrderPage = Page(Order, {
   title: 'OrderPage',
-  maxItems: MAX_PAGE_SIZE,
   description: 'A page of orders, by id; the next page is announced in the `Link` header.',
   examples: [[placed]],
 });
 
 export const OrderParams = Type.Object({ orderId: Id('The identifier of the order.') });
 
-export const OrderListQuery = Type.Object(
-  { limit: Limit, status: Type.Optional(OrderStatus), cursor: Type.Optional(Cursor) },
-  { additionalProperties: false },
-);
-
-const Count = (description: string) =>
-  Type.Integer({ format: 'int64', minimum: 0, maximum: Number.MAX_SAFE_INTEGER, description });
+export const OrderListQuery = ListQuery({ status: Type.Optional(OrderStatus) });
 
 export const Inventory = Type.Object(
   {

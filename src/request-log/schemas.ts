@@ -1,10 +1,11 @@
 import { Type } from 'typebox';
-import { MAX_PAGE_SIZE } from '../domain/pagination.js';
 import { ERRORS } from '../errors.js';
 import {
-  Cursor,
+  Count,
   ErrorBody,
-  Limit,
+  IdParam,
+  ListQuery,
+  Page,
   STORABLE_TEXT_PATTERN,
   Timestamp,
 } from '../http/schemas/common.js';
@@ -170,54 +171,33 @@ export const RequestLogEntry = Type.Object(
   },
 );
 
-export const RequestLogPage = Type.Array(RequestLogEntry, {
+export const RequestLogPage = Page(RequestLogEntry, {
   title: 'RequestLogPage',
-  maxItems: MAX_PAGE_SIZE,
   description: 'A page of requests, newest first; the next page is in the `Link` header.',
   examples: [[ENTRY_EXAMPLE]],
 });
 
-export const RequestListQuery = Type.Object(
-  {
-    limit: Limit,
-    status: Type.Optional(
-      Type.Enum(STATUS_FILTERS, {
-        description:
-          'Only this status (`404`), or this class (`2xx`, `4xx`, `5xx`; `4xx` includes `429`).',
-        examples: ['4xx'],
-      }),
-    ),
-    keyId: Type.Optional(
-      Type.String({
-        minLength: 1,
-        maxLength: 64,
-        pattern: '^[A-Za-z0-9_]+$',
-        description: 'Only the requests made with this key (`key_…`).',
-      }),
-    ),
-    method: Type.Optional(Type.Enum(METHODS, { description: 'Only this method.' })),
-    path: Type.Optional(
-      Type.String({
-        minLength: 1,
-        maxLength: 2048,
-        pattern: STORABLE_TEXT_PATTERN,
-        description: 'Only this path, exactly (`/v1/pets/7`).',
-      }),
-    ),
-    cursor: Type.Optional(Cursor),
-  },
-  { additionalProperties: false },
-);
+export const RequestListQuery = ListQuery({
+  status: Type.Optional(
+    Type.Enum(STATUS_FILTERS, {
+      description:
+        'Only this status (`404`), or this class (`2xx`, `4xx`, `5xx`; `4xx` includes `429`).',
+      examples: ['4xx'],
+    }),
+  ),
+  keyId: Type.Optional(IdParam('Only the requests made with this key (`key_…`).')),
+  method: Type.Optional(Type.Enum(METHODS, { description: 'Only this method.' })),
+  path: Type.Optional(
+    Type.String({
+      minLength: 1,
+      maxLength: 2048,
+      pattern: STORABLE_TEXT_PATTERN,
+      description: 'Only this path, exactly (`/v1/pets/7`).',
+    }),
+  ),
+});
 
 export const RequestParams = Type.Object({ requestId: RequestId });
-
-const Count = (what: string) =>
-  Type.Integer({
-    format: 'int64',
-    minimum: 0,
-    maximum: Number.MAX_SAFE_INTEGER,
-    description: what,
-  });
 
 const counts = {
   status2xx: Count('2xx answers.'),

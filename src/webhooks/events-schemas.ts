@@ -1,6 +1,5 @@
 import { Type } from 'typebox';
-import { MAX_PAGE_SIZE } from '../domain/pagination.js';
-import { Cursor, Limit, Timestamp } from '../http/schemas/common.js';
+import { ListQuery, Page, Timestamp } from '../http/schemas/common.js';
 import { EVENT_TYPES, TEST_EVENT_TYPE } from './events.js';
 
 export const EventType = Type.Enum([...EVENT_TYPES, TEST_EVENT_TYPE], {
@@ -45,13 +44,6 @@ export const Event = Type.Object(
 );
 
 /** A page of events. */
-export const EventPage = Type.Array(Event, {
-  title: 'EventPage',
-  maxItems: MAX_PAGE_SIZE,
-  examples: [[EVENT_EXAMPLE]],
-});
+export const EventPage = Page(Event, { title: 'EventPage', examples: [[EVENT_EXAMPLE]] });
 
-export const EventListQuery = Type.Object(
-  { limit: Limit, type: Type.Optional(EventType), cursor: Type.Optional(Cursor) },
-  { additionalProperties: false },
-);
+export const EventListQuery = ListQuery({ type: Type.Optional(EventType) });

@@ -1,6 +1,5 @@
 import { Type } from 'typebox';
-import { MAX_PAGE_SIZE } from '../domain/pagination.js';
-import { Cursor, Limit, Timestamp } from '../http/schemas/common.js';
+import { IdParam, ListQuery, Page, Timestamp } from '../http/schemas/common.js';
 import { CARRIES_SECRET } from '../http/security-headers.js';
 import { DELIVERY_STATUSES, MAX_ENDPOINTS } from './domain.js';
 // No titles yet: a titled schema must be a component of the document
@@ -26,13 +25,7 @@ const Events = Type.Array(Type.Enum([...EVENT_TYPES, '*']), {
   description: 'The event types to send; `["*"]` for all, including types added later.',
 });
 
-/** Ours are `we_` and base62: anything else is no id (and answers 404). */
-export const WebhookId = Type.String({
-  minLength: 1,
-  maxLength: 64,
-  pattern: '^[A-Za-z0-9_]+$',
-  description: 'The endpoint id (`we_…`).',
-});
+export const WebhookId = IdParam('The endpoint id (`we_…`).');
 
 const endpointFields = {
   id: WebhookId,
@@ -121,12 +114,7 @@ export const WebhookParams = Type.Object({ webhookId: WebhookId });
 
 export const DeliveryParams = Type.Object({
   webhookId: WebhookId,
-  deliveryId: Type.String({
-    minLength: 1,
-    maxLength: 64,
-    pattern: '^[A-Za-z0-9_]+$',
-    description: "The delivery's id: its event's id (an endpoint gets each event once).",
-  }),
+  deliveryId: IdParam("The delivery's id: its event's id (an endpoint gets each event once)."),
 });
 
 const DELIVERY_EXAMPLE = {
@@ -178,13 +166,9 @@ export const WebhookDelivery = Type.Object(
 );
 
 /** A page of deliveries. */
-export const DeliveryPage = Type.Array(WebhookDelivery, {
+export const DeliveryPage = Page(WebhookDelivery, {
   title: 'WebhookDeliveryPage',
-  maxItems: MAX_PAGE_SIZE,
   examples: [[DELIVERY_EXAMPLE]],
 });
 
-export const DeliveryListQuery = Type.Object(
-  { limit: Limit, cursor: Type.Optional(Cursor) },
-  { additionalProperties: false },
-);
+export const DeliveryListQuery = ListQuery({});

@@ -4,7 +4,14 @@ import { MAX_LIVE_KEYS } from '../../domain/api-keys.js';
 import { PLANS } from '../../domain/plans.js';
 import { SCOPES } from '../../domain/scopes.js';
 import { CARRIES_SECRET } from '../security-headers.js';
-import { NO_LONE_SURROGATES_PATTERN, TEXT_PATTERN, Text, Timestamp } from './common.js';
+import {
+  Count,
+  IdParam,
+  NO_LONE_SURROGATES_PATTERN,
+  TEXT_PATTERN,
+  Text,
+  Timestamp,
+} from './common.js';
 
 const Email = Type.String({ format: 'email', maxLength: 254, description: 'Sign-in email.' });
 const AccountId = Type.String({
@@ -91,12 +98,9 @@ export const AccountView = Type.Object(
     plan: Plan,
     limits: Limits,
     usage: Usage,
-    deprecatedCalls: Type.Integer({
-      format: 'int64',
-      minimum: 0,
-      maximum: Number.MAX_SAFE_INTEGER,
-      description: 'Calls this account made to deprecated operations (see `Deprecation` headers).',
-    }),
+    deprecatedCalls: Count(
+      'Calls this account made to deprecated operations (see `Deprecation` headers).',
+    ),
   },
   {
     title: 'Account',
@@ -238,11 +242,4 @@ export const NewApiKey = Type.Object(
   },
 );
 
-export const KeyParams = Type.Object({
-  keyId: Type.String({
-    minLength: 1,
-    maxLength: 64,
-    pattern: '^[A-Za-z0-9_]+$',
-    description: 'Key identifier (`key_…`).',
-  }),
-});
+export const KeyParams = Type.Object({ keyId: IdParam('Key identifier (`key_…`).') });

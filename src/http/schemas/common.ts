@@ -1,4 +1,4 @@
-import { Type } from 'typebox';
+import { type TProperties, type TSchema, Type } from 'typebox';
 import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from '../../domain/pagination.js';
 import { ERRORS, type ErrorCode } from '../../errors.js';
 
@@ -108,7 +108,7 @@ export const Name = (description: string) => Text(description);
 export const Id = (description: string) =>
   Type.Integer({ format: 'int64', minimum: 1, maximum: Number.MAX_SAFE_INTEGER, description });
 
-export const Limit = Type.Optional(
+const Limit = Type.Optional(
   Type.Integer({
     format: 'int32',
     minimum: 1,
@@ -118,11 +118,35 @@ export const Limit = Type.Optional(
   }),
 );
 
-export const Cursor = Type.String({
+const Cursor = Type.String({
   minLength: 1,
   maxLength: 64,
   description: 'Opaque cursor of the next page, taken from the `Link: rel="next"` header.',
 });
+
+/** A list's query: the size of its page, its filters, then the cursor of the next page. */
+export const ListQuery = <T extends TProperties>(filters: T) =>
+  Type.Object(
+    { limit: Limit, ...filters, cursor: Type.Optional(Cursor) },
+    { additionalProperties: false },
+  );
+
+/** A page of a list, as its body: the items of the page, at most a page's size of them. */
+export const Page = <T extends TSchema>(
+  item: T,
+  { title, ...rest }: { title: string; description?: string; examples: unknown[] },
+) => Type.Array(item, { title, maxItems: MAX_PAGE_SIZE, ...rest });
+
+/**
+ * A string id of ours (`msg_…`, `we_…`) as a path or a query names it: ours are a prefix and
+ * base62, so anything else is no id (and answers 404), and a NUL is not even text to PostgreSQL.
+ */
+export const IdParam = (description: string) =>
+  Type.String({ minLength: 1, maxLength: 64, pattern: '^[A-Za-z0-9_]+$', description });
+
+/** How many of something: any int64 from 0. */
+export const Count = (description: string) =>
+  Type.Integer({ format: 'int64', minimum: 0, maximum: Number.MAX_SAFE_INTEGER, description });
 
 /** Where a response header names its component (src/http/openapi-document.ts, HEADERS). */
 export const HEADER_KEY = 'x-header';
