@@ -1,34 +1,31 @@
 import { Type } from 'typebox';
-import { Id, ListQuery, Name, Page } from '../http/schemas/common.js';
+import { ClosedObject, Id, ListQuery, Name, Page } from '../http/schemas/common.js';
 
 const name = Name("The category's name: 1 to 200 characters, not only spaces.");
 const dogs = { id: 1, name: 'Dogs' };
 
-export const Category = Type.Object(
+export const Category = ClosedObject(
   { id: Id('Identifier assigned on creation: 1, 2, 3… in each account.'), name },
   {
     title: 'Category',
-    additionalProperties: false,
     description: 'A group of animals; every pet names one.',
     examples: [dogs],
   },
 );
 
-export const NewCategory = Type.Object(
+export const NewCategory = ClosedObject(
   { name },
   {
     title: 'NewCategory',
-    additionalProperties: false,
     description: 'A category to add.',
     examples: [{ name: 'Dogs' }],
   },
 );
 
-export const CategoryPatch = Type.Object(
+export const CategoryPatch = ClosedObject(
   { name: Type.Optional(name) },
   {
     title: 'CategoryUpdate',
-    additionalProperties: false,
     description: 'Fields to change; those left out stay.',
     examples: [{ name: 'Hounds' }],
   },

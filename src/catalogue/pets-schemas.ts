@@ -1,5 +1,5 @@
 import { Type } from 'typebox';
-import { Id, ListQuery, Name, Page } from '../http/schemas/common.js';
+import { ClosedObject, Id, ListQuery, Name, Page } from '../http/schemas/common.js';
 import { PET_STATUSES } from './pets.js';
 
 export const PetStatus = Type.Enum(PET_STATUSES, {
@@ -16,7 +16,7 @@ const petFields = {
 
 const rex = { id: 1, name: 'Rex', categoryId: 1, status: 'available' } as const;
 
-export const Pet = Type.Object(
+export const Pet = ClosedObject(
   {
     id: Id('Identifier assigned on creation: 1, 2, 3… in each account.'),
     ...petFields,
@@ -24,23 +24,21 @@ export const Pet = Type.Object(
   },
   {
     title: 'Pet',
-    additionalProperties: false,
     description: 'An animal offered in the store.',
     examples: [rex],
   },
 );
 
-export const NewPet = Type.Object(
+export const NewPet = ClosedObject(
   { ...petFields, status: Type.Optional(PetStatus) },
   {
     title: 'NewPet',
-    additionalProperties: false,
     description: 'An animal to add. `status` defaults to `available` when omitted.',
     examples: [{ name: 'Rex', categoryId: 1 }],
   },
 );
 
-export const PetPatch = Type.Object(
+export const PetPatch = ClosedObject(
   {
     name: Type.Optional(petFields.name),
     categoryId: Type.Optional(petFields.categoryId),
@@ -48,7 +46,6 @@ export const PetPatch = Type.Object(
   },
   {
     title: 'PetUpdate',
-    additionalProperties: false,
     description:
       'Fields to change; those left out stay. Status moves: available → pending, ' +
       'available → sold, pending → available, pending → sold; sold is final.',

@@ -1,5 +1,5 @@
 import { Type } from 'typebox';
-import { IdParam, STORABLE_TEXT_PATTERN, Timestamp } from '../http/schemas/common.js';
+import { ClosedObject, IdParam, STORABLE_TEXT_PATTERN, Timestamp } from '../http/schemas/common.js';
 import { MAX_ENDPOINTS } from '../webhooks/domain.js';
 import { MESSAGE_MAX_LENGTH, MESSAGE_STATUSES } from './domain.js';
 
@@ -30,21 +30,19 @@ const queued = {
   createdAt: '2026-01-05T10:00:00.000Z',
 } as const;
 
-export const NewMessage = Type.Object(
+export const NewMessage = ClosedObject(
   { message: Text },
   {
     title: 'NewMessage',
-    additionalProperties: false,
     description: 'A message to queue.',
     examples: [{ message: 'Hello, store!' }],
   },
 );
 
-export const QueuedMessage = Type.Object(
+export const QueuedMessage = ClosedObject(
   { id: Id, message: Text, status: Status, createdAt: CreatedAt },
   {
     title: 'Message',
-    additionalProperties: false,
     description: 'The answer to `POST /messages`: the record as accepted, `queued`.',
     examples: [queued],
   },
@@ -54,7 +52,7 @@ export const QueuedMessage = Type.Object(
 const Count = (description: string) =>
   Type.Integer({ format: 'int32', minimum: 0, maximum: MAX_ENDPOINTS, description });
 
-export const WebhookDeliveryState = Type.Object(
+export const WebhookDeliveryState = ClosedObject(
   {
     pending: Count('Not delivered yet: waiting for a first try, being sent, or to be retried.'),
     delivered: Count('Answered with a 2xx.'),
@@ -62,7 +60,6 @@ export const WebhookDeliveryState = Type.Object(
   },
   {
     title: 'WebhookDeliveryState',
-    additionalProperties: false,
     description:
       "Where the deliveries of this message's `message.sent` or `message.failed` event to the " +
       "account's webhook endpoints stand. All zero while the message is not settled, and when " +
@@ -71,7 +68,7 @@ export const WebhookDeliveryState = Type.Object(
   },
 );
 
-export const MessageRecord = Type.Object(
+export const MessageRecord = ClosedObject(
   {
     id: Id,
     message: Text,
@@ -85,7 +82,6 @@ export const MessageRecord = Type.Object(
   },
   {
     title: 'MessageRecord',
-    additionalProperties: false,
     description: 'A message as it stands now.',
     examples: [
       {

@@ -1,5 +1,5 @@
 import { Type } from 'typebox';
-import { Count, Id, ListQuery, Page, Timestamp } from '../http/schemas/common.js';
+import { ClosedObject, Count, Id, ListQuery, Page, Timestamp } from '../http/schemas/common.js';
 import { ORDER_STATUSES } from './domain.js';
 
 export const OrderStatus = Type.Enum(ORDER_STATUSES, {
@@ -16,7 +16,7 @@ const placed = {
   updatedAt: '2026-01-05T10:00:00.000Z',
 } as const;
 
-export const Order = Type.Object(
+export const Order = ClosedObject(
   {
     id: Id('Identifier assigned on creation: 1, 2, 3… in each account.'),
     petId: Id('The ordered pet.'),
@@ -26,27 +26,24 @@ export const Order = Type.Object(
   },
   {
     title: 'Order',
-    additionalProperties: false,
     description: 'An order for one pet; while open (`placed`, `approved`) it holds the pet.',
     examples: [placed],
   },
 );
 
-export const NewOrder = Type.Object(
+export const NewOrder = ClosedObject(
   { petId: Id('An `available` pet of this account; it becomes `pending`.') },
   {
     title: 'NewOrder',
-    additionalProperties: false,
     description: 'The pet to order.',
     examples: [{ petId: 1 }],
   },
 );
 
-export const OrderPatch = Type.Object(
+export const OrderPatch = ClosedObject(
   { status: OrderStatus },
   {
     title: 'OrderUpdate',
-    additionalProperties: false,
     description: '`delivered` makes the pet `sold`; `cancelled` makes it `available` again.',
     examples: [{ status: 'approved' }],
   },
@@ -62,7 +59,7 @@ export const OrderParams = Type.Object({ orderId: Id('The identifier of the orde
 
 export const OrderListQuery = ListQuery({ status: Type.Optional(OrderStatus) });
 
-export const Inventory = Type.Object(
+export const Inventory = ClosedObject(
   {
     available: Count('Pets available.'),
     pending: Count('Pets on an open order.'),
@@ -70,7 +67,6 @@ export const Inventory = Type.Object(
   },
   {
     title: 'Inventory',
-    additionalProperties: false,
     description: "How many of this account's pets are in each status.",
     examples: [{ available: 12, pending: 2, sold: 5 }],
   },

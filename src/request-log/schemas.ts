@@ -1,6 +1,7 @@
 import { Type } from 'typebox';
 import { ERRORS } from '../errors.js';
 import {
+  ClosedObject,
   Count,
   ErrorBody,
   IdParam,
@@ -148,11 +149,10 @@ const errorFields = {
   ),
 };
 
-export const RequestLogEntry = Type.Object(
+export const RequestLogEntry = ClosedObject(
   { ...entryFields, ...errorFields },
   {
     title: 'RequestLogEntry',
-    additionalProperties: false,
     description:
       'An API request of the account, as it was answered; `getRequest` adds the bodies of an ' +
       'error.',
@@ -206,9 +206,8 @@ const counts = {
   status429: Count('429 answers.'),
 };
 
-export const RequestCounts = Type.Object(counts, {
+export const RequestCounts = ClosedObject(counts, {
   title: 'RequestCounts',
-  additionalProperties: false,
   description: 'Requests by their answer: 2xx, 4xx (429 apart), 5xx and 429.',
   examples: [{ status2xx: 120, status4xx: 3, status5xx: 0, status429: 1 }],
 });
@@ -228,7 +227,7 @@ export const StatsPeriod = Type.Enum(
   },
 );
 
-export const RequestStats = Type.Object(
+export const RequestStats = ClosedObject(
   {
     period: StatsPeriod,
     from: Timestamp("The first hour's start (UTC)."),
@@ -247,7 +246,6 @@ export const RequestStats = Type.Object(
   },
   {
     title: 'RequestStats',
-    additionalProperties: false,
     description:
       "The account's API requests per hour, by status class: counted as they are logged, " +
       'kept 7 days.',

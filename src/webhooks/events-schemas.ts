@@ -1,5 +1,5 @@
 import { Type } from 'typebox';
-import { ListQuery, Page, Timestamp } from '../http/schemas/common.js';
+import { ClosedObject, ListQuery, Page, Timestamp } from '../http/schemas/common.js';
 import { EVENT_TYPES, TEST_EVENT_TYPE } from './events.js';
 
 export const EventType = Type.Enum([...EVENT_TYPES, TEST_EVENT_TYPE], {
@@ -24,7 +24,7 @@ const EVENT_EXAMPLE = {
   data: { id: 1, name: 'Rex', categoryId: 1, status: 'available' },
 };
 
-export const Event = Type.Object(
+export const Event = ClosedObject(
   {
     id: EventId,
     type: EventType,
@@ -37,7 +37,6 @@ export const Event = Type.Object(
   },
   {
     title: 'Event',
-    additionalProperties: false,
     description: 'Also the body of every webhook delivery.',
     examples: [EVENT_EXAMPLE],
   },

@@ -1,5 +1,5 @@
 import { Type } from 'typebox';
-import { IdParam, ListQuery, Page, Timestamp } from '../http/schemas/common.js';
+import { ClosedObject, IdParam, ListQuery, Page, Timestamp } from '../http/schemas/common.js';
 import { CARRIES_SECRET } from '../http/security-headers.js';
 import { DELIVERY_STATUSES, MAX_ENDPOINTS } from './domain.js';
 // No titles yet: a titled schema must be a component of the document
@@ -57,9 +57,8 @@ const ENDPOINT_EXAMPLE = {
   updatedAt: '2026-11-24T12:00:00.000Z',
 };
 
-export const WebhookEndpoint = Type.Object(endpointFields, {
+export const WebhookEndpoint = ClosedObject(endpointFields, {
   title: 'WebhookEndpoint',
-  additionalProperties: false,
   examples: [ENDPOINT_EXAMPLE],
 });
 
@@ -69,7 +68,7 @@ export const WebhookEndpointList = Type.Array(WebhookEndpoint, {
   examples: [[ENDPOINT_EXAMPLE]],
 });
 
-export const WebhookEndpointWithSecret = Type.Object(
+export const WebhookEndpointWithSecret = ClosedObject(
   {
     ...endpointFields,
     secret: Type.String({
@@ -83,23 +82,21 @@ export const WebhookEndpointWithSecret = Type.Object(
   },
   {
     title: 'WebhookEndpointWithSecret',
-    additionalProperties: false,
     [CARRIES_SECRET]: true,
     examples: [{ ...ENDPOINT_EXAMPLE, secret: 'whsec_0aBcDeFgHiJkLmNoPqRsTuVwXyZ01234' }],
   },
 );
 
-export const NewWebhook = Type.Object(
+export const NewWebhook = ClosedObject(
   { url: Url, events: Events },
   {
     title: 'NewWebhook',
-    additionalProperties: false,
     description: `An account may have ${MAX_ENDPOINTS} endpoints.`,
     examples: [{ url: 'https://example.com/hooks/animal-store', events: ['*'] }],
   },
 );
 
-export const WebhookPatch = Type.Object(
+export const WebhookPatch = ClosedObject(
   {
     url: Type.Optional(Url),
     events: Type.Optional(Events),
@@ -107,7 +104,7 @@ export const WebhookPatch = Type.Object(
       Type.Boolean({ description: 'Enabling again forgives its past failures.' }),
     ),
   },
-  { title: 'WebhookPatch', additionalProperties: false, examples: [{ enabled: true }] },
+  { title: 'WebhookPatch', examples: [{ enabled: true }] },
 );
 
 export const WebhookParams = Type.Object({ webhookId: WebhookId });
@@ -129,7 +126,7 @@ const DELIVERY_EXAMPLE = {
   createdAt: '2026-11-24T12:00:00.000Z',
 };
 
-export const WebhookDelivery = Type.Object(
+export const WebhookDelivery = ClosedObject(
   {
     id: EventId,
     eventType: EventType,
@@ -162,7 +159,7 @@ export const WebhookDelivery = Type.Object(
     nextAttemptAt: Type.Union([Timestamp('When, while pending.'), Type.Null()]),
     createdAt: Timestamp('When the event was written.'),
   },
-  { title: 'WebhookDelivery', additionalProperties: false, examples: [DELIVERY_EXAMPLE] },
+  { title: 'WebhookDelivery', examples: [DELIVERY_EXAMPLE] },
 );
 
 /** A page of deliveries. */

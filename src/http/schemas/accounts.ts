@@ -5,6 +5,7 @@ import { PLANS } from '../../domain/plans.js';
 import { SCOPES } from '../../domain/scopes.js';
 import { CARRIES_SECRET } from '../security-headers.js';
 import {
+  ClosedObject,
   Count,
   IdParam,
   NO_LONE_SURROGATES_PATTERN,
@@ -27,26 +28,24 @@ const Plan = Type.Enum(PLANS, {
 /** The limits are 32-bit integer columns. */
 const PerWindow = (description: string) =>
   Type.Integer({ format: 'int32', minimum: 0, maximum: 2_147_483_647, description });
-const Limits = Type.Object(
+const Limits = ClosedObject(
   {
     perMinute: PerWindow('Requests per UTC minute.'),
     perDay: PerWindow('Requests per UTC day.'),
   },
   {
     title: 'Limits',
-    additionalProperties: false,
     description: 'The rate limits of the plan.',
     examples: [{ perMinute: 60, perDay: 1000 }],
   },
 );
-const Usage = Type.Object(
+const Usage = ClosedObject(
   {
     minute: PerWindow('Requests counted in the current UTC minute.'),
     day: PerWindow('Requests counted in the current UTC day.'),
   },
   {
     title: 'Usage',
-    additionalProperties: false,
     description: 'Requests counted against the limits so far, this one included.',
     examples: [{ minute: 3, day: 41 }],
   },
@@ -54,7 +53,7 @@ const Usage = Type.Object(
 
 const created = '2026-01-05T10:00:00.000Z';
 
-export const NewAccount = Type.Object(
+export const NewAccount = ClosedObject(
   {
     email: Email,
     password: Type.String({
@@ -68,13 +67,12 @@ export const NewAccount = Type.Object(
   },
   {
     title: 'NewAccount',
-    additionalProperties: false,
     description: 'Sign-up: the email and password you will manage keys with.',
     examples: [{ email: 'ada@example.com', password: 'correct horse battery' }],
   },
 );
 
-export const CreatedAccount = Type.Object(
+export const CreatedAccount = ClosedObject(
   {
     id: AccountId,
     email: Email,
@@ -83,7 +81,6 @@ export const CreatedAccount = Type.Object(
   },
   {
     title: 'CreatedAccount',
-    additionalProperties: false,
     description: 'The account just created, on the Free plan.',
     examples: [
       { id: 'acct_7Hq2LmN4pR8sT1vW', email: 'ada@example.com', plan: 'free', createdAt: created },
@@ -91,7 +88,7 @@ export const CreatedAccount = Type.Object(
   },
 );
 
-export const AccountView = Type.Object(
+export const AccountView = ClosedObject(
   {
     id: AccountId,
     email: Email,
@@ -104,7 +101,6 @@ export const AccountView = Type.Object(
   },
   {
     title: 'Account',
-    additionalProperties: false,
     description: 'Your account: plan, limits and what is used of them.',
     examples: [
       {
@@ -158,7 +154,7 @@ const keyExample = {
   lastUsedAt: '2026-01-05T10:02:00.000Z',
 };
 
-export const ApiKeyView = Type.Object(
+export const ApiKeyView = ClosedObject(
   {
     id: KeyId,
     name: KeyName,
@@ -171,7 +167,6 @@ export const ApiKeyView = Type.Object(
   },
   {
     title: 'ApiKey',
-    additionalProperties: false,
     description: 'A live API key, without its secret.',
     examples: [keyExample],
   },
@@ -184,7 +179,7 @@ export const ApiKeyList = Type.Array(ApiKeyView, {
   examples: [[keyExample]],
 });
 
-export const CreatedApiKey = Type.Object(
+export const CreatedApiKey = ClosedObject(
   {
     id: KeyId,
     name: KeyName,
@@ -203,7 +198,6 @@ export const CreatedApiKey = Type.Object(
   },
   {
     title: 'NewApiKey',
-    additionalProperties: false,
     [CARRIES_SECRET]: true,
     description:
       'A key just created, with its secret: the one answer that shows it (a retry with the ' +
@@ -221,7 +215,7 @@ export const CreatedApiKey = Type.Object(
   },
 );
 
-export const NewApiKey = Type.Object(
+export const NewApiKey = ClosedObject(
   {
     name: Type.Optional(Text('A label, e.g. "ci" or "laptop" (1 to 100 characters).', 100)),
     scopes: Type.Optional(
@@ -236,7 +230,6 @@ export const NewApiKey = Type.Object(
   },
   {
     title: 'ApiKeyRequest',
-    additionalProperties: false,
     description: 'The key to create; the body may be left out.',
     examples: [{ name: 'ci', scopes: ['pets:read', 'orders:write'] }],
   },

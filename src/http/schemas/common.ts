@@ -1,8 +1,17 @@
-import { type TProperties, type TSchema, Type } from 'typebox';
+import { type TObjectOptions, type TProperties, type TSchema, Type } from 'typebox';
 import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from '../../domain/pagination.js';
 import { ERRORS, type ErrorCode } from '../../errors.js';
 
-export const ErrorDetail = Type.Object(
+/**
+ * A named object of the document (its `title` makes it a component: src/http/openapi-document.ts)
+ * that takes no other properties than its own: bodies and answers are closed.
+ */
+export const ClosedObject = <T extends TProperties>(
+  properties: T,
+  { title, ...rest }: TObjectOptions & { title: string },
+) => Type.Object(properties, { title, additionalProperties: false, ...rest });
+
+export const ErrorDetail = ClosedObject(
   {
     location: Type.String({
       maxLength: 256,
@@ -15,13 +24,12 @@ export const ErrorDetail = Type.Object(
   },
   {
     title: 'ErrorDetail',
-    additionalProperties: false,
     description: 'One problem with one field.',
     examples: [{ location: 'body/status', message: 'must be one of: available, pending, sold' }],
   },
 );
 
-export const ErrorBody = Type.Object(
+export const ErrorBody = ClosedObject(
   {
     code: Type.String({
       maxLength: 64,
@@ -49,7 +57,6 @@ export const ErrorBody = Type.Object(
   },
   {
     title: 'Error',
-    additionalProperties: false,
     description: 'Every error the service answers, whatever the status.',
     examples: [
       {
