@@ -1,6 +1,7 @@
 import { isDeepStrictEqual } from 'node:util';
 import type { TSchema } from 'typebox';
 import { ERRORS, type ErrorCode } from '../errors.js';
+import { BASIC_ERRORS, BEARER_ERRORS, byStatus } from './operation.js';
 import {
   AccountView,
   ApiKeyList,
@@ -25,12 +26,11 @@ import { declaredScope } from './scopes.js';
  *
  * - Every schema with a `title` becomes `#/components/schemas/<title>`, referenced with `$ref`
  *   wherever it is used. The component is the schema itself (COMPONENTS, and those each
- *   capability declares); a use that differs
- *   from it (other than in its description) stops the document being made, so two schemas can
- *   never share a name.
- * - Error responses are built from the codes each route names (`errorResponses`): a description
- *   listing them, the Error schema, one example per code. Those alike in every operation are
- *   shared responses (SHARED_RESPONSES).
+ *   capability declares); a use that differs from it (other than in its description) stops the
+ *   document being made, so two schemas can never share a name.
+ * - Error responses are built from the codes each operation names (src/http/operation.ts): a
+ *   description listing them, the Error schema, one example per code. Those alike in every
+ *   operation are shared responses (SHARED_RESPONSES).
  * - Rate-limit headers on every response, `required` where they are always sent.
  * - `Idempotency-Key` on every POST, with its three errors and `Idempotent-Replayed`.
  * - An example on every request body and every response with a body.
@@ -292,8 +292,8 @@ const IDEMPOTENCY_CODES: ErrorCode[] = [
 
 /** Error responses alike wherever they appear, by the codes they stand for. */
 const SHARED_RESPONSES: Record<string, ErrorCode[]> = {
-  Unauthorized: ['missing_credentials', 'malformed_authorization', 'invalid_api_key'],
-  BasicUnauthorized: ['missing_credentials', 'malformed_authorization', 'invalid_credentials'],
+  Unauthorized: BEARER_ERRORS,
+  BasicUnauthorized: BASIC_ERRORS,
   InsufficientScope: ['insufficient_scope'],
   NotFound: ['not_found'],
   Gone: ['endpoint_removed'],
@@ -395,7 +395,7 @@ function finishOperation(names: SchemaNames, method: string, operation: Operatio
   }
 
   const responses = operation.responses ?? {};
-  // The codes of each error status, the POST's idempotency errors added.
+  // The codes of each error status, then those every operation of its kind may answer added.
   const codes = new Map<string, ErrorCode[]>();
   for (const [status, response] of Object.entries(responses)) {
     const schema = (response.content as Record<string, Json> | undefined)?.['application/json']
@@ -418,12 +418,7 @@ function finishOperation(names: SchemaNames, method: string, operation: Operatio
     ...(method === 'get' ? [] : (['outcome_unknown'] as const)),
     ...(scope === undefined ? [] : (['insufficient_scope'] as const)),
   ];
-  for (const code of added) {
-    const status = String(ERRORS[code].status);
-    const list = codes.get(status) ?? [];
-    if (!list.includes(code)) list.push(code);
-    codes.set(status, list);
-  }
+  byStatus(added, codes);
 
   const finished: Record<string, Json> = {};
   const statuses = [...new Set([...Object.keys(responses), ...codes.keys()])].sort();
@@ -479,11 +474,13 @@ function withMessagesServer(paths: Record<string, Json>, url: string): void {
  * stays where it is.
  */
 function shareParameters(operations: Operation[]): Record<string, Json> {
+  const nameOf = ({ name }: Json) =>
+    typeof name === 'string' ? `${name[0]?.toUpperCase()}${name.slice(1)}` : '';
   const uses = new Map<string, { parameter: Json; count: number; alike: boolean }>();
   for (const operation of operations) {
     for (const parameter of operation.parameters ?? []) {
       if (typeof parameter.name !== 'string' || typeof parameter.in !== 'string') continue;
-      const name = `${parameter.name[0]?.toUpperCase()}${parameter.name.slice(1)}`;
+      const name = nameOf(parameter);
       const seen = uses.get(name);
       if (!seen) uses.set(name, { parameter, count: 1, alike: true });
       else {
@@ -498,10 +495,7 @@ function shareParameters(operations: Operation[]): Record<string, Json> {
   }
   for (const operation of operations) {
     operation.parameters = operation.parameters?.map((parameter) => {
-      const name =
-        typeof parameter.name === 'string'
-          ? `${parameter.name[0]?.toUpperCase()}${parameter.name.slice(1)}`
-          : '';
+      const name = nameOf(parameter);
       return shared[name] && isDeepStrictEqual(shared[name], parameter)
         ? { $ref: `#/components/parameters/${name}` }
         : parameter;
@@ -520,24 +514,20 @@ export function finishDocument<T>(
   const doc = document as Json & { paths?: Record<string, Json>; components?: Json };
   const names = new SchemaNames([...COMPONENTS, ...components]);
   const paths = doc.paths ?? {};
-  const operations: Operation[] = [];
+  const operations: Array<[method: string, operation: Operation]> = [];
   for (const item of Object.values(paths)) {
     for (const method of METHODS) {
       const operation = item[method];
-      if (!isObject(operation)) continue;
-      operations.push(operation);
-      for (const parameter of (operation as Operation).parameters ?? []) {
-        parameter.schema = names.hoist(parameter.schema);
-      }
+      if (isObject(operation)) operations.push([method, operation]);
     }
   }
-  const parameters = shareParameters(operations);
-  for (const item of Object.values(paths)) {
-    for (const method of METHODS) {
-      const operation = item[method];
-      if (isObject(operation)) finishOperation(names, method, operation as Operation);
+  for (const [, operation] of operations) {
+    for (const parameter of operation.parameters ?? []) {
+      parameter.schema = names.hoist(parameter.schema);
     }
   }
+  const parameters = shareParameters(operations.map(([, operation]) => operation));
+  for (const [method, operation] of operations) finishOperation(names, method, operation);
   withMessagesServer(paths, messagesUrl);
   doc.components = {
     ...doc.components,

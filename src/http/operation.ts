@@ -12,12 +12,12 @@ const COMMON_ERRORS: ErrorCode[] = [
   'key_banned',
   'service_unavailable',
 ];
-const BEARER_ERRORS: ErrorCode[] = [
+export const BEARER_ERRORS: ErrorCode[] = [
   'missing_credentials',
   'malformed_authorization',
   'invalid_api_key',
 ];
-const BASIC_ERRORS: ErrorCode[] = [
+export const BASIC_ERRORS: ErrorCode[] = [
   'missing_credentials',
   'malformed_authorization',
   'invalid_credentials',
@@ -144,16 +144,9 @@ function documentedHeaders(names: HeaderName[]): Record<string, object> {
  * naming the codes the operation can answer with it. Each is the Error schema; the document
  * turns the codes into the response's description and examples.
  */
-function errorResponses(codes: ErrorCode[]): Record<number, TSchema> {
-  const byStatus = new Map<number, ErrorCode[]>();
-  for (const code of ['internal_error', ...codes] as ErrorCode[]) {
-    const status = ERRORS[code].status;
-    const list = byStatus.get(status) ?? [];
-    if (!list.includes(code)) list.push(code);
-    byStatus.set(status, list);
-  }
-  const responses: Record<number, TSchema> = {};
-  for (const [status, list] of byStatus) {
+function errorResponses(codes: ErrorCode[]): Record<string, TSchema> {
+  const responses: Record<string, TSchema> = {};
+  for (const [status, list] of byStatus(['internal_error', ...codes])) {
     responses[status] = {
       ...ErrorBody,
       description: describeCodes(list),
@@ -161,4 +154,18 @@ function errorResponses(codes: ErrorCode[]): Record<number, TSchema> {
     } as TSchema;
   }
   return responses;
+}
+
+/** The lists of codes by status (as the document writes it), `codes` added to them once each. */
+export function byStatus(
+  codes: readonly ErrorCode[],
+  lists = new Map<string, ErrorCode[]>(),
+): Map<string, ErrorCode[]> {
+  for (const code of codes) {
+    const status = String(ERRORS[code].status);
+    const list = lists.get(status) ?? [];
+    if (!list.includes(code)) list.push(code);
+    lists.set(status, list);
+  }
+  return lists;
 }
