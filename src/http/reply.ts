@@ -1,5 +1,5 @@
 import type { FastifyReply } from 'fastify';
-import type { Failure, Result } from '../domain/result.js';
+import type { Result } from '../domain/result.js';
 import { ApiError, ERRORS } from '../errors.js';
 
 /** What a POST answers, as a value: kept for its idempotency key (src/http/idempotency.ts) and
@@ -29,10 +29,6 @@ export function send(reply: FastifyReply, answer: Answer): FastifyReply {
 
 /** The value of a service result, or the Error body its failure stands for. */
 export function unwrap<T>(result: Result<T>): T {
-  if (!result.ok) throw toError(result);
+  if (!result.ok) throw new ApiError(result.code, result.message);
   return result.value;
-}
-
-function toError(failure: Failure): ApiError {
-  return new ApiError(failure.code, failure.message);
 }
