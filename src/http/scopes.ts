@@ -33,7 +33,7 @@ export function neededScope(route: Pick<RouteOptions, 'method' | 'url' | 'schema
   if (needed === undefined) {
     throw new Error(
       `${String(route.method)} ${route.url} is behind a bearer key and names no scope: ` +
-        'give its schema `security: bearerScope(...)`',
+        'declare its operation with a `scope` (src/http/operation.ts)',
     );
   }
   return needed;
