@@ -1,8 +1,15 @@
-import { type Insertable, PostgresAdapter, sql, type Updateable } from 'kysely';
+import {
+  type ExpressionBuilder,
+  type Insertable,
+  PostgresAdapter,
+  sql,
+  type Updateable,
+} from 'kysely';
 import type { Dialect } from '../store/database.js';
 import type { ReadDb, Tx } from '../store/handles.js';
 import { preparedQuery } from '../store/prepared.js';
 import type {
+  Tables,
   WebhookDeliveriesTable,
   WebhookDeliveryRow,
   WebhookEndpointRow,
@@ -13,37 +20,36 @@ import { wants } from './events-repository.js';
 /** The event types an endpoint wants, as given and as answered: `*` for every type. */
 type Wanted = { event_types: readonly string[] };
 
-/** Writes the types an endpoint wants (none written yet). */
-async function insertTypes(tx: Tx, endpointId: string, types: readonly string[]): Promise<void> {
-  if (types.length === 0) return;
-  await tx
-    .insertInto('webhook_endpoint_events')
-    .values(types.map((type) => ({ endpoint_id: endpointId, event_type: type })))
-    .execute();
+/** Writes the types an endpoint wants (none written yet); them, sorted, as answered. */
+async function insertTypes(
+  tx: Tx,
+  endpointId: string,
+  types: readonly string[],
+): Promise<string[]> {
+  if (types.length > 0) {
+    await tx
+      .insertInto('webhook_endpoint_events')
+      .values(types.map((type) => ({ endpoint_id: endpointId, event_type: type })))
+      .execute();
+  }
+  return [...types].sort();
 }
 
-/** The types each of the endpoints wants, sorted, by endpoint. */
-async function typesOf(db: ReadDb, endpointIds: readonly string[]): Promise<Map<string, string[]>> {
-  const types = new Map<string, string[]>(endpointIds.map((id) => [id, []]));
-  if (endpointIds.length === 0) return types;
-  const rows = await db
-    .selectFrom('webhook_endpoint_events')
-    .select(['endpoint_id', 'event_type'])
-    .where('endpoint_id', 'in', [...endpointIds])
-    .execute();
-  for (const row of rows) types.get(row.endpoint_id)?.push(row.event_type);
-  for (const list of types.values()) list.sort();
-  return types;
-}
-
-/** The rows with the types each endpoint wants. */
+/** The rows with the types each endpoint wants, sorted. */
 async function withTypes(
   db: ReadDb,
   rows: ReadonlyArray<Omit<WebhookEndpointRow, 'event_types'>>,
 ): Promise<WebhookEndpointRow[]> {
-  const ids = rows.map((row) => row.id);
-  const types = await typesOf(db, ids);
-  return rows.map((row) => ({ ...row, event_types: types.get(row.id) ?? [] }));
+  const types = new Map<string, string[]>(rows.map((row) => [row.id, []]));
+  if (rows.length > 0) {
+    const wanted = await db
+      .selectFrom('webhook_endpoint_events')
+      .select(['endpoint_id', 'event_type'])
+      .where('endpoint_id', 'in', [...types.keys()])
+      .execute();
+    for (const row of wanted) types.get(row.endpoint_id)?.push(row.event_type);
+  }
+  return rows.map((row) => ({ ...row, event_types: (types.get(row.id) ?? []).sort() }));
 }
 
 export async function insertEndpoint(
@@ -56,8 +62,7 @@ export async function insertEndpoint(
     .values(columns)
     .returningAll()
     .executeTakeFirstOrThrow();
-  await insertTypes(tx, inserted.id, event_types);
-  return { ...inserted, event_types: [...event_types].sort() };
+  return { ...inserted, event_types: await insertTypes(tx, inserted.id, event_types) };
 }
 
 export function countEndpoints(db: ReadDb, accountId: string): Promise<number> {
@@ -111,8 +116,7 @@ export async function updateEndpoint(
   if (!row) return undefined;
   if (event_types === undefined) return (await withTypes(tx, [row]))[0];
   await tx.deleteFrom('webhook_endpoint_events').where('endpoint_id', '=', id).execute();
-  await insertTypes(tx, id, event_types);
-  return { ...row, event_types: [...event_types].sort() };
+  return { ...row, event_types: await insertTypes(tx, id, event_types) };
 }
 
 /** Removes the endpoint and every delivery to it; false when it was not the account's. */
@@ -260,7 +264,7 @@ function firstDue(db: ReadDb, p: { now: string; perEndpoint: number }) {
     order by x.available_at
     limit ${p.perEndpoint}`;
   const level = sql`${endpointLevel} as level`;
-  if (db.getExecutor().adapter instanceof PostgresAdapter) {
+  if (dialectOf(db) === 'postgres') {
     return sql`select f.endpoint_id, f.event_id, f.account_id, 1 as due, ${level}
       from webhook_endpoints w cross join lateral (${firsts}) f
       where w.enabled`;
@@ -348,6 +352,15 @@ export function claimable(db: ReadDb, now: string, caps: ClaimCaps): Promise<Cla
   return claimableQuery(db, { now, slowSince, ...rest });
 }
 
+/** Whether the delivery `d` is due: pending and its time come, or sending and its lease run out. */
+function dueAt(now: string) {
+  return (eb: ExpressionBuilder<Tables & { d: WebhookDeliveriesTable }, 'd'>) =>
+    eb.or([
+      eb.and([eb('d.status', '=', 'pending'), eb('d.available_at', '<=', now)]),
+      eb.and([eb('d.status', '=', 'sending'), eb('d.lease_until', '<', now)]),
+    ]);
+}
+
 /**
  * Claims the chosen deliveries under a lease, those still due and still first of their
  * resource: a delivery another dispatcher claimed since the choice is left to it (on
@@ -377,12 +390,7 @@ export function claimDeliveries(
         ),
       ),
     )
-    .where((eb) =>
-      eb.or([
-        eb.and([eb('d.status', '=', 'pending'), eb('d.available_at', '<=', lease.now)]),
-        eb.and([eb('d.status', '=', 'sending'), eb('d.lease_until', '<', lease.now)]),
-      ]),
-    )
+    .where(dueAt(lease.now))
     .where(mayGo)
     .returningAll()
     .execute();
@@ -394,36 +402,16 @@ export function claimDeliveries(
  */
 export async function anyDue(db: ReadDb, now: string): Promise<boolean> {
   const row = await db
-    .selectFrom('webhook_deliveries')
-    .select('event_id')
-    .where((w) =>
-      w.or([
-        w.and([w('status', '=', 'pending'), w('available_at', '<=', now)]),
-        w.and([w('status', '=', 'sending'), w('lease_until', '<', now)]),
-      ]),
-    )
+    .selectFrom('webhook_deliveries as d')
+    .select('d.event_id')
+    .where(dueAt(now))
     .limit(1)
     .executeTakeFirst();
   return row !== undefined;
 }
 
-/** What a claimed delivery needs to go out: its event and its endpoint. */
-export interface Outgoing {
-  endpoint_id: string;
-  event_id: string;
-  account_id: string;
-  attempts: number;
-  created_at: Date | string;
-  event_type: string;
-  event_data: string;
-  event_created_at: Date | string;
-  url: string;
-  secret: string;
-  previous_secret: string | null;
-  previous_secret_until: Date | string | null;
-}
-
-export function outgoing(db: ReadDb, token: string): Promise<Outgoing[]> {
+/** What each delivery claimed under the lease `token` needs to go out: its event and its endpoint. */
+export function outgoing(db: ReadDb, token: string) {
   return db
     .selectFrom('webhook_deliveries as d')
     .innerJoin('events as e', (join) =>
@@ -448,6 +436,8 @@ export function outgoing(db: ReadDb, token: string): Promise<Outgoing[]> {
     .orderBy('d.event_id')
     .execute();
 }
+
+export type Outgoing = Awaited<ReturnType<typeof outgoing>>[number];
 
 /** Ends a delivery's lease with its outcome; false when the lease was lost. */
 export async function settleDelivery(
