@@ -23,6 +23,17 @@ function jobId(id: string, attempt: number): string {
   return attempt === 0 ? id : `${id}.${attempt}`;
 }
 
+export interface BullMqOptions {
+  redisUrl: string;
+  prefix: string;
+  processor: MessageProcessor;
+  database: Database;
+  clock: Clock;
+  concurrency: number;
+  log: FastifyBaseLogger;
+  outages: Outages;
+}
+
 /**
  * BullMQ on Redis: jobs carry message ids to workers on any instance. The row stays the source
  * of truth: a job only claims the row (see MessageProcessor), so a duplicate job is harmless,
@@ -44,30 +55,14 @@ export class BullMqQueue implements MessageQueue {
   private delivering: Promise<void> | undefined;
 
   private constructor(
+    private readonly options: BullMqOptions,
     private readonly queue: Queue,
     private readonly connections: Redis[],
-    private readonly redisUrl: string,
-    private readonly prefix: string,
-    private readonly processor: MessageProcessor,
-    private readonly database: Database,
-    private readonly clock: Clock,
-    private readonly concurrency: number,
-    private readonly log: FastifyBaseLogger,
-    private readonly outages: Outages,
   ) {
-    this.held = new HeldMessages(processor, clock, concurrency);
+    this.held = new HeldMessages(options.processor, options.clock, options.concurrency);
   }
 
-  static create(options: {
-    redisUrl: string;
-    prefix: string;
-    processor: MessageProcessor;
-    database: Database;
-    clock: Clock;
-    concurrency: number;
-    log: FastifyBaseLogger;
-    outages: Outages;
-  }): BullMqQueue {
+  static create(options: BullMqOptions): BullMqQueue {
     // Adding a job fails fast while Redis is away; the sweep adds it later. The connection is
     // made in the background and retried until Redis answers, so the service may start first:
     // BullMQ waits for it to be ready before its first command.
@@ -79,25 +74,14 @@ export class BullMqQueue implements MessageQueue {
     connection.on('error', () => {});
     const queue = new Queue(QUEUE_NAME, { connection, prefix: options.prefix });
     queue.on('error', () => {});
-    return new BullMqQueue(
-      queue,
-      [connection],
-      options.redisUrl,
-      options.prefix,
-      options.processor,
-      options.database,
-      options.clock,
-      options.concurrency,
-      options.log,
-      options.outages,
-    );
+    return new BullMqQueue(options, queue, [connection]);
   }
 
   /** Messages are delivered by this instance's worker from memory when it runs and can take
    * them soon; else they go through Redis, to whichever instance's worker takes them first. */
   accept(accountId: string, text: string): Write<Message> {
     const lease = this.worker && !this.closing ? this.held.leaseForNew() : undefined;
-    const { row, change } = acceptMessage(this.clock, accountId, text, lease);
+    const { row, change } = acceptMessage(this.options.clock, accountId, text, lease);
     return { ...change, committed: () => this.handOver(row, lease !== undefined) };
   }
 
@@ -120,12 +104,12 @@ export class BullMqQueue implements MessageQueue {
     while (this.held.size > 0) {
       const rows = this.held.take();
       try {
-        const outcomes = await this.processor.processBatch(rows);
+        const outcomes = await this.options.processor.processBatch(rows);
         await Promise.all(outcomes.map((outcome, i) => this.retryLater(rows[i], outcome)));
       } catch (err) {
         // Their leases keep the rows safe: the sweep hands them to BullMQ once they run out.
-        if (!this.outages.databaseFailed(err)) {
-          this.log.error({ err }, 'message worker: delivering held messages failed');
+        if (!this.options.outages.databaseFailed(err)) {
+          this.options.log.error({ err }, 'message worker: delivering held messages failed');
         }
       }
       await setImmediate();
@@ -135,7 +119,7 @@ export class BullMqQueue implements MessageQueue {
   /** A delivery to try again goes through BullMQ, delayed until it is due. */
   private async retryLater(row: { id: string } | undefined, outcome: Outcome): Promise<void> {
     if (!row || outcome.status !== 'retry') return;
-    const delay = outcome.availableAt.getTime() - this.clock.now().getTime();
+    const delay = outcome.availableAt.getTime() - this.options.clock.now().getTime();
     await this.add(row.id, outcome.attempt, delay);
   }
 
@@ -154,30 +138,30 @@ export class BullMqQueue implements MessageQueue {
           backoff: { type: 'exponential', delay: 1_000 },
         },
       );
-      this.outages.answered('redis');
+      this.options.outages.answered('redis');
     } catch (err) {
       // The message is stored: the sweep hands it to BullMQ when Redis is back.
-      this.outages.failed('redis', err);
+      this.options.outages.failed('redis', err);
     }
   }
 
   startWorker(): void {
     if (this.worker) return;
     // BullMQ's blocking worker connection must retry forever (maxRetriesPerRequest: null).
-    const connection = new Redis(this.redisUrl, { maxRetriesPerRequest: null });
+    const connection = new Redis(this.options.redisUrl, { maxRetriesPerRequest: null });
     connection.on('error', () => {});
     this.connections.push(connection);
     this.worker = new Worker(
       QUEUE_NAME,
       async (job) => {
-        const row = await this.processor.claim(String(job.data.id));
+        const row = await this.options.processor.claim(String(job.data.id));
         if (!row) return; // already sent, or another worker holds it
-        await this.retryLater(row, await this.processor.process(row));
+        await this.retryLater(row, await this.options.processor.process(row));
       },
-      { connection, prefix: this.prefix, concurrency: this.concurrency },
+      { connection, prefix: this.options.prefix, concurrency: this.options.concurrency },
     );
     // Its errors are those of its Redis connections: noted once per outage.
-    this.worker.on('error', (err) => this.outages.failed('redis', err));
+    this.worker.on('error', (err) => this.options.outages.failed('redis', err));
     // At once, then regularly: an instance restarted after a crash hands on what it left.
     void this.reconcile();
     this.reconciler = setInterval(() => void this.reconcile(), RECONCILE_EVERY_MS);
@@ -186,15 +170,15 @@ export class BullMqQueue implements MessageQueue {
 
   private async reconcile(): Promise<void> {
     try {
-      const before = new Date(this.clock.now().getTime() - STRANDED_AFTER_MS).toISOString();
-      for (const row of await findStranded(this.database.reader, before, 500)) {
+      const before = new Date(this.options.clock.now().getTime() - STRANDED_AFTER_MS).toISOString();
+      for (const row of await findStranded(this.options.database.reader, before, 500)) {
         // A processing row keeps its attempt number: its job (if any) is that attempt's.
         const attempt = row.status === 'processing' ? row.attempts - 1 : row.attempts;
         await this.add(row.id, attempt, 0);
       }
     } catch (err) {
-      if (!this.outages.databaseFailed(err)) {
-        this.log.warn({ err }, 'message sweep failed; will try again');
+      if (!this.options.outages.databaseFailed(err)) {
+        this.options.log.warn({ err }, 'message sweep failed; will try again');
       }
     }
   }
