@@ -11,7 +11,8 @@ import {
   type NewEventRow,
 } from '../webhooks/events-repository.js';
 
-const insertMessageQuery = preparedWrite((tx, p: NewMessageRow) =>
+/** A new message row (the hot path of POST /messages, so a prepared query). */
+export const insertMessage = preparedWrite((tx, p: NewMessageRow) =>
   tx.insertInto('messages').values({
     id: p.id,
     account_id: p.account_id,
@@ -26,11 +27,6 @@ const insertMessageQuery = preparedWrite((tx, p: NewMessageRow) =>
     updated_at: p.updated_at,
   }),
 );
-
-/** A new message row (the hot path of POST /messages, so a prepared query). */
-export async function insertMessage(tx: Tx, row: NewMessageRow): Promise<void> {
-  await insertMessageQuery(tx, row);
-}
 
 export function findMessage(
   db: ReadDb,
@@ -83,33 +79,31 @@ function underLease(lease: Lease) {
  */
 export async function claimDue(tx: Tx, lease: Lease, limit: number): Promise<MessageRow[]> {
   const postgres = tx.getExecutor().adapter instanceof PostgresAdapter;
-  {
-    const ids = tx.selectFrom('messages').select('id');
-    const claim = (pick: SelectQueryBuilder<Tables, 'messages', { id: string }>, take: number) =>
-      tx
-        .updateTable('messages')
-        .set(underLease(lease))
-        .where(
-          'id',
-          'in',
-          pick.limit(take).$if(postgres, (q) => q.forUpdate().skipLocked()),
-        )
-        .returningAll()
-        .execute();
-    const expired = await claim(
-      ids.where('status', '=', 'processing').where('lease_until', '<', lease.now),
-      limit,
-    );
-    if (expired.length >= limit) return expired;
-    const due = await claim(
-      ids
-        .where('status', '=', 'queued')
-        .where('available_at', '<=', lease.now)
-        .orderBy('available_at'),
-      limit - expired.length,
-    );
-    return [...expired, ...due];
-  }
+  const ids = tx.selectFrom('messages').select('id');
+  const claim = (pick: SelectQueryBuilder<Tables, 'messages', { id: string }>, take: number) =>
+    tx
+      .updateTable('messages')
+      .set(underLease(lease))
+      .where(
+        'id',
+        'in',
+        pick.limit(take).$if(postgres, (q) => q.forUpdate().skipLocked()),
+      )
+      .returningAll()
+      .execute();
+  const expired = await claim(
+    ids.where('status', '=', 'processing').where('lease_until', '<', lease.now),
+    limit,
+  );
+  if (expired.length >= limit) return expired;
+  const due = await claim(
+    ids
+      .where('status', '=', 'queued')
+      .where('available_at', '<=', lease.now)
+      .orderBy('available_at'),
+    limit - expired.length,
+  );
+  return [...expired, ...due];
 }
 
 /** Claims one message by id, if it is claimable (the BullMQ path). */
@@ -130,19 +124,19 @@ const settleQuery = preparedWrite(
       id: string;
       token: string;
       status: MessageStatus;
-      updatedAt: string;
+      updated_at: string;
       /** Null keeps it. */
-      availableAt: string | null;
-      failureReason: string | null;
+      available_at: string | null;
+      failure_reason: string | null;
     },
   ) =>
     tx
       .updateTable('messages')
       .set({
         status: p.status,
-        updated_at: p.updatedAt,
-        available_at: sql<string>`coalesce(${p.availableAt}, available_at)`,
-        failure_reason: p.failureReason,
+        updated_at: p.updated_at,
+        available_at: sql<string>`coalesce(${p.available_at}, available_at)`,
+        failure_reason: p.failure_reason,
         lease_token: sql<null>`null`,
         lease_until: sql<null>`null`,
       })
@@ -166,14 +160,8 @@ export async function settle(
     failure_reason?: string | null;
   },
 ): Promise<boolean> {
-  const rows = await settleQuery(tx, {
-    id,
-    token,
-    status: changes.status,
-    updatedAt: changes.updated_at,
-    availableAt: changes.available_at ?? null,
-    failureReason: changes.failure_reason ?? null,
-  });
+  const { available_at = null, failure_reason = null } = changes;
+  const rows = await settleQuery(tx, { ...changes, id, token, available_at, failure_reason });
   return rows.length === 1;
 }
 
