@@ -2,7 +2,7 @@ import fp from 'fastify-plugin';
 import type { Capability } from '../capability.js';
 import { behindBearerKeys } from '../http/auth.js';
 import type { Basics } from '../plugins/basics.js';
-import { endpointsWant } from '../webhooks/domain.js';
+import { anyEndpointWants } from '../webhooks/repository.js';
 import { createMessageQueue } from './create-queue.js';
 import type { MessageQueue } from './queue.js';
 import { countUnsettled } from './repository.js';
@@ -33,7 +33,7 @@ const servicesWith = (sink?: MessageSink) =>
         clock,
         sink ??
           new LogSink(log, (accountId) =>
-            endpointsWant(database.reader, accountId, 'message.sent'),
+            anyEndpointWants(database.reader, accountId, 'message.sent'),
           ),
         log,
         outages,

@@ -5,13 +5,11 @@ import { fail, ok, type Result } from '../domain/result.js';
 import type { SecretBox } from '../domain/secret-box.js';
 import { type Change, decided, type Write } from '../store/change.js';
 import type { Database } from '../store/database.js';
-import type { ReadDb } from '../store/handles.js';
 import { toIso, type WebhookEndpointRow } from '../store/tables.js';
 import { type AddressPolicy, refusedUrl } from './address.js';
-import { EVENT_TYPES, type EventType, newEventId, TEST_EVENT_TYPE } from './events.js';
+import { type EventType, newEventId, TEST_EVENT_TYPE } from './events.js';
 import { insertTestEvent } from './events-repository.js';
 import {
-  anyEndpointWants,
   countEndpoints,
   type DeliveryWithType,
   deleteEndpoint,
@@ -332,10 +330,3 @@ export function retryDelivery(
     },
   };
 }
-
-/** Whether an enabled endpoint of the account wants events of `type` (as the outbox fans out). */
-export function endpointsWant(db: ReadDb, accountId: string, type: EventType): Promise<boolean> {
-  return anyEndpointWants(db, accountId, type);
-}
-
-export { EVENT_TYPES };
