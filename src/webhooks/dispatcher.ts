@@ -92,15 +92,8 @@ export function standardWebhookHeaders(
  * How many deliveries may be in flight, counted over every instance, for a dispatcher of
  * `concurrency` slots: 2 to an endpoint (its backlog waits on itself), a quarter of the slots
  * for an account, and half for the endpoints slow to answer, together: failing, never answered
- * yet, or with a delivery in flight for over `slowAfterMs`. The other half stays for endpoints
- * that answer, however many never do.
- *
- * `slowAfterMs` (1 s) is also how long a delivery may go unanswered before it counts as slow in
- * the dispatcher's own slots: then it takes a slot of the slow half, or is cut if none is free
- * (WebhookDispatcher). A receiver that answers first and works after, as Stripe and Standard
- * Webhooks ask, answers well within it, a new TLS connection and all; and a delivery kept out
- * of the slots by deliveries younger than that waits about as long at most
- * (docs/decisions/0067-silent-endpoints-at-once.md).
+ * yet, or with a delivery unanswered for `slowAfterMs` (1 s, why: docs/decisions/0067). The
+ * other half stays for endpoints that answer, however many never do.
  */
 export function slotCaps(concurrency: number): Omit<ClaimCaps, 'take'> {
   return {
@@ -121,23 +114,16 @@ const keyOf = (delivery: { endpoint_id: string; event_id: string }) =>
 
 /**
  * Sends webhook deliveries, at least once, from every instance that runs the worker: claims due
- * deliveries under a lease (as the message queue claims messages), POSTs each event to its
- * endpoint, signed, and settles it under that lease: delivered on a 2xx, else tried again with
- * exponential back-off and jitter until the retry period (3 days) is over, then failed. An
- * endpoint failing for the whole period is disabled. Redirects are not followed, and every
+ * deliveries under a lease, POSTs each event to its endpoint, signed, and settles it under that
+ * lease: delivered on a 2xx, else retried with back-off until the retry period is over, then
+ * failed (docs/decisions/0043-webhook-deliveries.md). Redirects are not followed, and every
  * connection checks the address it goes to (src/webhooks/address.ts).
  *
- * No account can stop or starve the others (docs/decisions/0001-webhook-delivery-slots.md):
- * deliveries go through a fixed number of slots (WEBHOOK_CONCURRENCY), each freed as soon as its
- * delivery is settled, when the loop claims again at once; a claim takes the accounts in turn,
- * within the caps of slotCaps; and every POST ends by its timeout, a timer that destroys it.
- *
- * Slow deliveries hold at most half of this instance's slots at any moment
- * (docs/decisions/0067-silent-endpoints-at-once.md): a delivery to an endpoint the claim found
- * slow goes only into a free slot of that half, and any other delivery still unanswered after
- * `slowAfterMs` moves into one, whatever its endpoint did before, or is cut short (a failed
- * attempt) if none is free. So the slots that are not slow turn over within `slowAfterMs`, and
- * an answering endpoint's delivery finds one.
+ * No account can stop or starve the others: a fixed number of slots (WEBHOOK_CONCURRENCY), each
+ * freed as soon as its delivery is settled, when the loop claims again at once; claims that take
+ * the accounts in turn (slotCaps); a timer that ends every POST (docs/decisions/0001); and at
+ * most half of the slots for slow deliveries, a delivery unanswered after `slowAfterMs` moving
+ * into that half or cut short (a failed attempt) if it is full (docs/decisions/0067).
  */
 export class WebhookDispatcher {
   private running = false;
@@ -395,10 +381,9 @@ export class WebhookDispatcher {
   /**
    * One POST: its status and the first 1 KB of its body, or why there was none. Ended by a
    * timer after WEBHOOK_TIMEOUT_SECONDS, whatever the receiver does: the event loop holds the
-   * timer, and the timer the request. (An `AbortSignal.any` of a timeout signal, held by
-   * nothing else, was collected before it fired, and a receiver that never answered held its
-   * request for good: nodejs/node#57736.) Unanswered after `slowAfterMs` and not yet slow, it
-   * takes a slot of the slow half, or is ended if that half is full.
+   * timer, and the timer the request (not an AbortSignal: docs/decisions/0001). Unanswered
+   * after `slowAfterMs` and not yet slow, it takes a slot of the slow half, or is ended if
+   * that half is full.
    */
   private post(
     item: Outgoing,

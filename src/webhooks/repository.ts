@@ -278,17 +278,11 @@ function firstDue(db: ReadDb, p: { now: string; perEndpoint: number }) {
 }
 
 /**
- * The due deliveries a dispatcher with `take` free slots claims next, fairly: no endpoint gets
- * more than `perEndpoint` in flight, nor an account more than `perAccount`, nor the endpoints
- * that do not answer (failing, slow for now, or never tried) together more than `slow`,
- * counting what every instance is sending (a live lease); and the accounts take turns (each
- * account's first, then each one's second…; within a turn, answering endpoints first, failing
- * ones last, then the oldest event). Due: pending and its time come, or sending and its lease
- * run out.
- *
- * What is ranked is small whatever the backlog: the deliveries being sent (at most every
- * instance's slots) and each endpoint's first due ones (firstDue). A read: the claim that
- * follows (claimDeliveries) checks again that each is still due.
+ * The due deliveries a dispatcher with `take` free slots claims next, fairly, within ClaimCaps
+ * counted over what every instance is sending (a live lease), the accounts taking turns
+ * (docs/decisions/0001-webhook-delivery-slots.md). What is ranked is small whatever the
+ * backlog: the deliveries being sent and each endpoint's first due ones (firstDue). A read: the
+ * claim that follows (claimDeliveries) checks again that each is still due.
  */
 const claimableQuery = preparedQuery(
   (
@@ -363,10 +357,8 @@ function dueAt(now: string) {
 
 /**
  * Claims the chosen deliveries under a lease, those still due and still first of their
- * resource: a delivery another dispatcher claimed since the choice is left to it (on
- * PostgreSQL the update waits for that claim's row lock, then checks its WHERE again on the
- * row as it now is). The caps are not checked again: racing instances may together pass them
- * by what one claim takes.
+ * resource: one another dispatcher claimed since the choice is left to it (PostgreSQL checks
+ * the WHERE again after the row lock). The caps are not checked again (docs/decisions/0001).
  */
 export function claimDeliveries(
   tx: Tx,
