@@ -274,31 +274,24 @@ export class WebhookDispatcher {
         ? { statusCode: null, response: 'The signing secret cannot be read (server key changed).' }
         : await this.post(item, body, signedHeaders(secrets, item.event_id, now, body), slot);
     const at = this.clock.now();
-    let outcome: DeliveryOutcome;
-    try {
-      outcome = await this.settle(item, token, attempt, at);
-    } catch (err) {
-      if (this.outages.databaseFailed(err)) {
-        // Its lease runs out, and it is sent again once the store is back.
-        outcome = 'lost';
-      } else {
-        // The store refused what was to be stored (the answer, most likely): settled again
-        // with a note instead, so the delivery does not go out again for its lease to run out
-        // each time.
-        this.log.error(
-          { err, webhookId: item.endpoint_id, eventId: item.event_id },
-          'webhook dispatcher: settling a delivery failed; settling it without the answer',
-        );
-        try {
-          outcome = await this.settle(item, token, { ...attempt, response: UNSTORABLE }, at);
-        } catch (again) {
+    const outcome = await this.settle(item, token, attempt, at).catch((err: unknown) => {
+      // Its lease runs out, and it is sent again once the store is back.
+      if (this.outages.databaseFailed(err)) return 'lost';
+      // The store refused what was to be stored (the answer, most likely): settled again with a
+      // note instead, so the delivery does not go out again for its lease to run out each time.
+      this.log.error(
+        { err, webhookId: item.endpoint_id, eventId: item.event_id },
+        'webhook dispatcher: settling a delivery failed; settling it without the answer',
+      );
+      return this.settle(item, token, { ...attempt, response: UNSTORABLE }, at).catch(
+        (again: unknown) => {
           if (!this.outages.databaseFailed(again)) {
             this.log.error({ err: again }, 'webhook dispatcher: settling a delivery failed');
           }
-          outcome = 'lost';
-        }
-      }
-    }
+          return 'lost' as const;
+        },
+      );
+    });
     this.observe(outcome);
   }
 
@@ -313,28 +306,21 @@ export class WebhookDispatcher {
     at: Date,
   ): Promise<DeliveryOutcome> {
     const ok = attempt.statusCode !== null && attempt.statusCode >= 200 && attempt.statusCode < 300;
+    const age = at.getTime() - new Date(toIso(item.created_at)).getTime();
+    const giveUp = !ok && age >= this.options.retryForMs;
     return this.database.write(async (tx) => {
-      const base = {
+      const settled = await settleDelivery(tx, item.endpoint_id, item.event_id, token, {
+        status: ok ? 'delivered' : giveUp ? 'failed' : 'pending',
+        ...(!ok && !giveUp && { available_at: this.nextAttempt(item, at).toISOString() }),
         last_status_code: attempt.statusCode,
         last_response: attempt.response,
         at: at.toISOString(),
-      };
-      if (ok) {
-        const settled = await settleDelivery(tx, item.endpoint_id, item.event_id, token, {
-          ...base,
-          status: 'delivered',
-        });
-        if (settled) await endpointSucceeded(tx, item.endpoint_id, base.at);
-        return settled ? 'delivered' : 'lost';
-      }
-      const age = at.getTime() - new Date(toIso(item.created_at)).getTime();
-      const giveUp = age >= this.options.retryForMs;
-      const settled = await settleDelivery(tx, item.endpoint_id, item.event_id, token, {
-        ...base,
-        status: giveUp ? 'failed' : 'pending',
-        ...(!giveUp && { available_at: this.nextAttempt(item, at).toISOString() }),
       });
       if (!settled) return 'lost';
+      if (ok) {
+        await endpointSucceeded(tx, item.endpoint_id, at.toISOString());
+        return 'delivered';
+      }
       const disabled = await endpointFailed(
         tx,
         item.endpoint_id,
