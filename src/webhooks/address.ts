@@ -141,12 +141,7 @@ export async function refusedUrl(text: string, policy: AddressPolicy): Promise<s
   if (target.refused !== undefined) return target.refused;
   const host = hostOf(target.url);
   if (isIP(host)) return undefined;
-  let addresses: LookupAddress[];
-  try {
-    addresses = await lookupAll(host);
-  } catch {
-    return `its host ${host} does not resolve`;
-  }
+  const addresses = await lookupAll(host).catch(() => []);
   if (addresses.length === 0) return `its host ${host} does not resolve`;
   const first = firstRefused(addresses, policy);
   return (
@@ -168,20 +163,12 @@ export function guardedLookup(policy: AddressPolicy) {
   return (hostname: string, options: { all?: boolean }, callback: LookupCallback): void => {
     lookupAll(hostname).then(
       (addresses) => {
+        const fail = (code: string, message: string) =>
+          callback(Object.assign(new Error(message), { code }), '');
         const refused = firstRefused(addresses, policy);
-        if (refused) {
-          const error: NodeJS.ErrnoException = new Error(`refused to connect: ${refused.refused}`);
-          error.code = 'EADDRREFUSED';
-          callback(error, '');
-          return;
-        }
+        if (refused) return fail('EADDRREFUSED', `refused to connect: ${refused.refused}`);
         const first = addresses[0];
-        if (!first) {
-          const error: NodeJS.ErrnoException = new Error(`${hostname} does not resolve`);
-          error.code = 'ENOTFOUND';
-          callback(error, '');
-          return;
-        }
+        if (!first) return fail('ENOTFOUND', `${hostname} does not resolve`);
         if (options.all) callback(null, addresses);
         else callback(null, first.address, first.family);
       },
