@@ -7,7 +7,7 @@ import { type Change, decided, type Write } from '../store/change.js';
 import type { Database } from '../store/database.js';
 import { toIso, type WebhookEndpointRow } from '../store/tables.js';
 import { type AddressPolicy, refusedUrl } from './address.js';
-import { type EventType, newEventId, TEST_EVENT_TYPE } from './events.js';
+import { type EventType, eventRow, TEST_EVENT_TYPE } from './events.js';
 import { insertTestEvent } from './events-repository.js';
 import {
   countEndpoints,
@@ -265,20 +265,12 @@ export function sendTestEvent(
     work: async (tx) => {
       const endpoint = await findEndpoint(tx, accountId, id);
       if (!endpoint) return notFound(id);
-      const now = rules.clock.now();
-      const at = now.toISOString();
-      const row = await insertTestEvent(
-        tx,
-        {
-          account_id: accountId,
-          id: newEventId(tx, now.getTime()),
-          type: TEST_EVENT_TYPE,
-          resource: `webhooks/${id}`,
-          data: JSON.stringify({ webhookId: id, message: 'A test event from Animal Store.' }),
-          created_at: at,
-        },
-        id,
-      );
+      const event = eventRow(tx, accountId, rules.clock.now(), {
+        type: TEST_EVENT_TYPE,
+        resource: `webhooks/${id}`,
+        data: { webhookId: id, message: 'A test event from Animal Store.' },
+      });
+      const row = await insertTestEvent(tx, event, id);
       return ok(toDelivery({ ...row, event_type: TEST_EVENT_TYPE }));
     },
   };

@@ -59,8 +59,13 @@ export function newEventId(tx: Tx, ms: number): string {
   return `evt_${base62Digits(made.ms, 7)}${base62Digits(made.sequence, 3)}${randomBase62(10)}`;
 }
 
-/** The row of an event of `accountId` made at `at` in the write `tx`, with a new id. */
-export function eventRow(tx: Tx, accountId: string, at: Date, event: NewEvent): NewEventRow {
+/** The row of an event (a test event too) of `accountId` at `at` in the write `tx`. */
+export function eventRow(
+  tx: Tx,
+  accountId: string,
+  at: Date,
+  event: Omit<NewEvent, 'type'> & { type: EventType | typeof TEST_EVENT_TYPE },
+): NewEventRow {
   return {
     account_id: accountId,
     id: newEventId(tx, at.getTime()),
