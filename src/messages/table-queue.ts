@@ -111,14 +111,12 @@ export class TableQueue implements MessageQueue {
 
   private idle(ms: number): Promise<void> {
     return new Promise((resolve) => {
-      const timer = setTimeout(done, ms);
-      const self = this;
-      function done() {
+      const timer = setTimeout(() => this.wake?.(), ms);
+      this.wake = () => {
         clearTimeout(timer);
-        self.wake = undefined;
+        this.wake = undefined;
         resolve();
-      }
-      this.wake = done;
+      };
     });
   }
 }
