@@ -47,7 +47,15 @@ export function signature(secrets: readonly string[], timestamp: number, body: s
   return [`t=${timestamp}`, ...v1].join(',');
 }
 
-/** Every signature header of a delivery: ours (Stripe's scheme) and Standard Webhooks'. */
+/**
+ * Every signature header of a delivery: ours (`signature`, Stripe's scheme) and the Standard
+ * Webhooks headers (https://www.standardwebhooks.com, as Svix signs): `webhook-id`,
+ * `webhook-timestamp`, and `webhook-signature: v1,<base64 HMAC-SHA256>` over
+ * `<id>.<timestamp>.<body>`, one per secret, space-separated. The key is the secret's part
+ * after `whsec_`, base64-decoded, as the spec's libraries read a `whsec_` secret (ours are
+ * base62, a subset of base64's alphabet, 32 characters: 24 bytes). So a receiver can verify
+ * with the `standardwebhooks` package or Svix's libraries, in any language.
+ */
 function signedHeaders(
   secrets: readonly string[],
   eventId: string,
@@ -55,34 +63,15 @@ function signedHeaders(
   body: string,
 ): Record<string, string> {
   const timestamp = Math.floor(now.getTime() / 1000);
-  return {
-    [SIGNATURE_HEADER]: signature(secrets, timestamp, body),
-    [EVENT_ID_HEADER]: eventId,
-    ...standardWebhookHeaders(secrets, eventId, timestamp, body),
-  };
-}
-
-/**
- * The Standard Webhooks headers (https://www.standardwebhooks.com, as Svix signs):
- * `webhook-id`, `webhook-timestamp`, and `webhook-signature: v1,<base64 HMAC-SHA256>` over
- * `<id>.<timestamp>.<body>`, one per secret, space-separated. The key is the secret's part
- * after `whsec_`, base64-decoded, as the spec's libraries read a `whsec_` secret (ours are
- * base62, a subset of base64's alphabet, 32 characters: 24 bytes). So a receiver can verify
- * with the `standardwebhooks` package or Svix's libraries, in any language.
- */
-export function standardWebhookHeaders(
-  secrets: readonly string[],
-  id: string,
-  timestamp: number,
-  body: string,
-): Record<string, string> {
-  const signed = `${id}.${timestamp}.${body}`;
+  const signed = `${eventId}.${timestamp}.${body}`;
   const v1 = secrets.map((secret) => {
     const key = Buffer.from(secret.replace(/^whsec_/, ''), 'base64');
     return `v1,${createHmac('sha256', key).update(signed).digest('base64')}`;
   });
   return {
-    'webhook-id': id,
+    [SIGNATURE_HEADER]: signature(secrets, timestamp, body),
+    [EVENT_ID_HEADER]: eventId,
+    'webhook-id': eventId,
     'webhook-timestamp': String(timestamp),
     'webhook-signature': v1.join(' '),
   };
