@@ -10,11 +10,10 @@ const LEASE_SHARED_MS = 1_000;
 const HELD_BATCHES = 4;
 
 /**
- * The messages a process accepts while its worker runs, claimed at birth: each is stored
- * under the worker's lease (see acceptMessage), so no other worker may take it until the lease
- * runs out, and handed to the worker in memory, with no claim statement and no job. A process
- * that dies holding them leaves leases that run out; the rows are then claimed again (the
- * table queue's claims, BullMQ's sweep). Both queues hold messages this way.
+ * The messages a process accepts while its worker runs, claimed at birth under the worker's
+ * lease (acceptMessage) and handed to it in memory, with no claim statement and no job, by
+ * both queues (docs/decisions/0040-message-delivery.md). A process that dies holding them
+ * leaves leases that run out; the rows are then claimed again.
  */
 export class HeldMessages {
   private readonly rows: MessageRow[] = [];

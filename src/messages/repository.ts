@@ -69,13 +69,11 @@ function underLease(lease: Lease) {
 
 /**
  * Takes up to `limit` claimable messages under a new lease: first processing ones whose lease
- * ran out, then due queued ones, oldest first. Each is one statement whose inner select is a
- * range of the (status, available_at) index that stops at the limit; a single `or` of both
- * would read every due row to sort them, and a backlog would slow every claim. On PostgreSQL,
- * `FOR UPDATE SKIP LOCKED` lets several workers claim side by side without waiting or taking
- * the same rows; SQLite runs one writer at a time, so each statement is atomic there as it is.
- * The worker runs both in one write, all or nothing (its savepoint), so a failure cannot leave
- * rows leased to nobody.
+ * ran out, then due queued ones, oldest first, each one statement on a range of the
+ * (status, available_at) index, not one `or` (docs/decisions/0040-message-delivery.md). On
+ * PostgreSQL, `FOR UPDATE SKIP LOCKED` lets several workers claim side by side; SQLite runs one
+ * writer at a time. The worker runs both in one write, all or nothing (its savepoint), so a
+ * failure cannot leave rows leased to nobody.
  */
 export async function claimDue(tx: Tx, lease: Lease, limit: number): Promise<MessageRow[]> {
   const postgres = tx.getExecutor().adapter instanceof PostgresAdapter;

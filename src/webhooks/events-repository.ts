@@ -47,10 +47,7 @@ export const DELIVERY_COLUMNS = columnList('webhook_deliveries', [
 /**
  * Whether the endpoint `endpoint` wants events of `type`: it has a row in
  * webhook_endpoint_events for the type, or for `*`, found by that table's key. Written for
- * each planner (docs/decisions/0010-typed-columns.md): PostgreSQL makes one EXISTS with
- * `in (type, '*')` a semi-join that looks up the key per endpoint, where an OR of two EXISTS
- * became a hash of every account's rows of the type; SQLite plans that one EXISTS as a join
- * that costs every fan-out more than two EXISTS, a lookup each.
+ * each planner, one EXISTS on PostgreSQL and two on SQLite (docs/decisions/0010-typed-columns.md).
  */
 export function wants(
   dialect: Dialect,
