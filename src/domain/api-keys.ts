@@ -115,7 +115,11 @@ export async function createApiKey(
   return { key: toApiKey(row), secret };
 }
 
-/** A new key within the limit (`createApiKeyWithinLimit`), as a change: a count, then the insert. */
+/**
+ * A new key, unless the account holds MAX_LIVE_KEYS already, as a change: how keys are made for
+ * people (the API, the portal, the CLI). Counted in the transaction of the insert; two requests
+ * racing at the limit on PostgreSQL may pass it by one, and the list still shows MAX_LIVE_KEYS.
+ */
 export function addApiKey(
   clock: Clock,
   env: AppEnv,
@@ -125,30 +129,16 @@ export function addApiKey(
 ): Write<Result<{ key: ApiKey; secret: string }, 'key_limit_reached'>> {
   return {
     options: {},
-    work: (tx) => createApiKeyWithinLimit(tx, clock, env, accountId, name, scopes),
+    work: async (tx) => {
+      if ((await countLiveKeys(tx, accountId)) >= MAX_LIVE_KEYS) {
+        return fail(
+          'key_limit_reached',
+          `This account has ${MAX_LIVE_KEYS} live keys, the most it may hold; revoke one first.`,
+        );
+      }
+      return ok(await createApiKey(tx, clock, env, accountId, name, scopes));
+    },
   };
-}
-
-/**
- * A new key, unless the account holds MAX_LIVE_KEYS already: how keys are made for people (the
- * API, the portal, the CLI). Counted in the transaction of the insert; two requests racing at
- * the limit on PostgreSQL may pass it by one, and the list still shows MAX_LIVE_KEYS.
- */
-export async function createApiKeyWithinLimit(
-  tx: Tx,
-  clock: Clock,
-  env: AppEnv,
-  accountId: string,
-  name: string | null,
-  scopes: readonly Scope[] | null = null,
-): Promise<Result<{ key: ApiKey; secret: string }, 'key_limit_reached'>> {
-  if ((await countLiveKeys(tx, accountId)) >= MAX_LIVE_KEYS) {
-    return fail(
-      'key_limit_reached',
-      `This account has ${MAX_LIVE_KEYS} live keys, the most it may hold; revoke one first.`,
-    );
-  }
-  return ok(await createApiKey(tx, clock, env, accountId, name, scopes));
 }
 
 export async function listApiKeys(db: ReadDb, accountId: string): Promise<ApiKey[]> {
