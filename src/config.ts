@@ -4,8 +4,10 @@ import { randomBytes } from 'node:crypto';
  * The one place that reads the environment. Every value is checked here, at start; a bad
  * value stops the process with a message naming the variable.
  */
-export type AppEnv = 'development' | 'staging' | 'production';
-export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+const APP_ENVS = ['development', 'staging', 'production'] as const;
+export type AppEnv = (typeof APP_ENVS)[number];
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+export type LogLevel = (typeof LOG_LEVELS)[number];
 
 export interface Config {
   env: AppEnv;
@@ -165,13 +167,8 @@ function boolean(env: Env, name: string, fallback: boolean): boolean {
 function url(env: Env, name: string): string | undefined {
   const value = read(env, name);
   if (value === undefined) return undefined;
-  let parsed: URL;
-  try {
-    parsed = new URL(value);
-  } catch {
-    throw new ConfigError(name, `must be an absolute http(s) URL (got "${value}")`);
-  }
-  if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') {
+  const protocol = URL.parse(value)?.protocol;
+  if (protocol !== 'http:' && protocol !== 'https:') {
     throw new ConfigError(name, `must be an absolute http(s) URL (got "${value}")`);
   }
   return value.replace(/\/+$/, '');
@@ -249,51 +246,48 @@ function timeouts(env: Env): Config['timeouts'] {
   return { headersMs, requestMs, keepAliveMs };
 }
 
-const SESSION_SECRET_MIN_LENGTH = 32;
+const KEY_MIN_LENGTH = 32;
 
-function sessionSecrets(env: Env, appEnv: AppEnv): string[] {
-  const value = read(env, 'SESSION_SECRET');
-  if (value === undefined) {
-    if (appEnv !== 'development') {
-      throw new ConfigError('SESSION_SECRET', `must be set when APP_ENV is ${appEnv}`);
-    }
-    // Development sessions last as long as the process; nothing to configure.
-    return [randomBytes(32).toString('base64url')];
-  }
-  const secrets = value.split(',').map((secret) => secret.trim());
-  // Outside development the seal keys derive from it when WEBHOOK_SECRET_KEY is unset.
-  refuseDevelopmentKey('SESSION_SECRET', secrets, appEnv);
-  if (secrets.some((secret) => secret.length < SESSION_SECRET_MIN_LENGTH)) {
+/**
+ * A list of keys (`noun`: what the message calls them), comma-separated, each long enough and
+ * none the development key; undefined when unset. SESSION_SECRET is such a list too: outside
+ * development the seal keys derive from it when WEBHOOK_SECRET_KEY is unset.
+ */
+function keyList(env: Env, name: string, noun: string, appEnv: AppEnv): string[] | undefined {
+  const keys = read(env, name)
+    ?.split(',')
+    .map((key) => key.trim());
+  if (keys === undefined) return undefined;
+  refuseDevelopmentKey(name, keys, appEnv);
+  if (keys.some((key) => key.length < KEY_MIN_LENGTH)) {
     throw new ConfigError(
-      'SESSION_SECRET',
-      `must be one or more comma-separated secrets of at least ${SESSION_SECRET_MIN_LENGTH} characters each`,
+      name,
+      `must be one or more comma-separated ${noun} of at least ${KEY_MIN_LENGTH} characters each`,
     );
   }
-  return secrets;
+  return keys;
 }
 
-const WEBHOOK_KEY_MIN_LENGTH = 32;
+function sessionSecrets(env: Env, appEnv: AppEnv): string[] {
+  const secrets = keyList(env, 'SESSION_SECRET', 'secrets', appEnv);
+  if (secrets !== undefined) return secrets;
+  if (appEnv !== 'development') {
+    throw new ConfigError('SESSION_SECRET', `must be set when APP_ENV is ${appEnv}`);
+  }
+  // Development sessions last as long as the process; nothing to configure.
+  return [randomBytes(32).toString('base64url')];
+}
 /** Development only: secrets of a laptop's endpoints need no protection, and stay readable
  * across restarts (a random key per process would make them unusable). */
 const DEVELOPMENT_WEBHOOK_KEY = 'development-only webhook secret key, never for real use';
 
 function webhookSecretKeys(env: Env, appEnv: AppEnv, sessionSecrets: string[]): string[] {
-  const value = read(env, 'WEBHOOK_SECRET_KEY');
-  if (value === undefined) {
-    // Outside development SESSION_SECRET is required: its keys serve (kept in its list, an
-    // old key still opens what it sealed). A key of its own is better, and can be rotated apart.
-    if (appEnv !== 'development') return sessionSecrets.map((key) => `webhooks:${key}`);
-    return [DEVELOPMENT_WEBHOOK_KEY];
-  }
-  const keys = value.split(',').map((key) => key.trim());
-  refuseDevelopmentKey('WEBHOOK_SECRET_KEY', keys, appEnv);
-  if (keys.some((key) => key.length < WEBHOOK_KEY_MIN_LENGTH)) {
-    throw new ConfigError(
-      'WEBHOOK_SECRET_KEY',
-      `must be one or more comma-separated keys of at least ${WEBHOOK_KEY_MIN_LENGTH} characters each`,
-    );
-  }
-  return keys;
+  const keys = keyList(env, 'WEBHOOK_SECRET_KEY', 'keys', appEnv);
+  if (keys !== undefined) return keys;
+  // Outside development SESSION_SECRET is required: its keys serve (kept in its list, an
+  // old key still opens what it sealed). A key of its own is better, and can be rotated apart.
+  if (appEnv !== 'development') return sessionSecrets.map((key) => `webhooks:${key}`);
+  return [DEVELOPMENT_WEBHOOK_KEY];
 }
 
 /**
@@ -356,12 +350,7 @@ export function redactUrl(value: string): string {
 }
 
 export function loadConfig(env: Env = process.env): Config {
-  const appEnv = oneOf(
-    env,
-    'APP_ENV',
-    ['development', 'staging', 'production'] as const,
-    'development',
-  );
+  const appEnv = oneOf(env, 'APP_ENV', APP_ENVS, 'development');
   const demoAccount = boolean(env, 'DEMO_ACCOUNT', appEnv === 'development');
   if (demoAccount && appEnv !== 'development') {
     throw new ConfigError('DEMO_ACCOUNT', `must be off when APP_ENV is ${appEnv}`);
@@ -369,20 +358,16 @@ export function loadConfig(env: Env = process.env): Config {
   const publicBaseUrl = url(env, 'PUBLIC_BASE_URL');
   const stagingBaseUrl = url(env, 'STAGING_BASE_URL');
   const messagesBaseUrl = url(env, 'MESSAGES_BASE_URL');
+  const ownBaseUrl = appEnv === 'staging' ? stagingBaseUrl : publicBaseUrl;
   // Outside development, clients are told addresses, so they must be known, not guessed.
-  const required: Record<AppEnv, Array<[string, string | undefined]>> = {
-    development: [],
-    staging: [
-      ['STAGING_BASE_URL', stagingBaseUrl],
+  if (appEnv !== 'development') {
+    const own = appEnv === 'staging' ? 'STAGING_BASE_URL' : 'PUBLIC_BASE_URL';
+    for (const [name, value] of [
+      [own, ownBaseUrl],
       ['MESSAGES_BASE_URL', messagesBaseUrl],
-    ],
-    production: [
-      ['PUBLIC_BASE_URL', publicBaseUrl],
-      ['MESSAGES_BASE_URL', messagesBaseUrl],
-    ],
-  };
-  for (const [name, value] of required[appEnv]) {
-    if (value === undefined) throw new ConfigError(name, `must be set when APP_ENV is ${appEnv}`);
+    ] as const) {
+      if (value === undefined) throw new ConfigError(name, `must be set when APP_ENV is ${appEnv}`);
+    }
   }
   const host = read(env, 'HOST') ?? '127.0.0.1';
   const database = databaseUrl(env);
@@ -393,16 +378,11 @@ export function loadConfig(env: Env = process.env): Config {
     host,
     port: integer(env, 'PORT', 8080, 0, 65535),
     databaseUrl: database,
-    logLevel: oneOf(
-      env,
-      'LOG_LEVEL',
-      ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const,
-      'info',
-    ),
+    logLevel: oneOf(env, 'LOG_LEVEL', LOG_LEVELS, 'info'),
     publicBaseUrl,
     stagingBaseUrl,
     messagesBaseUrl,
-    ownBaseUrl: appEnv === 'staging' ? stagingBaseUrl : publicBaseUrl,
+    ownBaseUrl,
     trustProxy: trustProxy(env),
     demoAccount,
     // OWASP's scrypt floor (N=2^17, r=8) needs 128 MiB a hash; 2^15 keeps a sign-in's hash to
