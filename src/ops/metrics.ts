@@ -56,12 +56,13 @@ export class Metrics implements OutageObserver {
   constructor(sources: MetricSources, processMetrics = true) {
     const registers = [this.registry];
     if (processMetrics) collectDefaultMetrics({ register: this.registry });
-    this.requests = new Counter({
-      name: 'http_requests_total',
-      help: 'HTTP requests answered, by method, route pattern and status.',
-      labelNames: ['method', 'route', 'status'],
-      registers,
-    });
+    const counter = <L extends string>(name: string, help: string, labelNames: L[]) =>
+      new Counter<L>({ name, help, labelNames, registers });
+    this.requests = counter(
+      'http_requests_total',
+      'HTTP requests answered, by method, route pattern and status.',
+      ['method', 'route', 'status'],
+    );
     this.duration = new Histogram({
       name: 'http_request_duration_seconds',
       help: 'Time from request received to response sent, by method, route pattern and status.',
@@ -69,53 +70,47 @@ export class Metrics implements OutageObserver {
       buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
       registers,
     });
-    this.rejections = new Counter({
-      name: 'rate_limit_rejections_total',
-      help: 'Requests refused by the rate limiter: rate_limited (window full) or key_banned.',
-      labelNames: ['reason'],
-      registers,
-    });
-    this.outcomes = new Counter({
-      name: 'messages_processed_total',
-      help: 'Message deliveries by outcome: sent, retry (will be tried again), failed, lost (lease expired first).',
-      labelNames: ['outcome'],
-      registers,
-    });
-    this.webhookOutcomes = new Counter({
-      name: 'webhook_deliveries_total',
-      help: 'Webhook delivery attempts by outcome: delivered (2xx), retry (will be tried again), failed (gave up), lost (lease expired first).',
-      labelNames: ['outcome'],
-      registers,
-    });
-    this.deprecated = new Counter({
-      name: 'deprecated_calls_total',
-      help: 'Calls to deprecated operations, by operation id.',
-      labelNames: ['operation'],
-      registers,
-    });
-    this.outages = new Counter({
-      name: 'dependency_outages_total',
-      help: 'Outages of a dependency (database, redis) this instance noticed: it stopped answering.',
-      labelNames: ['dependency'],
-      registers,
-    });
+    this.rejections = counter(
+      'rate_limit_rejections_total',
+      'Requests refused by the rate limiter: rate_limited (window full) or key_banned.',
+      ['reason'],
+    );
+    this.outcomes = counter(
+      'messages_processed_total',
+      'Message deliveries by outcome: sent, retry (will be tried again), failed, lost (lease expired first).',
+      ['outcome'],
+    );
+    this.webhookOutcomes = counter(
+      'webhook_deliveries_total',
+      'Webhook delivery attempts by outcome: delivered (2xx), retry (will be tried again), failed (gave up), lost (lease expired first).',
+      ['outcome'],
+    );
+    this.deprecated = counter(
+      'deprecated_calls_total',
+      'Calls to deprecated operations, by operation id.',
+      ['operation'],
+    );
+    this.outages = counter(
+      'dependency_outages_total',
+      'Outages of a dependency (database, redis) this instance noticed: it stopped answering.',
+      ['dependency'],
+    );
     this.up = new Gauge({
       name: 'dependency_up',
       help: 'Whether a dependency (database, redis) answers, as this instance last found it: 1 or 0.',
       labelNames: ['dependency'],
       registers,
     });
-    this.logWritten = new Counter({
-      name: 'request_log_written_total',
-      help: 'Request log entries written to the store.',
-      registers,
-    });
-    this.logDropped = new Counter({
-      name: 'request_log_dropped_total',
-      help: 'Request log entries dropped: buffer_full (the buffer held REQUEST_LOG_BUFFER entries), write_failed (their batch could not be written, or one of its entries encoded), closed (answered after the log closed).',
-      labelNames: ['reason'],
-      registers,
-    });
+    this.logWritten = counter(
+      'request_log_written_total',
+      'Request log entries written to the store.',
+      [],
+    );
+    this.logDropped = counter(
+      'request_log_dropped_total',
+      'Request log entries dropped: buffer_full (the buffer held REQUEST_LOG_BUFFER entries), write_failed (their batch could not be written, or one of its entries encoded), closed (answered after the log closed).',
+      ['reason'],
+    );
     const metrics = this;
     new Gauge({
       name: 'request_log_buffered',
