@@ -18,20 +18,12 @@ import { type Answer, send } from './reply.js';
  * can never keep one without the other; keys are scoped to the account (to the client's
  * address block for sign-up) and kept 24 hours.
  *
- * At rest (docs/decisions/0004-secrets-at-rest.md): the key and the request's fingerprint are
- * kept only as HMACs under the server's key; an answer that carries a secret (its route's
- * schema is marked CARRIES_SECRET: a new API key, a webhook signing secret) is sealed under a
- * key derived from the server's key, the scope and the idempotency key, and any other answer
- * is kept as JSON (it holds nothing the database's own tables do not). A copy of the database
- * alone gives no way to test a guess at a sign-up's password or at a short idempotency key,
- * nor to read a secret from a kept answer.
- *
- * A kept answer goes back only to the credential that sent its request
- * (docs/decisions/0069-replays-to-their-credential.md): the same API key, the account's
- * password (HTTP Basic, on /v1/keys), the same portal session. The key is the account's, so
- * another credential with it gets `409 idempotency_key_in_use` without `Retry-After`, whatever
- * its request: nothing is done again and nothing of the first answer is shown. The credential
- * is kept as an HMAC too.
+ * At rest, the key, the request's fingerprint and its credential are kept only as HMACs under
+ * the server's key, and an answer that carries a secret (its route's schema is marked
+ * CARRIES_SECRET) is sealed (docs/decisions/0004-secrets-at-rest.md). A kept answer goes back
+ * only to the credential that sent its request: another credential of the account gets `409
+ * idempotency_key_in_use` without `Retry-After`, and nothing of the first answer
+ * (docs/decisions/0069-replays-to-their-credential.md).
  */
 export const IDEMPOTENCY_HEADER = 'idempotency-key';
 export const REPLAYED_HEADER = 'idempotent-replayed';
@@ -141,15 +133,7 @@ export class IdempotentAnswers {
     const claim =
       key === undefined
         ? undefined
-        : this.claimOf(
-            scope,
-            key,
-            credentialOf(request.caller),
-            request.method,
-            request.url,
-            request.body,
-            sealed,
-          );
+        : this.claimOf(scope, key, credentialOf(request.caller), request, request.body, sealed);
     const { answer, replayed } = await this.once(claim, change, toAnswer);
     if (replayed) reply.header(REPLAYED_HEADER, 'true');
     return send(reply, answer);
@@ -179,15 +163,7 @@ export class IdempotentAnswers {
     const credential = session === undefined ? ANONYMOUS : `session ${session}`;
     const claim = valid
       ? {
-          ...this.claimOf(
-            `portal:${scope}`,
-            key,
-            credential,
-            request.method,
-            request.url,
-            fields,
-            false,
-          ),
+          ...this.claimOf(`portal:${scope}`, key, credential, request, fields, false),
           another: OTHER_SESSION,
         }
       : undefined;
@@ -203,15 +179,11 @@ export class IdempotentAnswers {
   ): Promise<Once> {
     if (!claim)
       return { answer: toAnswer(await commit(this.database, await planned)), replayed: false };
-    for (
-      let running = this.inFlight.get(claim.id);
-      running;
-      running = this.inFlight.get(claim.id)
-    ) {
+    while (this.inFlight.has(claim.id)) {
       if (whileRunning === 'refuse') {
         throw new ApiError('idempotency_key_in_use', RUNNING, undefined, RETRY_SOON);
       }
-      await running.catch(() => {});
+      await this.inFlight.get(claim.id)?.catch(() => {});
     }
     let settle = () => {};
     this.inFlight.set(
@@ -262,9 +234,11 @@ export class IdempotentAnswers {
     return answer ?? toAnswer(outcome);
   }
 
-  /** An answer as kept: sealed when it carries a secret, else its JSON. */
+  /** An answer as kept: its JSON, sealed under the claim's secret (AES-256-GCM) when it carries
+   * a secret, as base64url (which never begins with the `{` of an answer kept as JSON). */
   private bytesOf(claim: Claim, answer: Answer): string {
-    return claim.sealed ? seal(answer, claim.secret()) : JSON.stringify(answer);
+    const json = JSON.stringify(answer);
+    return claim.sealed ? sealWith(claim.secret(), json) : json;
   }
 
   private async keep(tx: Tx, claim: Claim, kept: string): Promise<void> {
@@ -312,7 +286,7 @@ export class IdempotentAnswers {
             'send a new key for a new request.',
         );
       }
-      return sealed ? unseal(kept.answer, under.secret()) : (JSON.parse(kept.answer) as Answer);
+      return JSON.parse(sealed ? openWith(under.secret(), kept.answer) : kept.answer) as Answer;
     }
     return undefined;
   }
@@ -323,8 +297,7 @@ export class IdempotentAnswers {
     scope: string,
     key: string,
     credential: string,
-    method: string,
-    url: string,
+    { method, url }: FastifyRequest,
     fields: unknown,
     sealed: boolean,
   ): Claim {
@@ -384,14 +357,4 @@ function idempotencyKeyOf(request: FastifyRequest): string | undefined {
 /** A 256-bit key for one purpose, from a server key (its own label: keys never cross uses). */
 function derive(label: string, serverKey: string): Buffer {
   return createHash('sha256').update(`${label}\n${serverKey}`).digest();
-}
-
-/** An answer that carries a secret as kept: its JSON sealed under the claim's secret
- * (AES-256-GCM), as base64url (which never begins with the `{` of an answer kept as JSON). */
-function seal(answer: Answer, secret: Buffer): string {
-  return sealWith(secret, JSON.stringify(answer));
-}
-
-function unseal(sealed: string, secret: Buffer): Answer {
-  return JSON.parse(openWith(secret, sealed)) as Answer;
 }
