@@ -296,6 +296,14 @@ const CAPTURED: Record<string, string> = {
   requestId: 'Set by the run: the `X-Request-Id` of its `GET /account`.',
 };
 
+/** The items of `items` that are requests, folders walked into, in order. */
+function requestItems(items: PostmanItem[]): Array<{ item: PostmanItem; request: PostmanRequest }> {
+  return items.flatMap((item) => [
+    ...(item.request ? [{ item, request: item.request }] : []),
+    ...requestItems(item.item ?? []),
+  ]);
+}
+
 /** `/pets/:petId` is `/pets/{petId}`. */
 function pathOf(url: PostmanUrl): string {
   return `/${(url.path ?? []).map((p) => p.replace(/^:(.+)$/, '{$1}')).join('/')}`;
@@ -574,14 +582,9 @@ function runStep(doc: Document, item: PostmanItem, step: Step): void {
  * runs, with tests made from the document alone, in a folder before the clean-up. */
 function arrange(doc: Document, collection: PostmanCollection): void {
   const tagFolders = new Map(collection.item.map((folder) => [folder.name, folder]));
-  const requests = new Map<string, PostmanItem>();
-  const gather = (items: PostmanItem[]) => {
-    for (const item of items) {
-      if (item.request) requests.set(operationKey(item.request), item);
-      if (item.item) gather(item.item);
-    }
-  };
-  gather(collection.item);
+  const requests = new Map(
+    requestItems(collection.item).map(({ item, request }) => [operationKey(request), item]),
+  );
   const folder = (name: string, description: unknown, steps: Step[]): PostmanItem => ({
     name,
     ...(description === undefined ? {} : { description }),
@@ -632,13 +635,7 @@ export async function postmanCollection(document: object): Promise<PostmanCollec
       },
     );
   });
-  const finish = (items: PostmanItem[]) => {
-    for (const item of items) {
-      if (item.request) finishRequest(doc, item);
-      if (item.item) finish(item.item);
-    }
-  };
-  finish(collection.item);
+  for (const { item } of requestItems(collection.item)) finishRequest(doc, item);
   arrange(doc, collection);
   const description = collection.info.description;
   if (typeof description === 'object' && description.content !== undefined) {
@@ -647,54 +644,36 @@ export async function postmanCollection(document: object): Promise<PostmanCollec
   }
   const messages = Object.entries(doc.paths).find(([path]) => path.startsWith('/messages'))?.[1]
     .servers?.[0]?.url;
+  const variable = (key: string, value: string, description: string, type = 'string') => ({
+    key,
+    value,
+    type,
+    description,
+  });
   collection.variable = [
-    {
-      key: 'baseUrl',
-      value: doc.servers?.[0]?.url ?? '',
-      type: 'string',
-      description: 'The API, with its /v1 prefix.',
-    },
-    {
-      key: MESSAGES,
-      value: messages ?? '',
-      type: 'string',
-      description: 'The quickstart messages server (no prefix).',
-    },
-    {
-      key: 'apiKey',
-      value: '',
-      type: 'secret',
-      description:
-        'Your API key (as_test_… or as_live_…), from the portal or POST /v1/keys. Empty, ' +
+    variable('baseUrl', doc.servers?.[0]?.url ?? '', 'The API, with its /v1 prefix.'),
+    variable(MESSAGES, messages ?? '', 'The quickstart messages server (no prefix).'),
+    variable(
+      'apiKey',
+      '',
+      'Your API key (as_test_… or as_live_…), from the portal or POST /v1/keys. Empty, ' +
         'the run uses the key it makes.',
-    },
-    {
-      key: 'email',
-      value: '',
-      type: 'string',
-      description: 'Your sign-in email (key management). Empty, the run signs up a new one.',
-    },
-    {
-      key: 'password',
-      value: '',
-      type: 'secret',
-      description: 'Your password (key management). Empty, the run makes one.',
-    },
-    {
-      key: 'webhookUrl',
-      value: 'http://127.0.0.1:9/animal-store-hook',
-      type: 'string',
-      description:
-        'Where the webhook endpoint the run makes sends events: an https URL of yours in ' +
+      'secret',
+    ),
+    variable(
+      'email',
+      '',
+      'Your sign-in email (key management). Empty, the run signs up a new one.',
+    ),
+    variable('password', '', 'Your password (key management). Empty, the run makes one.', 'secret'),
+    variable(
+      'webhookUrl',
+      'http://127.0.0.1:9/animal-store-hook',
+      'Where the webhook endpoint the run makes sends events: an https URL of yours in ' +
         'production. Development also allows loopback http, as this default (which nothing ' +
         'answers).',
-    },
-    ...Object.entries(CAPTURED).map(([key, description]) => ({
-      key,
-      value: '',
-      type: 'string',
-      description,
-    })),
+    ),
+    ...Object.entries(CAPTURED).map(([key, description]) => variable(key, '', description)),
   ];
   collection.auth = {
     type: 'bearer',
