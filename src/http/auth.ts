@@ -4,7 +4,7 @@ import { authenticatePassword } from '../domain/accounts.js';
 import type { KeyAuthenticator, Principal } from '../domain/api-keys.js';
 import type { Passwords } from '../domain/passwords.js';
 import { limitsFor } from '../domain/plans.js';
-import type { Failure, Result } from '../domain/result.js';
+import { type Failure, fail, type Result } from '../domain/result.js';
 import type { Grant, Scope } from '../domain/scopes.js';
 import { ApiError, RETRY_SOON } from '../errors.js';
 import type { Versions } from '../limits/store.js';
@@ -65,11 +65,7 @@ function readBearer(
   const check = (secret: string) =>
     fresh ? keys.reverify(secret, fresh.version) : keys.authenticate(secret);
   if (header === undefined) {
-    return {
-      ok: false,
-      code: 'missing_credentials',
-      message: 'Send your API key as `Authorization: Bearer <API_KEY>`.',
-    };
+    return fail('missing_credentials', 'Send your API key as `Authorization: Bearer <API_KEY>`.');
   }
   // The usual spelling is read without the regular expression, whose backtracking grows a
   // stack on every request; every other spelling goes by the rule.
@@ -77,11 +73,7 @@ function readBearer(
   if (usual !== '' && !WHITESPACE.test(usual)) return check(usual);
   const match = BEARER.exec(header);
   if (!match?.[1]) {
-    return {
-      ok: false,
-      code: 'malformed_authorization',
-      message: 'The Authorization header must be `Bearer <API_KEY>`.',
-    };
+    return fail('malformed_authorization', 'The Authorization header must be `Bearer <API_KEY>`.');
   }
   return check(match[1]);
 }
@@ -98,21 +90,19 @@ async function readBasic(
 ): Promise<Read<Caller>> {
   const header = request.headers.authorization;
   if (header === undefined) {
-    return {
-      ok: false,
-      code: 'missing_credentials',
-      message: 'Sign in with HTTP Basic: `Authorization: Basic base64(email:password)`.',
-    };
+    return fail(
+      'missing_credentials',
+      'Sign in with HTTP Basic: `Authorization: Basic base64(email:password)`.',
+    );
   }
   const match = /^Basic +([A-Za-z0-9+/]+={0,2}) *$/i.exec(header);
   const decoded = match?.[1] ? Buffer.from(match[1], 'base64').toString('utf8') : '';
   const colon = decoded.indexOf(':');
   if (colon <= 0) {
-    return {
-      ok: false,
-      code: 'malformed_authorization',
-      message: 'The Authorization header must be `Basic base64(email:password)`.',
-    };
+    return fail(
+      'malformed_authorization',
+      'The Authorization header must be `Basic base64(email:password)`.',
+    );
   }
   const email = decoded.slice(0, colon);
   const result = await throttle.verify(request.ip, email, () =>
