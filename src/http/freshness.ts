@@ -8,11 +8,9 @@ import { brief, type Outages } from '../ops/outages.js';
 import { type AnsweredPage, type DataVersions, versionFor } from './page-cache.js';
 
 // Every rule about what may be answered from memory, and when it must be read again, lives
-// here: the pages of an account's catalogue and the verifications of its keys, in each mode.
-// The caches only keep (src/bounded-cache.ts, PageCache, KeyAuthenticator). The rate limiter
-// counts, reading the shared mode's versions beside its counts; its one part in this is to
-// count only if the keys version it is given (keyExpected) stands, since only its script can
-// read and count atomically.
+// here, for pages and keys in each mode; the caches only keep, and the rate limiter's one part
+// is to count only while the keys version it is given stands
+// (docs/decisions/0032-freshness-and-data-versions.md).
 
 /**
  * In the shared mode, what is kept is also read again after this long, whatever the version
@@ -38,13 +36,10 @@ const expectedOf = (kept: KeptUnder) =>
   kept.version === undefined ? UNVERIFIED : String(kept.version);
 
 /**
- * What a write did to the account's catalogue, as its route declares it (`config.writes`):
- * - `appends`: it only adds rows, each with an id above every id its account's table holds, so
- *   every full page (one with a next page) stays as it was. True on both stores: ids are
- *   numbered per account in commit order (src/store/numbered.ts);
- * - `changes`: anything else.
- * A route of the catalogue or the orders that writes declares which; its writes are announced
- * (`announcerFor`).
+ * What a write did to the account's catalogue, as its route declares it (`config.writes`), its
+ * writes then announced (`announcerFor`): `appends` only adds rows, each with an id above every
+ * id of its account's table (src/store/numbered.ts), so every full page stands; `changes` is
+ * anything else (docs/decisions/0032-freshness-and-data-versions.md).
  */
 export type CatalogueWrite = 'appends' | 'changes';
 

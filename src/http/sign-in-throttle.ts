@@ -51,19 +51,11 @@ interface Pending {
 
 /**
  * The one rule for password attempts, the API's HTTP Basic and the portal's forms alike
- * (OWASP ASVS 2.2.1; GitHub and Stripe do the same): wrong passwords are counted per address
- * block, per email from that block and per email from anywhere, in the rate limiter's store
- * (Redis in the shared mode, so the counts hold across instances), and all three are consulted
- * before any password is hashed. While one is used up every attempt is refused with 429 and
- * Retry-After, the right password too, and a refused attempt costs no hash. Right passwords
- * count against no email: nobody locks themselves out by signing in, and nobody else can do it
- * from one address; only a guesser spread over many addresses can hold an email up, for the
- * rest of the UTC day at most. Emails appear in counter keys only as an HMAC under the
- * server's key.
- *
- * Attempts admitted but not yet settled (their hash running) hold their place in this
- * process, so a burst of guesses sent at once cannot all pass a count that none of them has
- * added to yet; across instances a burst can pass at most once per instance.
+ * (OWASP ASVS 2.2.1; docs/decisions/0002-sign-in-throttle.md): wrong passwords are counted
+ * under the three counters below in the rate limiter's store, all read before any password is
+ * hashed. While one is used up every attempt is refused with 429, the right password too, and
+ * costs no hash. Attempts admitted but not yet settled hold their place in this process, so a
+ * burst sent at once cannot all pass a count none of them has added to yet.
  */
 export class SignInThrottle {
   /** Attempts between their check and their count, by counter id (one throttle per app: the
