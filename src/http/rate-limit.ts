@@ -46,24 +46,15 @@ function digits(n: number): string {
 
 function refusal(decision: Decision, ip: boolean): ApiError {
   const retryAfter = decision.retryAfter ?? 1;
-  const headers = { 'retry-after': String(retryAfter) };
-  if (decision.refusal === 'key_banned') {
-    const who = ip ? 'This client address' : 'This API key';
-    return new ApiError(
-      'key_banned',
-      `${who} is temporarily banned for sending requests while rate limited; retry in ${retryAfter} s.`,
-      undefined,
-      headers,
-    );
-  }
   const { limit, name } = decision.tightest;
-  return new ApiError(
-    'rate_limited',
-    `Rate limit of ${limit} requests per ${name} exceeded; retry in ${retryAfter} s. ` +
-      'Back off exponentially: requests sent while limited can get the key banned.',
-    undefined,
-    headers,
-  );
+  const banned = decision.refusal === 'key_banned';
+  const message = banned
+    ? `${ip ? 'This client address' : 'This API key'} is temporarily banned for sending requests while rate limited; retry in ${retryAfter} s.`
+    : `Rate limit of ${limit} requests per ${name} exceeded; retry in ${retryAfter} s. ` +
+      'Back off exponentially: requests sent while limited can get the key banned.';
+  return new ApiError(banned ? 'key_banned' : 'rate_limited', message, undefined, {
+    'retry-after': String(retryAfter),
+  });
 }
 
 /** Counts the request against the subject's plan, sets the headers, and refuses when over. */
@@ -125,18 +116,12 @@ export class RateLimitGuard {
    * (a timer that does not hold the process up). Keys by id, never by secret.
    */
   private logBan(subject: Subject, untilMs: number, nowMs: number): void {
-    const fields = {
-      subject: subject.id,
-      bannedId: subject.banId,
-      until: new Date(untilMs).toISOString(),
-    };
-    this.log?.warn(
-      fields,
-      `${subject.banId} is banned until ${fields.until} for sending while rate limited`,
-    );
-    const log = this.log;
-    if (log)
-      setTimeout(() => log.warn(fields, `ban of ${subject.banId} ended`), untilMs - nowMs).unref();
+    const { log } = this;
+    if (log === undefined) return;
+    const until = new Date(untilMs).toISOString();
+    const fields = { subject: subject.id, bannedId: subject.banId, until };
+    log.warn(fields, `${subject.banId} is banned until ${until} for sending while rate limited`);
+    setTimeout(() => log.warn(fields, `ban of ${subject.banId} ended`), untilMs - nowMs).unref();
   }
 
   /** The store did not answer: let the request through (open) or refuse it with 503 (closed). */
