@@ -6,6 +6,11 @@ import { type StoreTrouble, storeTrouble, valueRefused } from '../store/store-er
 import { bodyCutOff, clientSocketError } from './client-errors.js';
 import { describeValidation } from './validation.js';
 
+const CSRF_FAILED = {
+  code: 'csrf_failed',
+  message: 'This form has expired or was not sent from our page; reload the page and try again.',
+} as const;
+
 /** Fastify's own 4xx errors, in the words of our error table. */
 const FRAMEWORK_CODES: Record<string, { code: ErrorCode; message?: string }> = {
   FST_ERR_CTP_INVALID_MEDIA_TYPE: {
@@ -17,14 +22,8 @@ const FRAMEWORK_CODES: Record<string, { code: ErrorCode; message?: string }> = {
     message: 'The body is empty but the content type says JSON.',
   },
   FST_ERR_CTP_INVALID_JSON_BODY: { code: 'invalid_json', message: 'The body is not valid JSON.' },
-  FST_CSRF_MISSING_SECRET: {
-    code: 'csrf_failed',
-    message: 'This form has expired or was not sent from our page; reload the page and try again.',
-  },
-  FST_CSRF_INVALID_TOKEN: {
-    code: 'csrf_failed',
-    message: 'This form has expired or was not sent from our page; reload the page and try again.',
-  },
+  FST_CSRF_MISSING_SECRET: CSRF_FAILED,
+  FST_CSRF_INVALID_TOKEN: CSRF_FAILED,
   FST_ERR_CTP_BODY_TOO_LARGE: {
     code: 'payload_too_large',
     message: 'The body is larger than the service accepts.',
