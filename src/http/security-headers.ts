@@ -67,16 +67,9 @@ function serverOrigins(config: Config): string[] {
   // Development lists the local listener (src/http/openapi.ts), which a page opened by another
   // name (localhost) reaches as another origin.
   if (config.env === 'development') urls.push(`http://${config.host}:${config.port}`);
-  const origins = new Set<string>();
-  for (const url of urls) {
-    if (url === undefined) continue;
-    try {
-      origins.add(new URL(url).origin);
-    } catch {
-      // Not a URL (an IPv6 HOST written bare): the document's server is unusable as well.
-    }
-  }
-  return [...origins];
+  // Not a URL (an IPv6 HOST written bare): the document's server is unusable as well.
+  const origins = urls.flatMap((url) => URL.parse(url ?? '')?.origin ?? []);
+  return [...new Set(origins)];
 }
 
 /** Every inline script of an HTML page (a `<script>` without `src`), as CSP hashes it. */
