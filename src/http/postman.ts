@@ -4,19 +4,9 @@ import type { FastifyInstance } from 'fastify';
  * A Postman collection (v2.1) generated from the OpenAPI document by Postman's own converter
  * (openapi-to-postmanv2), served at GET /v1/postman.json. Made once per process, on first ask
  * (the converter takes a second and is loaded only then), and finished here into a collection
- * that runs as it is (Postman's Runner, newman), top to bottom:
- *
- * - folders in a working order (RUN below): sign up, make a key, then categories before pets,
- *   pets before orders, and a last folder that cleans up what the run made;
- * - each id an answer gives is kept in a collection variable (`{{petId}}`, …) that later paths
- *   and bodies use, so no placeholder (`<long>`) is left;
- * - every request has tests, written from the document: the status, and the answer's required
- *   fields and their types; a request that may show an error says so in its name;
- * - variables `baseUrl`, `messagesUrl` (the quickstart's own server), `apiKey`, `email` /
- *   `password` (made by the run when empty) and `webhookUrl`;
- * - the collection is authenticated with `Bearer {{apiKey}}`; key management with HTTP Basic
- *   (`{{email}}`, `{{password}}`); sign-up with nothing; `Idempotency-Key` is on, a fresh
- *   `{{$guid}}` on each send.
+ * that runs as it is (Postman's Runner, newman), top to bottom: folders in RUN's order, ids
+ * kept in variables, tests from the document on every request
+ * (docs/decisions/0057-postman-collection.md).
  */
 
 type Json = Record<string, unknown>;
