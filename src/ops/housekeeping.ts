@@ -42,15 +42,11 @@ export class Housekeeping {
 
   start(): void {
     if (this.timer) return;
+    const done = () => {
+      this.running = undefined;
+    };
     this.timer = setInterval(() => {
-      this.running ??= this.runOnce().then(
-        () => {
-          this.running = undefined;
-        },
-        () => {
-          this.running = undefined;
-        },
-      );
+      this.running ??= this.runOnce().then(done, done);
     }, this.everyMs).unref();
   }
 
