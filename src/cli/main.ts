@@ -88,9 +88,8 @@ const OPTIONS = {
   help: { type: 'boolean', short: 'h' },
 } as const;
 
-type Options = ReturnType<
-  typeof parseArgs<{ options: typeof OPTIONS; allowPositionals: true }>
->['values'];
+type Parsed = ReturnType<typeof parseArgs<{ options: typeof OPTIONS; allowPositionals: true }>>;
+type Options = Parsed['values'];
 
 function required(options: Options, name: 'email' | 'password' | 'plan' | 'key-id'): string {
   const value = options[name];
@@ -331,7 +330,7 @@ async function runCommand(
   argv: string[],
   env: Record<string, string | undefined>,
 ): Promise<{ code: number; out: string } | Failed> {
-  let parsed: ReturnType<typeof parseArgs<{ options: typeof OPTIONS; allowPositionals: true }>>;
+  let parsed: Parsed;
   try {
     parsed = parseArgs({ args: argv, options: OPTIONS, allowPositionals: true, strict: true });
   } catch (err) {
