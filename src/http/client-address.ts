@@ -15,14 +15,7 @@ export function addressBlock(ip: string): string {
   const unmapped = ip.replace(MAPPED, '');
   if (unmapped !== ip && isIPv4(unmapped)) return unmapped;
   const groups = expand(ip);
-  if (
-    groups[0] === 0 &&
-    groups[1] === 0 &&
-    groups[2] === 0 &&
-    groups[3] === 0 &&
-    groups[4] === 0 &&
-    groups[5] === 0xffff
-  ) {
+  if (mapped(groups)) {
     const [a, b] = [groups[6] ?? 0, groups[7] ?? 0];
     return `${a >> 8}.${a & 0xff}.${b >> 8}.${b & 0xff}`;
   }
@@ -43,9 +36,14 @@ export function addressPrefix(ip: string): string {
 
 /** Whether a valid IPv6 address is IPv4-mapped (`::ffff:a.b.c.d`, in any spelling). */
 export function isIPv4Mapped(ip: string): boolean {
-  const groups = expand(ip);
-  return groups.slice(0, 5).every((group) => group === 0) && groups[5] === 0xffff;
+  return mapped(expand(ip));
 }
+
+/** Whether eight IPv6 groups are `::ffff:` and then an IPv4 address's two. */
+function mapped(groups: readonly number[]): boolean {
+  return groups[5] === 0xffff && groups.every(zeroBeforeFfff);
+}
+const zeroBeforeFfff = (group: number, i: number) => i >= 5 || group === 0;
 
 /** The eight 16-bit groups of a valid IPv6 address (a trailing dotted IPv4 part included). */
 function expand(ip: string): number[] {
