@@ -33,13 +33,8 @@ export async function authPages(app: FastifyInstance): Promise<void> {
     error: ApiError,
   ) => {
     if (error.headers) reply.headers(error.headers);
-    return show(
-      request,
-      reply,
-      page,
-      { email, notice: { kind: 'error', text: error.message } },
-      error.status,
-    );
+    const notice = { kind: 'error' as const, text: error.message };
+    return show(request, reply, page, { email, notice }, error.status);
   };
 
   // Signed-in visitors have nothing to do on these two pages.
