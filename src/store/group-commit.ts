@@ -4,12 +4,6 @@ import { type Db, type Lent, lendTx, type Tx } from './handles.js';
 import { IdClock } from './id-clock.js';
 import type { SqliteStatements } from './sqlite-statements.js';
 
-interface Pending {
-  work: (tx: Tx) => Promise<unknown>;
-  resolve: (value: unknown) => void;
-  reject: (error: unknown) => void;
-}
-
 /** How a write may run (Database.write). Every write is all or nothing, in a savepoint of its
  * own within its batch's transaction. */
 export interface WriteOptions {
@@ -32,7 +26,15 @@ export interface WriteOptions {
   numbersFor?: string;
 }
 
-type Outcome = { ok: true; value: unknown } | { ok: false; error: unknown };
+/** A write waiting for its batch. */
+export interface Pending {
+  work: (tx: Tx) => Promise<unknown>;
+  options: WriteOptions | undefined;
+  resolve: (value: unknown) => void;
+  reject: (error: unknown) => void;
+}
+
+export type Outcome<T = unknown> = { ok: true; value: T } | { ok: false; error: unknown };
 
 /**
  * A write that was committed, or may have been, whose caller cannot be told it is done: the
@@ -67,10 +69,113 @@ export class WriteRefusedError extends Error {
   }
 }
 
-const OUTCOME_UNKNOWN = 'committed, but its WAL sync failed: the write may or may not be on disk';
+/**
+ * The outcomes of a batch whose commit is not confirmed: a write rolled back alone keeps its
+ * error; the others may be stored, so their callers are told neither that they succeeded nor
+ * that they failed.
+ */
+export function unconfirmed(outcomes: Outcome[], message: string, cause: unknown): Outcome[] {
+  return outcomes.map((outcome) =>
+    outcome.ok ? { ok: false, error: new OutcomeUnknownError(message, { cause }) } : outcome,
+  );
+}
 
-/** Writes per transaction at most, so one batch never holds the database for long. */
+/** A committed batch's outcomes once its commit is durable (SQLite's sync). */
+export interface Unsynced {
+  synced: Promise<Outcome[]>;
+}
+
+/** Writes per transaction at most, so one batch never holds the database or its locks for long. */
 const MAX_BATCH = 256;
+
+/**
+ * What both group commits share (SQLite's GroupCommit below, PostgreSQL's PgGroupCommit): the
+ * writes queued while the event loop turns are committed together, a batch at a time, and each
+ * caller is answered from its own write's outcome once the batch's commit is confirmed.
+ */
+export abstract class WriteBatches {
+  private readonly queue: Pending[] = [];
+  private flushing = false;
+  /** Batches taken from the queue whose callers are not answered yet. */
+  private unanswered = 0;
+  /** Who waits for the queue to be empty and every batch answered (close). */
+  private readonly idle: Array<() => void> = [];
+  private closed = false;
+
+  /**
+   * Runs one batch in one transaction and commits it: each write's outcome, in order, or
+   * (SQLite) the promise of them once the commit is durable, which the next batch does not
+   * wait for. Throws when the transaction failed as a whole: nothing of the batch is stored.
+   */
+  protected abstract commit(batch: Pending[]): Promise<Outcome[] | Unsynced>;
+
+  /** Why a write is refused before it is queued, closing aside; nothing by default. */
+  protected refused(): WriteRefusedError | undefined {
+    return undefined;
+  }
+
+  /**
+   * Queues a write. `work` gets a `Tx` (see Database.write): it has no other handle to write
+   * through, must not begin or end a transaction, and must not call `Database.write` itself.
+   */
+  run<T>(work: (tx: Tx) => Promise<T>, options?: WriteOptions): Promise<T> {
+    const refused = this.closed ? new WriteRefusedError('closing') : this.refused();
+    if (refused) return Promise.reject(refused);
+    return new Promise<T>((resolve, reject) => {
+      this.queue.push({ work, options, resolve: resolve as (value: unknown) => void, reject });
+      if (!this.flushing) {
+        this.flushing = true;
+        // The next check phase: the writes of the requests handled in this one join.
+        setImmediate(() => void this.flush());
+      }
+    });
+  }
+
+  /**
+   * Refuses writes from now on, commits those already queued and answers them (SQLite: syncs
+   * included). Safe to call more than once.
+   */
+  async close(): Promise<void> {
+    this.closed = true;
+    while (this.flushing || this.unanswered > 0) {
+      await new Promise<void>((resolve) => this.idle.push(resolve));
+    }
+  }
+
+  /**
+   * Commits one batch, then leaves the rest to the next turn of the event loop: a write that
+   * resolves here can queue another at once (the worker settles and claims again), and
+   * without the turn, a busy queue would keep requests waiting on their sockets unread.
+   * The batch's callers are answered once its commit is confirmed; on SQLite the next batch
+   * may commit meanwhile (its sync then follows, or is shared with the batches beside it).
+   */
+  private async flush(): Promise<void> {
+    const batch = this.queue.splice(0, MAX_BATCH);
+    this.unanswered++;
+    let committed: Outcome[] | Unsynced;
+    try {
+      committed = await this.commit(batch);
+    } catch (error) {
+      // The transaction failed as a whole: nothing of the batch is stored, every caller is told.
+      committed = batch.map(() => ({ ok: false, error }));
+    }
+    if (this.queue.length > 0) setImmediate(() => void this.flush());
+    else this.flushing = false;
+    try {
+      const outcomes = 'synced' in committed ? await committed.synced : committed;
+      batch.forEach((item, i) => {
+        const outcome = outcomes[i];
+        if (outcome?.ok) item.resolve(outcome.value);
+        else item.reject(outcome?.error);
+      });
+    } finally {
+      this.unanswered--;
+      if (!this.flushing && this.unanswered === 0) for (const wake of this.idle.splice(0)) wake();
+    }
+  }
+}
+
+const OUTCOME_UNKNOWN = 'committed, but its WAL sync failed: the write may or may not be on disk';
 
 /**
  * Group commit for SQLite (docs/decisions/0026-sqlite-group-commit.md). Each durable commit
@@ -83,7 +188,8 @@ const MAX_BATCH = 256;
  * visible to readers from the moment it is made, up to its sync before its writers hear.
  *
  * Every write runs in a savepoint of its own: one that fails is rolled back alone and its
- * caller gets its error, while the others commit.
+ * caller gets its error, while the others commit. The batch holds the one connection until
+ * every write in it is done, so each write's `Tx` is that connection.
  *
  * A sync that fails comes after COMMIT: the batch's writes are stored and seen, so their
  * callers get an OutcomeUnknownError, never "nothing was changed". From then on every write is
@@ -92,14 +198,7 @@ const MAX_BATCH = 256;
  * the WAL frames before a new commit reached the disk, and SQLite's recovery stops at the first
  * frame that did not (docs/decisions/0003-outcome-unknown.md).
  */
-export class GroupCommit {
-  private readonly queue: Pending[] = [];
-  private flushing = false;
-  /** Batches taken from the queue whose callers are not answered yet. */
-  private unanswered = 0;
-  /** Who waits for the queue to be empty and every batch answered (close). */
-  private readonly idle: Array<() => void> = [];
-  private closed = false;
+export class GroupCommit extends WriteBatches {
   /** The first failed sync's error, once one failed: the writer is fenced. */
   private failure: { error: unknown } | undefined;
   /** The last sync asked for: the next one starts once it has settled (one at a time). */
@@ -127,6 +226,7 @@ export class GroupCommit {
     private readonly sync: () => Promise<void> = async () => {},
     ids: IdClock = new IdClock(),
   ) {
+    super();
     this.savepoint = sqlite.prepare('savepoint write');
     this.release = sqlite.prepare('release write');
     this.lent = {
@@ -140,39 +240,6 @@ export class GroupCommit {
         },
       },
     };
-  }
-
-  /**
-   * Queues a write. The batch holds the one connection until every write in it is done, so
-   * `work` gets the batch's connection as its `Tx`; it has no other handle to write through
-   * (see `Tx`), and must not call `Database.write` itself.
-   */
-  run<T>(work: (tx: Tx) => Promise<T>, _options?: WriteOptions): Promise<T> {
-    if (this.closed) return Promise.reject(new WriteRefusedError('closing'));
-    if (this.failure) return Promise.reject(this.refusal());
-    return new Promise<T>((resolve, reject) => {
-      this.queue.push({
-        work,
-        resolve: resolve as (value: unknown) => void,
-        reject,
-      });
-      if (!this.flushing) {
-        this.flushing = true;
-        // The next check phase: the writes of the requests handled in this one join.
-        setImmediate(() => void this.flush());
-      }
-    });
-  }
-
-  /**
-   * Refuses writes from now on, commits those already queued and answers them, syncs included:
-   * once it resolves, the connection may close. Safe to call more than once.
-   */
-  async close(): Promise<void> {
-    this.closed = true;
-    while (this.flushing || this.unanswered > 0) {
-      await new Promise<void>((resolve) => this.idle.push(resolve));
-    }
   }
 
   /** One write in its savepoint; a failure that took the whole transaction fails the batch. */
@@ -195,73 +262,34 @@ export class GroupCommit {
     }
   }
 
-  /**
-   * Commits one batch, then leaves the rest to the next turn of the event loop: a write that
-   * resolves here can queue another at once (the worker settles and claims again), and
-   * without the turn, a busy queue would keep requests waiting on their sockets unread.
-   * The batch's callers are answered once its commit is synced; the next batch may commit
-   * meanwhile (its sync then follows, or is shared with the batches committed beside it).
-   */
-  private async flush(): Promise<void> {
-    const batch = this.queue.splice(0, MAX_BATCH);
-    this.unanswered++;
+  protected async commit(batch: Pending[]): Promise<Outcome[] | Unsynced> {
+    // Queued before a sync failed: refused before anything of them was done.
+    if (this.failure) return batch.map(() => ({ ok: false, error: this.refused() }));
     const outcomes: Outcome[] = [];
-    let synced: Promise<void> | undefined;
-    if (this.failure) {
-      // Queued before a sync failed: refused before anything of them was done.
-      for (const item of batch) item.reject(this.refusal());
-    } else {
+    await this.db.connection().execute(async (connection) => {
+      // The work's handle is the connection itself, typed as a Tx, lent with what hot
+      // queries run directly through.
+      const tx = lendTx(connection, this.lent);
+      // IMMEDIATE: the write lock is taken once, up front, so a lock held by another
+      // process is waited for (busy_timeout) once per batch, not once per write.
+      await sql`begin immediate`.execute(connection);
       try {
-        await this.db.connection().execute(async (connection) => {
-          // The work's handle is the connection itself, typed as a Tx, lent with what hot
-          // queries run directly through.
-          const tx = lendTx(connection, this.lent);
-          // IMMEDIATE: the write lock is taken once, up front, so a lock held by another
-          // process is waited for (busy_timeout) once per batch, not once per write.
-          await sql`begin immediate`.execute(connection);
-          try {
-            for (const item of batch) outcomes.push(await this.attempt(connection, tx, item));
-            await sql`commit`.execute(connection);
-          } catch (error) {
-            await sql`rollback`.execute(connection).catch(() => {});
-            throw error;
-          }
-        });
-        // The commit wrote the WAL (synchronous=NORMAL); the sync runs on libuv's thread pool
-        // while the event loop serves requests, and the next batch may commit.
-        synced = this.syncCommitted();
+        for (const item of batch) outcomes.push(await this.attempt(connection, tx, item));
+        await sql`commit`.execute(connection);
       } catch (error) {
-        // The transaction failed as a whole: nothing of the batch is stored, every caller is
-        // told.
-        for (const item of batch) item.reject(error);
+        await sql`rollback`.execute(connection).catch(() => {});
+        throw error;
       }
-    }
-    if (this.queue.length > 0) setImmediate(() => void this.flush());
-    else this.flushing = false;
-    try {
-      if (synced) await this.answer(batch, outcomes, synced);
-    } finally {
-      this.unanswered--;
-      if (!this.flushing && this.unanswered === 0) for (const wake of this.idle.splice(0)) wake();
-    }
-  }
-
-  /** Answers a committed batch once `synced` says whether its commit is on disk. */
-  private async answer(batch: Pending[], outcomes: Outcome[], synced: Promise<void>) {
-    let failed: { error: unknown } | undefined;
-    await synced.catch((error: unknown) => {
-      failed = { error };
     });
-    batch.forEach((item, i) => {
-      const outcome = outcomes[i];
-      if (!outcome?.ok)
-        item.reject(outcome?.error); // rolled back alone: nothing of it stored
-      // Stored and seen, but not known to be on disk: nobody is told it succeeded, nor that
-      // it failed.
-      else if (failed)
-        item.reject(new OutcomeUnknownError(OUTCOME_UNKNOWN, { cause: failed.error }));
-      else item.resolve(outcome.value);
-    });
+    // The commit wrote the WAL (synchronous=NORMAL); the sync runs on libuv's thread pool
+    // while the event loop serves requests, and the next batch may commit. A write stored and
+    // seen but not known to be on disk is answered as unconfirmed.
+    return {
+      synced: this.syncCommitted().then(
+        () => outcomes,
+        (error: unknown) => unconfirmed(outcomes, OUTCOME_UNKNOWN, error),
+      ),
+    };
   }
 
   /**
@@ -293,7 +321,7 @@ export class GroupCommit {
     }
   }
 
-  private refusal(): WriteRefusedError {
-    return new WriteRefusedError('failing', { cause: this.failure?.error });
+  protected override refused(): WriteRefusedError | undefined {
+    return this.failure && new WriteRefusedError('failing', { cause: this.failure.error });
   }
 }

@@ -1,24 +1,10 @@
 import { Kysely, PostgresDialect, type PostgresPoolClient } from 'kysely';
 import type pg from 'pg';
-import { OutcomeUnknownError, type WriteOptions, WriteRefusedError } from './group-commit.js';
+import { type Outcome, type Pending, unconfirmed, WriteBatches } from './group-commit.js';
 import { lendTx, type NumberedTable, type NumberSource, type Tx } from './handles.js';
 import type { IdClock } from './id-clock.js';
 import { storeTrouble } from './store-errors.js';
 import type { Tables } from './tables.js';
-
-interface Pending {
-  work: (tx: Tx) => Promise<unknown>;
-  /** WriteOptions.blind: runs beside the others, pipelined. */
-  pipelined: boolean;
-  numbersFor: string | undefined;
-  resolve: (value: unknown) => void;
-  reject: (error: unknown) => void;
-}
-
-type Outcome<T = unknown> = { ok: true; value: T } | { ok: false; error: unknown };
-
-/** Writes per transaction at most, so one batch never holds its locks for long. */
-const MAX_BATCH = 256;
 
 /** Statements a write must not send: the batch owns its transaction. */
 const TRANSACTION_CONTROL = /^\s*(begin|start\s+transaction|commit|end|rollback|abort)\s*;?\s*$/i;
@@ -65,12 +51,7 @@ const settle = <T>(work: Promise<T>): Promise<Outcome<T>> =>
  * callers get an OutcomeUnknownError, never "nothing was changed"
  * (docs/decisions/0003-outcome-unknown.md).
  */
-export class PgGroupCommit implements NumberSource {
-  private readonly queue: Pending[] = [];
-  private flushing = false;
-  private closed = false;
-  /** Who waits for the queue to be empty and the last batch answered (close). */
-  private readonly idle: Array<() => void> = [];
+export class PgGroupCommit extends WriteBatches implements NumberSource {
   /** The connection of the batch in progress, which every write's queries go to. */
   private client: pg.PoolClient | undefined;
   /** The handle writes are given: each of its queries runs on the batch's connection. */
@@ -95,6 +76,7 @@ export class PgGroupCommit implements NumberSource {
     private readonly pool: pg.Pool,
     ids: IdClock,
   ) {
+    super();
     const lent: PostgresPoolClient = {
       query: ((text: string, parameters: unknown[]) => this.query(text, parameters)) as never,
       // The batch releases its connection, not the queries made on it.
@@ -124,34 +106,9 @@ export class PgGroupCommit implements NumberSource {
     return first;
   }
 
-  /**
-   * Queues a write. `work` gets a `Tx` (see Database.write); it must not begin or end a
-   * transaction (refused), and must not call `Database.write` itself.
-   */
-  run<T>(work: (tx: Tx) => Promise<T>, options: WriteOptions = {}): Promise<T> {
-    if (this.closed) return Promise.reject(new WriteRefusedError('closing'));
-    return new Promise<T>((resolve, reject) => {
-      this.queue.push({
-        work,
-        pipelined: options.blind === true,
-        numbersFor: options.numbersFor,
-        resolve: resolve as (value: unknown) => void,
-        reject,
-      });
-      if (!this.flushing) {
-        this.flushing = true;
-        setImmediate(() => void this.flush());
-      }
-    });
-  }
-
-  /**
-   * Refuses writes from now on, commits those already queued and answers them, then closes
-   * the connection. Safe to call more than once.
-   */
-  async close(): Promise<void> {
-    this.closed = true;
-    while (this.flushing) await new Promise<void>((resolve) => this.idle.push(resolve));
+  /** As WriteBatches.close, then closes the connection. */
+  override async close(): Promise<void> {
+    await super.close();
     if (!this.pool.ended) await this.pool.end();
   }
 
@@ -168,56 +125,31 @@ export class PgGroupCommit implements NumberSource {
       : this.client.query(text, parameters);
   }
 
-  /**
-   * Commits one batch; the writes that arrived meanwhile wait for the next, which starts in
-   * the next turn of the event loop (so a write answered here may queue another at once).
-   */
-  private async flush(): Promise<void> {
-    const batch = this.queue.splice(0, MAX_BATCH);
-    let outcomes: Outcome[];
+  protected async commit(batch: Pending[]): Promise<Outcome[]> {
     let client: pg.PoolClient | undefined;
     try {
       client = await this.pool.connect();
       this.client = client;
-      outcomes = await this.commit(client, batch);
+      const outcomes = await this.transact(client, batch);
       client.release();
+      return outcomes;
     } catch (error) {
       // The connection, its state unknown, is dropped.
       client?.release(error instanceof Error ? error : true);
-      outcomes =
-        error instanceof LostCommit
-          ? // Those that failed alone were rolled back; the others may be committed.
-            error.outcomes.map((outcome) =>
-              outcome.ok
-                ? {
-                    ok: false,
-                    error: new OutcomeUnknownError(error.message, { cause: error.lost }),
-                  }
-                : outcome,
-            )
-          : // The transaction failed as a whole before its COMMIT: nothing of the batch is
-            // stored, and every caller is told.
-            batch.map(() => ({ ok: false, error }));
+      if (error instanceof LostCommit)
+        return unconfirmed(error.outcomes, error.message, error.lost);
+      throw error;
     } finally {
       this.client = undefined;
       this.counters = new Map();
     }
-    batch.forEach((item, i) => {
-      const outcome = outcomes[i];
-      if (outcome?.ok) item.resolve(outcome.value);
-      else item.reject(outcome?.error);
-    });
-    if (this.queue.length > 0) setImmediate(() => void this.flush());
-    else {
-      this.flushing = false;
-      for (const wake of this.idle.splice(0)) wake();
-    }
   }
 
   /** Runs the batch in one transaction and commits it; each write's outcome, in order. */
-  private async commit(client: pg.PoolClient, batch: Pending[]): Promise<Outcome[]> {
-    const together = batch.filter((item) => item.pipelined);
-    const alone = batch.filter((item) => !item.pipelined);
+  private async transact(client: pg.PoolClient, batch: Pending[]): Promise<Outcome[]> {
+    // WriteOptions.blind: run beside the others, pipelined.
+    const together = batch.filter((item) => item.options?.blind === true);
+    const alone = batch.filter((item) => item.options?.blind !== true);
     // BEGIN goes out first, and the statements right behind it, unanswered yet (but for the
     // counters' numbers, which the writes take from memory).
     const begun = settle(client.query('begin'));
@@ -280,9 +212,7 @@ export class PgGroupCommit implements NumberSource {
    * counter another batch could be waiting for out of order.
    */
   private async lockCounters(client: pg.PoolClient, batch: Pending[]): Promise<void> {
-    const accounts = [
-      ...new Set(batch.flatMap((item) => (item.numbersFor ? [item.numbersFor] : []))),
-    ].sort();
+    const accounts = [...new Set(batch.flatMap((item) => item.options?.numbersFor || []))].sort();
     this.counters = new Map();
     if (accounts.length === 0) return;
     // One pass in order: DO UPDATE locks each row, the existing and the new alike.
