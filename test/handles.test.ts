@@ -2,9 +2,10 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { Kysely } from 'kysely';
 import { createCategory } from '../src/catalogue/categories.js';
-import { findPet, insertPet } from '../src/catalogue/pets-repository.js';
+import { insertPet } from '../src/catalogue/pets-repository.js';
 import { systemClock } from '../src/clock.js';
 import type { Database, Tx } from '../src/store/database.js';
+import { findNumbered } from '../src/store/numbered.js';
 import type { Tables } from '../src/store/tables.js';
 import { sqliteDatabaseUrl, storeWithAccount } from './helpers.js';
 
@@ -34,7 +35,7 @@ export function misuses(database: Database, raw: Kysely<Tables>, accountId: stri
       // @ts-expect-error a Kysely is not a Tx
       await insertPet(raw, row(accountId, 1));
       // @ts-expect-error a Kysely is not a ReadDb either
-      await findPet(raw, accountId, 1);
+      await findNumbered(raw, 'pets', accountId, 1);
       // There is no outer writing handle to capture.
       // @ts-expect-error Database has no `db`
       await insertPet(database.db, row(accountId, 1));
@@ -69,11 +70,11 @@ describe('store handles', () => {
         const category = await createCategory(tx, systemClock, accountId, 'Handles');
         const pet = await insertPet(tx, row(accountId, category.id));
         // A Tx is a ReadDb: reads in a write see the write itself.
-        return findPet(tx, accountId, pet.id);
+        return findNumbered(tx, 'pets', accountId, pet.id);
       },
       { numbersFor: accountId },
     );
     assert.ok(seen);
-    assert.equal((await findPet(database.reader, accountId, seen.id))?.name, 'Handle');
+    assert.equal((await findNumbered(database.reader, 'pets', accountId, seen.id))?.name, 'Handle');
   });
 });

@@ -2,13 +2,13 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import { createCategory, removeCategory } from '../src/catalogue/categories.js';
-import { listCategories } from '../src/catalogue/categories-repository.js';
 import { createPet, listPetPage, updatePet } from '../src/catalogue/pets.js';
 import { systemClock } from '../src/clock.js';
 import { createAccount } from '../src/domain/accounts.js';
 import { claimDue, findMessage, insertMessage, settle } from '../src/messages/repository.js';
 import { commit } from '../src/store/change.js';
 import type { Database } from '../src/store/database.js';
+import { numberedPage } from '../src/store/numbered.js';
 import type { MessageStatus } from '../src/store/tables.js';
 import { sqliteDatabaseUrl, storeWithAccount, testDatabaseUrl, testPasswords } from './helpers.js';
 
@@ -183,7 +183,10 @@ for (const target of targets) {
       });
       assert.ok(other.ok);
       // Ids are numbered per account: one the other account has and this one has not.
-      const mineBefore = await listCategories(database.reader, accountId, 0, 1000);
+      const mineBefore = await numberedPage(database.reader, 'categories', accountId, {
+        afterId: 0,
+        take: 1000,
+      });
       let theirs = { id: 0 };
       while (mineBefore.some((c) => c.id >= theirs.id)) {
         theirs = await database.write(

@@ -17,35 +17,6 @@ export async function insertCategory(
   return { ...row, id };
 }
 
-export function findCategory(
-  db: ReadDb,
-  accountId: string,
-  id: number,
-): Promise<CategoryRow | undefined> {
-  return db
-    .selectFrom('categories')
-    .selectAll()
-    .where('account_id', '=', accountId)
-    .where('id', '=', id)
-    .executeTakeFirst();
-}
-
-export function listCategories(
-  db: ReadDb,
-  accountId: string,
-  afterId: number,
-  take: number,
-): Promise<CategoryRow[]> {
-  return db
-    .selectFrom('categories')
-    .selectAll()
-    .where('account_id', '=', accountId)
-    .where('id', '>', afterId)
-    .orderBy('id')
-    .limit(take)
-    .execute();
-}
-
 export function renameCategory(
   tx: Tx,
   accountId: string,

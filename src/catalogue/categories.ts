@@ -9,15 +9,10 @@ import {
 import { fail, ok, type Result } from '../domain/result.js';
 import type { Change, Write } from '../store/change.js';
 import type { ReadDb, Tx } from '../store/database.js';
+import { findNumbered, numberedPage } from '../store/numbered.js';
 import { isForeignKeyViolation } from '../store/store-errors.js';
 import type { CategoryRow } from '../store/tables.js';
-import {
-  deleteCategory,
-  findCategory,
-  insertCategory,
-  listCategories,
-  renameCategory,
-} from './categories-repository.js';
+import { deleteCategory, insertCategory, renameCategory } from './categories-repository.js';
 
 export interface Category {
   id: number;
@@ -53,7 +48,7 @@ export async function getCategory(
   accountId: string,
   id: number,
 ): Promise<Result<Category, 'not_found'>> {
-  const row = await findCategory(db, accountId, id);
+  const row = await findNumbered(db, 'categories', accountId, id);
   return row ? ok(toCategory(row)) : notFound(id);
 }
 
@@ -64,7 +59,10 @@ export async function listCategoryPage(
 ): Promise<Result<Page<Category>, 'invalid_cursor'>> {
   const after = decodeCursor(page.cursor);
   if (!after.ok) return after;
-  const rows = await listCategories(db, accountId, after.value, pageSize(page) + 1);
+  const rows = await numberedPage(db, 'categories', accountId, {
+    afterId: after.value,
+    take: pageSize(page) + 1,
+  });
   const { items, nextCursor } = toPage(rows, pageSize(page));
   return ok({ items: items.map(toCategory), nextCursor });
 }
@@ -79,7 +77,7 @@ export function updateCategory(
     work: async (tx) => {
       const row =
         changes.name === undefined
-          ? await findCategory(tx, accountId, id)
+          ? await findNumbered(tx, 'categories', accountId, id)
           : await renameCategory(tx, accountId, id, changes.name);
       return row ? ok(toCategory(row)) : notFound(id);
     },

@@ -1,6 +1,6 @@
 import type { Updateable } from 'kysely';
 import type { ReadDb, Tx } from '../store/handles.js';
-import { type Numbered, numberedInsert, type Unnumbered } from '../store/numbered.js';
+import { type Numbered, numberedInsert, numberedPage, type Unnumbered } from '../store/numbered.js';
 import { preparedQuery } from '../store/prepared.js';
 import type { PetRow, PetStatus, PetsTable } from '../store/tables.js';
 
@@ -33,15 +33,6 @@ export async function sendPetInsert(
 ): Promise<{ pet: PetRow; stored: Numbered['stored'] }> {
   const { id, stored } = await insertPetQuery(tx, row);
   return { pet: { ...row, id } as PetRow, stored };
-}
-
-export function findPet(db: ReadDb, accountId: string, id: number): Promise<PetRow | undefined> {
-  return db
-    .selectFrom('pets')
-    .selectAll()
-    .where('account_id', '=', accountId)
-    .where('id', '=', id)
-    .executeTakeFirst();
 }
 
 const petsPage = preparedQuery((db, p: { accountId: string; afterId: number; take: number }) =>
@@ -80,19 +71,8 @@ export function listPets(
   },
 ): Promise<PetRow[]> {
   const { status, ids, afterId, take } = filter;
-  if (ids !== undefined) {
-    // Up to 100 ids (the schema's bound): a query of its own, not prepared.
-    return db
-      .selectFrom('pets')
-      .selectAll()
-      .where('account_id', '=', accountId)
-      .where('id', 'in', ids.length > 0 ? [...ids] : [0])
-      .$if(status !== undefined, (q) => q.where('status', '=', status as PetStatus))
-      .where('id', '>', afterId)
-      .orderBy('id')
-      .limit(take)
-      .execute();
-  }
+  // Up to 100 ids (the schema's bound): a query of its own, not prepared.
+  if (ids !== undefined) return numberedPage(db, 'pets', accountId, filter);
   return status === undefined
     ? petsPage(db, { accountId, afterId, take })
     : petsPageByStatus(db, { accountId, status, afterId, take });

@@ -9,14 +9,13 @@ import {
 import { fail, ok, type Result } from '../domain/result.js';
 import type { Change, Write } from '../store/change.js';
 import type { ReadDb, Tx } from '../store/database.js';
-import { insertedWith } from '../store/numbered.js';
+import { findNumbered, insertedWith } from '../store/numbered.js';
 import { isForeignKeyViolation } from '../store/store-errors.js';
 import type { PetRow } from '../store/tables.js';
 import { type NewEvent, recordEvents } from '../webhooks/events.js';
 import {
   countPetsByStatus,
   deletePetWithoutOpenOrder,
-  findPet,
   hasOpenOrder,
   listPets,
   sendPetInsert,
@@ -127,7 +126,7 @@ export async function getPet(
   accountId: string,
   id: number,
 ): Promise<Result<Pet, 'not_found'>> {
-  const row = await findPet(db, accountId, id);
+  const row = await findNumbered(db, 'pets', accountId, id);
   return row ? ok(toPet(row)) : notFound(id);
 }
 
@@ -160,7 +159,7 @@ export function updatePet(
       // Compare-and-set on the status read: if another request moved the pet in between, read
       // again and judge the move against the new status.
       for (let attempt = 0; attempt < 5; attempt++) {
-        const current = await findPet(tx, accountId, id);
+        const current = await findNumbered(tx, 'pets', accountId, id);
         if (!current) return notFound(id);
         const from = current.status;
         const to = changes.status ?? from;
@@ -210,7 +209,7 @@ export function removePet(
         await recordEvents(tx, accountId, clock.now(), [petEvent('pet.deleted', toPet(removed))]);
         return ok(undefined);
       }
-      return (await findPet(tx, accountId, id)) ? onOrder(id) : notFound(id);
+      return (await findNumbered(tx, 'pets', accountId, id)) ? onOrder(id) : notFound(id);
     },
   };
 }

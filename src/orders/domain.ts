@@ -1,5 +1,5 @@
 import { type PetStatus, petEvent, toPet } from '../catalogue/pets.js';
-import { findPet, updatePetIfStatus } from '../catalogue/pets-repository.js';
+import { updatePetIfStatus } from '../catalogue/pets-repository.js';
 import type { Clock } from '../clock.js';
 import {
   decodeCursor,
@@ -11,9 +11,10 @@ import {
 import { fail, ok, type Result } from '../domain/result.js';
 import type { Change } from '../store/change.js';
 import type { ReadDb, Tx } from '../store/database.js';
+import { findNumbered, numberedPage } from '../store/numbered.js';
 import { type OrderRow, toIso } from '../store/tables.js';
 import { type NewEvent, recordEvents } from '../webhooks/events.js';
-import { findOrder, insertOrder, listOrders, updateOrderIfStatus } from './repository.js';
+import { insertOrder, updateOrderIfStatus } from './repository.js';
 
 /** The statuses an order may have: its row's (src/store/tables.ts). */
 export { ORDER_STATUSES } from '../store/tables.js';
@@ -79,7 +80,7 @@ export function placeOrder(
         updated_at: at,
       });
       if (!pet) {
-        const existing = await findPet(tx, accountId, petId);
+        const existing = await findNumbered(tx, 'pets', accountId, petId);
         return existing
           ? fail('pet_not_available', `Pet ${petId} is ${existing.status}, not available.`)
           : fail('not_found', `No pet ${petId} in this account.`);
@@ -99,7 +100,7 @@ export async function getOrder(
   accountId: string,
   id: number,
 ): Promise<Result<Order, 'not_found'>> {
-  const row = await findOrder(db, accountId, id);
+  const row = await findNumbered(db, 'orders', accountId, id);
   return row ? ok(toOrder(row)) : notFound(id);
 }
 
@@ -110,7 +111,7 @@ export async function listOrderPage(
 ): Promise<Result<Page<Order>, 'invalid_cursor'>> {
   const after = decodeCursor(query.cursor);
   if (!after.ok) return after;
-  const rows = await listOrders(db, accountId, {
+  const rows = await numberedPage(db, 'orders', accountId, {
     status: query.status,
     afterId: after.value,
     take: pageSize(query) + 1,
@@ -149,7 +150,7 @@ async function moveOrder(
   id: number,
   to: OrderStatus,
 ): Promise<Result<Order, 'not_found' | 'invalid_transition'> | undefined> {
-  const current = await findOrder(tx, accountId, id);
+  const current = await findNumbered(tx, 'orders', accountId, id);
   if (!current) return notFound(id);
   const from = current.status;
   if (from === to) return ok(toOrder(current));

@@ -1,4 +1,4 @@
-import type { ReadDb, Tx } from '../store/handles.js';
+import type { Tx } from '../store/handles.js';
 import { numberedInsert } from '../store/numbered.js';
 import type { OrderRow, OrderStatus } from '../store/tables.js';
 
@@ -21,35 +21,6 @@ export async function insertOrder(
   const { id, stored } = await insertOrderQuery(tx, row);
   await stored;
   return { ...row, id };
-}
-
-export function findOrder(
-  db: ReadDb,
-  accountId: string,
-  id: number,
-): Promise<OrderRow | undefined> {
-  return db
-    .selectFrom('orders')
-    .selectAll()
-    .where('account_id', '=', accountId)
-    .where('id', '=', id)
-    .executeTakeFirst();
-}
-
-export function listOrders(
-  db: ReadDb,
-  accountId: string,
-  filter: { status?: OrderStatus | undefined; afterId: number; take: number },
-): Promise<OrderRow[]> {
-  return db
-    .selectFrom('orders')
-    .selectAll()
-    .where('account_id', '=', accountId)
-    .$if(filter.status !== undefined, (q) => q.where('status', '=', filter.status as OrderStatus))
-    .where('id', '>', filter.afterId)
-    .orderBy('id')
-    .limit(filter.take)
-    .execute();
 }
 
 /** Compare-and-set on the order's status, like pets. */

@@ -1,5 +1,5 @@
-import { type Insertable, PostgresAdapter, sql } from 'kysely';
-import { lentWith, type NumberedTable, type Tx } from './handles.js';
+import { type Insertable, PostgresAdapter, type Selectable, sql } from 'kysely';
+import { lentWith, type NumberedTable, type ReadDb, type Tx } from './handles.js';
 import { preparedWrite } from './prepared.js';
 import type { Tables } from './tables.js';
 
@@ -20,6 +20,9 @@ export type { NumberedTable };
  *   locked until then, so the next batch of that account, on any instance, numbers after it.
  *   Batches of several instances wait for each other at worst, and never deadlock.
  */
+
+/** A numbered row as stored. */
+export type NumberedRow<T extends NumberedTable> = Selectable<Tables[T]>;
 
 /** A numbered row as inserted: every column, the id aside. */
 export type Unnumbered<T extends NumberedTable> = Omit<Insertable<Tables[T]>, 'id'> & {
@@ -136,4 +139,50 @@ export function takeNumbers(tx: Tx, accountId: string, table: NumberedTable, cou
   const batch = lentWith(tx)?.numbers;
   if (!batch) throw new Error('a numbered insert on PostgreSQL runs in a group-commit write');
   return batch.take(accountId, table, count);
+}
+
+/** An account's row of `table`, by its number. */
+export function findNumbered<T extends NumberedTable>(
+  db: ReadDb,
+  table: T,
+  accountId: string,
+  id: number,
+): Promise<NumberedRow<T> | undefined> {
+  return db
+    .selectFrom(table as NumberedTable)
+    .selectAll()
+    .where('account_id', '=', accountId)
+    .where('id', '=', id)
+    .executeTakeFirst() as Promise<NumberedRow<T> | undefined>;
+}
+
+/**
+ * A keyset page of an account's rows of `table`, in number order: at most `take`, numbered
+ * after `afterId`; only those of `status` and among `ids` when either is given.
+ */
+export function numberedPage<T extends NumberedTable>(
+  db: ReadDb,
+  table: T,
+  accountId: string,
+  page: {
+    status?: (Tables[T] extends { status: infer S } ? S : never) | undefined;
+    ids?: readonly number[] | undefined;
+    afterId: number;
+    take: number;
+  },
+): Promise<NumberedRow<T>[]> {
+  const { status, ids } = page;
+  // Typed as a table with a status: only pets and orders are ever given one (`page.status`).
+  return db
+    .selectFrom(table as Exclude<NumberedTable, 'categories'>)
+    .selectAll()
+    .where('account_id', '=', accountId)
+    .$if(ids !== undefined, (q) => q.where('id', 'in', ids?.length ? [...ids] : [0]))
+    .$if(status !== undefined, (q) =>
+      q.where('status', '=', status as NumberedRow<'pets' | 'orders'>['status']),
+    )
+    .where('id', '>', page.afterId)
+    .orderBy('id')
+    .limit(page.take)
+    .execute() as Promise<NumberedRow<T>[]>;
 }
