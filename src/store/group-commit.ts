@@ -178,25 +178,17 @@ export abstract class WriteBatches {
 const OUTCOME_UNKNOWN = 'committed, but its WAL sync failed: the write may or may not be on disk';
 
 /**
- * Group commit for SQLite (docs/decisions/0026-sqlite-group-commit.md). Each durable commit
- * costs an fsync.
- * Writes that arrive while the event loop turns are gathered and committed together, one fsync
- * for them all; each caller is answered only after that fsync, so nothing is acknowledged
- * before it is on disk. The commit itself does not sync (synchronous=NORMAL): `sync` does,
- * off the event loop, which serves reads meanwhile
- * (docs/decisions/0029-wal-sync-off-the-event-loop.md). A commit is
- * visible to readers from the moment it is made, up to its sync before its writers hear.
+ * Group commit for SQLite (docs/decisions/0026-sqlite-group-commit.md): the writes of a turn
+ * share one transaction on the one connection, which is each write's `Tx`, each in a savepoint
+ * of its own (one that fails is rolled back alone), and one fsync. The commit does not sync
+ * (synchronous=NORMAL): `sync` does, off the event loop (0029-wal-sync-off-the-event-loop.md),
+ * and each caller is answered only after it, so nothing is acknowledged before it is on disk.
+ * A commit is visible to readers from the moment it is made.
  *
- * Every write runs in a savepoint of its own: one that fails is rolled back alone and its
- * caller gets its error, while the others commit. The batch holds the one connection until
- * every write in it is done, so each write's `Tx` is that connection.
- *
- * A sync that fails comes after COMMIT: the batch's writes are stored and seen, so their
- * callers get an OutcomeUnknownError, never "nothing was changed". From then on every write is
- * refused (WriteRefusedError 'failing') until the process restarts: Linux reports a failed
- * writeback once and may drop the pages it could not write, so no later sync could show that
- * the WAL frames before a new commit reached the disk, and SQLite's recovery stops at the first
- * frame that did not (docs/decisions/0003-outcome-unknown.md).
+ * A sync that fails comes after COMMIT: the batch's callers get an OutcomeUnknownError, never
+ * "nothing was changed", and every later write is refused (WriteRefusedError 'failing') until
+ * the process restarts: no later sync could show that the WAL frames before a new commit
+ * reached the disk (docs/decisions/0003-outcome-unknown.md).
  */
 export class GroupCommit extends WriteBatches {
   /** The first failed sync's error, once one failed: the writer is fenced. */

@@ -12,13 +12,9 @@ export type { NumberedTable };
  * number is never given twice, even after its row is deleted (an order keeps its pet's id).
  *
  * Numbers follow commit order on both stores, which the page cache relies on (an append lands
- * after every full page: src/http/freshness.ts):
- * - SQLite has one writer, and a write's insert and its counter's update are in one batch;
- * - on PostgreSQL each group-commit batch locks and reads the counters of the accounts its
- *   writes number for first, in one order (WriteOptions.numbersFor), hands numbers out from
- *   them in memory, and writes them back before its COMMIT (PgGroupCommit); the row stays
- *   locked until then, so the next batch of that account, on any instance, numbers after it.
- *   Batches of several instances wait for each other at worst, and never deadlock.
+ * after every full page: src/http/freshness.ts): SQLite has one writer, and on PostgreSQL each
+ * batch locks its accounts' counters first, in one order, until its COMMIT (PgGroupCommit;
+ * docs/decisions/0020-numbers-in-commit-order.md).
  */
 
 /** A numbered row as stored. */

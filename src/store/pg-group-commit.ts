@@ -33,19 +33,15 @@ const settle = <T>(work: Promise<T>): Promise<Outcome<T>> =>
   );
 
 /**
- * Group commit for PostgreSQL. Each write committed on its own costs a round trip for its
- * statement, a WAL flush, and, for inserts under one account, a row lock on the account and
- * category shared by every transaction at once (a MultiXact each). Writes that arrive while a
- * batch is being committed are gathered and committed together in one transaction, on one
- * pipelined connection (node-postgres' `pipeline`: statements are sent without waiting for the
- * answers of those before them); each caller is answered only after that commit.
+ * Group commit for PostgreSQL (docs/decisions/0028-postgres-group-commit.md): the writes that
+ * arrive while a batch commits share the next one's transaction, on one pipelined connection
+ * (node-postgres' `pipeline`: statements sent without waiting for the answers before them);
+ * each caller is answered only after its COMMIT.
  *
- * Blind writes (WriteOptions.blind) run side by side, their statements pipelined. Should any
- * of them fail (PostgreSQL then aborts the whole transaction), or the transaction be aborted
- * by a failure a write swallowed, the batch is rolled back and run again one write at a time,
- * each in a savepoint of its own: the failing write fails alone, with its own error, and the
- * others commit. A blind write may therefore run twice; only the last run's changes and answer
- * count. Other writes always run one at a time in their savepoints.
+ * Blind writes (WriteOptions.blind) run side by side, pipelined. Should one fail (PostgreSQL
+ * then aborts the whole transaction), or a write swallow a failure, the batch is rolled back
+ * and run again one write at a time, each in its savepoint: the failing write fails alone, and
+ * a blind write may run twice, only its last run counting. Other writes always run alone.
  *
  * A COMMIT whose answer is lost with its connection may have been carried out: its writes'
  * callers get an OutcomeUnknownError, never "nothing was changed"
