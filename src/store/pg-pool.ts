@@ -28,6 +28,13 @@ StoreClient.prototype.query = function (this: pg.Client, ...args: unknown[]) {
   return result instanceof Promise ? result.catch(rethrown) : result;
 } as pg.Client['query'];
 
+/** What `pg.Pool.connect` calls back with. */
+type Connected = (
+  err: Error | undefined,
+  client: pg.PoolClient | undefined,
+  done: (release?: unknown) => void,
+) => void;
+
 /**
  * The store's PostgreSQL pool. Every failure it hands out is marked as the store's, so that only
  * these can be taken for the database being away (`storeTrouble`): a connection refused, lost
@@ -41,20 +48,8 @@ export class StorePool extends pg.Pool {
   }
 
   override connect(): Promise<pg.PoolClient>;
-  override connect(
-    callback: (
-      err: Error | undefined,
-      client: pg.PoolClient | undefined,
-      done: (release?: unknown) => void,
-    ) => void,
-  ): void;
-  override connect(
-    callback?: (
-      err: Error | undefined,
-      client: pg.PoolClient | undefined,
-      done: (release?: unknown) => void,
-    ) => void,
-  ): Promise<pg.PoolClient> | undefined {
+  override connect(callback: Connected): void;
+  override connect(callback?: Connected): Promise<pg.PoolClient> | undefined {
     if (callback) {
       super.connect((err, client, done) => callback(raisedByPostgres(err), client, done));
       return undefined;
