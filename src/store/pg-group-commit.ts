@@ -3,7 +3,7 @@ import type pg from 'pg';
 import { type Outcome, type Pending, unconfirmed, WriteBatches } from './group-commit.js';
 import { lendTx, type NumberedTable, type NumberSource, type Tx } from './handles.js';
 import type { IdClock } from './id-clock.js';
-import { storeTrouble } from './store-errors.js';
+import { codeOf, storeTrouble } from './store-errors.js';
 import type { Tables } from './tables.js';
 
 /** Statements a write must not send: the batch owns its transaction. */
@@ -278,13 +278,12 @@ interface Counters extends Record<NumberedTable, number> {
 
 /** The error is the server's answer (it has an SQLSTATE), not the connection's loss. */
 function serverSaid(error: unknown): boolean {
-  const { code } = (error ?? {}) as { code?: unknown };
-  return typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code);
+  return /^[0-9A-Z]{5}$/.test(codeOf(error) ?? '');
 }
 
 /** SQLSTATE 25P02: the transaction was aborted by an earlier statement's failure. (A
  * pipelined connection reports its transaction status only after the next answer, so the
  * status alone cannot tell.) */
 function inFailedTransaction(error: unknown): boolean {
-  return (error as { code?: unknown } | null)?.code === '25P02';
+  return codeOf(error) === '25P02';
 }

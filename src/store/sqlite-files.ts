@@ -1,5 +1,6 @@
 import { chmodSync, closeSync, constants, mkdirSync, openSync, statSync } from 'node:fs';
 import { dirname } from 'node:path';
+import { codeOf } from './store-errors.js';
 
 /** Owner only: the folder made for a SQLite database, and the database's files. */
 export const PRIVATE_FOLDER_MODE = 0o700;
@@ -7,10 +8,6 @@ export const PRIVATE_FILE_MODE = 0o600;
 
 /** The files of a database in WAL mode: the database, its write-ahead log, its shared memory. */
 export const SQLITE_SUFFIXES = ['', '-wal', '-shm'] as const;
-
-function codeOf(error: unknown): string | undefined {
-  return (error as NodeJS.ErrnoException | undefined)?.code;
-}
 
 /** The sticky bit (not in fs.constants): in such a folder only a file's owner may remove it. */
 const STICKY = 0o1000;

@@ -36,7 +36,8 @@ function fromPostgres(err: Error): boolean {
   return (err as { [RAISED_BY_POSTGRES]?: true })[RAISED_BY_POSTGRES] === true;
 }
 
-function codeOf(err: unknown): string | undefined {
+/** An error's `code` (an errno name, a SQLite result code, an SQLSTATE), when it has one. */
+export function codeOf(err: unknown): string | undefined {
   const code = (err as { code?: unknown } | null | undefined)?.code;
   return typeof code === 'string' ? code : undefined;
 }
@@ -124,6 +125,6 @@ export function valueRefused(err: unknown): boolean {
 /** A foreign key the database refused, on either store: services turn it into an outcome
  * (`unknown_category`, `category_in_use`). */
 export function isForeignKeyViolation(err: unknown): boolean {
-  const code = typeof err === 'object' && err !== null && 'code' in err ? String(err.code) : '';
+  const code = codeOf(err);
   return code === '23503' || code === 'SQLITE_CONSTRAINT_FOREIGNKEY';
 }
