@@ -7,7 +7,7 @@ import {
   toPage,
 } from '../domain/pagination.js';
 import { fail, ok, type Result } from '../domain/result.js';
-import type { Change, Write } from '../store/change.js';
+import { type Change, change, type Write } from '../store/change.js';
 import type { ReadDb, Tx } from '../store/database.js';
 import { findNumbered, numberedPage } from '../store/numbered.js';
 import { isForeignKeyViolation } from '../store/store-errors.js';
@@ -72,32 +72,26 @@ export function updateCategory(
   id: number,
   changes: { name?: string | undefined },
 ): Change<Result<Category, 'not_found'>> {
-  return {
-    options: {},
-    work: async (tx) => {
-      const row =
-        changes.name === undefined
-          ? await findNumbered(tx, 'categories', accountId, id)
-          : await renameCategory(tx, accountId, id, changes.name);
-      return row ? ok(toCategory(row)) : notFound(id);
-    },
-  };
+  return change(async (tx) => {
+    const row =
+      changes.name === undefined
+        ? await findNumbered(tx, 'categories', accountId, id)
+        : await renameCategory(tx, accountId, id, changes.name);
+    return row ? ok(toCategory(row)) : notFound(id);
+  });
 }
 
 export function removeCategory(
   accountId: string,
   id: number,
 ): Change<Result<void, 'not_found' | 'category_in_use'>> {
-  return {
-    options: {},
-    work: async (tx) => {
-      try {
-        return (await deleteCategory(tx, accountId, id)) ? ok(undefined) : notFound(id);
-      } catch (err) {
-        // The pets' foreign key decides, so a pet added at the same instant is never orphaned.
-        if (!isForeignKeyViolation(err)) throw err;
-        return fail('category_in_use', `Category ${id} still has pets; move or delete them first.`);
-      }
-    },
-  };
+  return change(async (tx) => {
+    try {
+      return (await deleteCategory(tx, accountId, id)) ? ok(undefined) : notFound(id);
+    } catch (err) {
+      // The pets' foreign key decides, so a pet added at the same instant is never orphaned.
+      if (!isForeignKeyViolation(err)) throw err;
+      return fail('category_in_use', `Category ${id} still has pets; move or delete them first.`);
+    }
+  });
 }

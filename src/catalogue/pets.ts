@@ -7,7 +7,7 @@ import {
   toPage,
 } from '../domain/pagination.js';
 import { fail, ok, type Result } from '../domain/result.js';
-import type { Change, Write } from '../store/change.js';
+import { type Change, change, type Write } from '../store/change.js';
 import type { ReadDb, Tx } from '../store/database.js';
 import { findNumbered, insertedWith } from '../store/numbered.js';
 import { isForeignKeyViolation } from '../store/store-errors.js';
@@ -153,47 +153,42 @@ export function updatePet(
   id: number,
   changes: PetChanges,
 ): Change<Result<Pet, 'not_found' | 'unknown_category' | 'invalid_transition' | 'pet_on_order'>> {
-  return {
-    options: {},
-    work: async (tx) => {
-      // Compare-and-set on the status read: if another request moved the pet in between, read
-      // again and judge the move against the new status.
-      for (let attempt = 0; attempt < 5; attempt++) {
-        const current = await findNumbered(tx, 'pets', accountId, id);
-        if (!current) return notFound(id);
-        const from = current.status;
-        const to = changes.status ?? from;
-        if (to !== from && (await hasOpenOrder(tx, accountId, id))) return onOrder(id);
-        if (!canMove(from, to)) {
-          return fail(
-            'invalid_transition',
-            `A ${from} pet cannot become ${to}` +
-              (from === 'sold'
-                ? ' (sold is final).'
-                : `; it can become ${NEXT[from].join(' or ')}.`),
-          );
-        }
-        try {
-          const now = clock.now();
-          const row = await updatePetIfStatus(tx, accountId, id, from, {
-            ...(changes.name !== undefined && { name: changes.name }),
-            ...(changes.categoryId !== undefined && { category_id: changes.categoryId }),
-            status: to,
-            updated_at: now.toISOString(),
-          });
-          if (row) {
-            const pet = toPet(row);
-            await recordEvents(tx, accountId, now, [petEvent('pet.updated', pet)]);
-            return ok(pet);
-          }
-        } catch (err) {
-          if (isForeignKeyViolation(err)) return unknownCategory(changes.categoryId);
-          throw err;
-        }
+  return change(async (tx) => {
+    // Compare-and-set on the status read: if another request moved the pet in between, read
+    // again and judge the move against the new status.
+    for (let attempt = 0; attempt < 5; attempt++) {
+      const current = await findNumbered(tx, 'pets', accountId, id);
+      if (!current) return notFound(id);
+      const from = current.status;
+      const to = changes.status ?? from;
+      if (to !== from && (await hasOpenOrder(tx, accountId, id))) return onOrder(id);
+      if (!canMove(from, to)) {
+        return fail(
+          'invalid_transition',
+          `A ${from} pet cannot become ${to}` +
+            (from === 'sold' ? ' (sold is final).' : `; it can become ${NEXT[from].join(' or ')}.`),
+        );
       }
-      throw new Error(`pet ${id} kept changing under concurrent updates`);
-    },
-  };
+      try {
+        const now = clock.now();
+        const row = await updatePetIfStatus(tx, accountId, id, from, {
+          ...(changes.name !== undefined && { name: changes.name }),
+          ...(changes.categoryId !== undefined && { category_id: changes.categoryId }),
+          status: to,
+          updated_at: now.toISOString(),
+        });
+        if (row) {
+          const pet = toPet(row);
+          await recordEvents(tx, accountId, now, [petEvent('pet.updated', pet)]);
+          return ok(pet);
+        }
+      } catch (err) {
+        if (isForeignKeyViolation(err)) return unknownCategory(changes.categoryId);
+        throw err;
+      }
+    }
+    throw new Error(`pet ${id} kept changing under concurrent updates`);
+  });
 }
 
 export function removePet(
@@ -201,17 +196,14 @@ export function removePet(
   accountId: string,
   id: number,
 ): Change<Result<void, 'not_found' | 'pet_on_order'>> {
-  return {
-    options: {},
-    work: async (tx) => {
-      const removed = await deletePetWithoutOpenOrder(tx, accountId, id);
-      if (removed) {
-        await recordEvents(tx, accountId, clock.now(), [petEvent('pet.deleted', toPet(removed))]);
-        return ok(undefined);
-      }
-      return (await findNumbered(tx, 'pets', accountId, id)) ? onOrder(id) : notFound(id);
-    },
-  };
+  return change(async (tx) => {
+    const removed = await deletePetWithoutOpenOrder(tx, accountId, id);
+    if (removed) {
+      await recordEvents(tx, accountId, clock.now(), [petEvent('pet.deleted', toPet(removed))]);
+      return ok(undefined);
+    }
+    return (await findNumbered(tx, 'pets', accountId, id)) ? onOrder(id) : notFound(id);
+  });
 }
 
 export interface Inventory {

@@ -9,7 +9,7 @@ import {
   toPage,
 } from '../domain/pagination.js';
 import { fail, ok, type Result } from '../domain/result.js';
-import type { Change } from '../store/change.js';
+import { type Change, change } from '../store/change.js';
 import type { ReadDb, Tx } from '../store/database.js';
 import { findNumbered, numberedPage } from '../store/numbered.js';
 import { type OrderRow, toIso } from '../store/tables.js';
@@ -130,16 +130,13 @@ export function updateOrder(
   id: number,
   to: OrderStatus,
 ): Change<Result<Order, 'not_found' | 'invalid_transition'>> {
-  return {
-    options: {},
-    work: async (tx) => {
-      for (let attempt = 0; attempt < 5; attempt++) {
-        const result = await moveOrder(tx, clock, accountId, id, to);
-        if (result) return result;
-      }
-      throw new Error(`order ${id} kept changing under concurrent updates`);
-    },
-  };
+  return change(async (tx) => {
+    for (let attempt = 0; attempt < 5; attempt++) {
+      const result = await moveOrder(tx, clock, accountId, id, to);
+      if (result) return result;
+    }
+    throw new Error(`order ${id} kept changing under concurrent updates`);
+  });
 }
 
 /** One try of `updateOrder`; undefined when the order moved meanwhile. */

@@ -22,6 +22,15 @@ export interface Write<T> {
   readonly committed?: (outcome: T) => Promise<void>;
 }
 
+/** A change that writes: `work`, run as one write with `options`. Its outcome's type is the one
+ * the caller declares (`NoInfer`: not narrowed to what `work` happens to return). */
+export function change<T>(
+  work: (tx: Tx) => Promise<NoInfer<T>>,
+  options: WriteOptions = {},
+): Write<T> {
+  return { work, options };
+}
+
 /** An outcome decided before any write (an input refused): nothing to change. */
 export interface Decided<T> {
   readonly decided: T;
