@@ -56,9 +56,21 @@ function prepared<H extends ReadDb, P extends Record<string, unknown>, Row>(
   build: Builder<H, P, Row>,
   options: { onServer?: boolean } = {},
 ) {
-  const compiled = compiledOnce(build, options.onServer === true);
+  // Compiled once per database: by its adapter, which a connection's handle shares with the
+  // handle it came from (group commit takes a new connection handle for every batch). We use no
+  // Kysely plugins, which could make two handles of one adapter write different SQL.
+  const compiled = new WeakMap<object, Named<Row>>();
   return async (db: H, parameters: P): Promise<Row[]> => {
-    const { query, names, server } = compiled(db);
+    const adapter = db.getExecutor().adapter;
+    let once = compiled.get(adapter);
+    if (!once) {
+      once = named(db, build);
+      if (options.onServer && adapter instanceof PostgresAdapter) {
+        once.server = serverName(once.query.sql);
+      }
+      compiled.set(adapter, once);
+    }
+    const { query, names, server } = once;
     const values = valuesOf(names, parameters);
     const lent = lentWith(db);
     if (lent?.direct) return lent.direct.all(query.sql, values) as Row[];
@@ -76,30 +88,6 @@ interface Named<Row> {
   names: readonly string[];
   /** A write's name on PostgreSQL's server (see `serverName`). */
   server?: string;
-}
-
-/**
- * Compiled once per database: by its adapter, which a connection's handle shares with the
- * handle it came from (group commit takes a new connection handle for every batch). We use no
- * Kysely plugins, which could make two handles of one adapter write different SQL.
- */
-function compiledOnce<H extends ReadDb, P extends Record<string, unknown>, Row>(
-  build: Builder<H, P, Row>,
-  serverSide: boolean,
-) {
-  const compiled = new WeakMap<object, Named<Row>>();
-  return (db: H): Named<Row> => {
-    const adapter = db.getExecutor().adapter;
-    let query = compiled.get(adapter);
-    if (!query) {
-      query = named(db, build);
-      if (serverSide && adapter instanceof PostgresAdapter) {
-        query.server = serverName(query.query.sql);
-      }
-      compiled.set(adapter, query);
-    }
-    return query;
-  };
 }
 
 /** What the builder's `p` gives for a name: a value Kysely binds as it is, and we recognize. */
