@@ -3,32 +3,26 @@ import type { ReadDb, Tx } from './handles.js';
 import { preparedWrite } from './prepared.js';
 import type { IdempotencyKeyRow, IdempotencyKeysTable } from './tables.js';
 
-const keepAnswerQuery = preparedWrite((tx, p: Insertable<IdempotencyKeysTable>) =>
-  tx
+const keepAnswerQuery = preparedWrite((tx, p: Insertable<IdempotencyKeysTable>) => {
+  // What a key holds: written, or written over when what it held has expired.
+  const kept = {
+    fingerprint: p.fingerprint,
+    answer: p.answer,
+    credential_hash: p.credential_hash,
+    created_at: p.created_at,
+    expires_at: p.expires_at,
+  };
+  return tx
     .insertInto('idempotency_keys')
-    .values({
-      scope: p.scope,
-      key_hash: p.key_hash,
-      fingerprint: p.fingerprint,
-      answer: p.answer,
-      credential_hash: p.credential_hash,
-      created_at: p.created_at,
-      expires_at: p.expires_at,
-    })
+    .values({ scope: p.scope, key_hash: p.key_hash, ...kept })
     .onConflict((conflict) =>
       conflict
         .columns(['scope', 'key_hash'])
-        .doUpdateSet({
-          fingerprint: p.fingerprint,
-          answer: p.answer,
-          credential_hash: p.credential_hash,
-          created_at: p.created_at,
-          expires_at: p.expires_at,
-        })
+        .doUpdateSet(kept)
         .where('idempotency_keys.expires_at', '<=', p.created_at),
     )
-    .returning('scope'),
-);
+    .returning('scope');
+});
 
 /**
  * Keeps an answer for its key, in the caller's transaction (a prepared statement: it runs in
