@@ -112,17 +112,7 @@ export function deletePetWithoutOpenOrder(
     .deleteFrom('pets')
     .where('account_id', '=', accountId)
     .where('id', '=', id)
-    .where(({ not, exists, selectFrom }) =>
-      not(
-        exists(
-          selectFrom('orders')
-            .select('orders.id')
-            .where('orders.account_id', '=', accountId)
-            .where('orders.pet_id', '=', id)
-            .where('orders.status', 'in', ['placed', 'approved']),
-        ),
-      ),
-    )
+    .where(({ not, exists }) => not(exists(openOrders(tx, accountId, id))))
     .returningAll()
     .executeTakeFirst();
 }
@@ -147,12 +137,15 @@ export async function countPetsByStatus(
  * catalogue needs nothing of the orders' code.
  */
 export async function hasOpenOrder(db: ReadDb, accountId: string, petId: number): Promise<boolean> {
-  const row = await db
+  return (await openOrders(db, accountId, petId).executeTakeFirst()) !== undefined;
+}
+
+/** The pet's orders still open (placed or approved). */
+function openOrders(db: ReadDb, accountId: string, petId: number) {
+  return db
     .selectFrom('orders')
-    .select('id')
-    .where('account_id', '=', accountId)
-    .where('pet_id', '=', petId)
-    .where('status', 'in', ['placed', 'approved'])
-    .executeTakeFirst();
-  return row !== undefined;
+    .select('orders.id')
+    .where('orders.account_id', '=', accountId)
+    .where('orders.pet_id', '=', petId)
+    .where('orders.status', 'in', ['placed', 'approved']);
 }
