@@ -12,14 +12,17 @@ export interface BackupThreadData {
   target: string;
 }
 
-if (!parentPort) throw new Error('backup-thread.ts runs as a worker thread');
-const { path, target } = workerData as BackupThreadData;
-const sqlite = new SqliteDatabase(path, { fileMustExist: true });
-try {
-  // One read transaction: the copy is the database as it was when it began, whatever is
-  // written meanwhile (WAL: the writers are not held up).
-  sqlite.prepare('vacuum into ?').run(target);
-} finally {
-  sqlite.close();
+/** Copies the database as one read transaction sees it: whatever is written meanwhile, the
+ * copy is the database as it was when it began (WAL: the writers are not held up). */
+function copy({ path, target }: BackupThreadData): void {
+  const sqlite = new SqliteDatabase(path, { fileMustExist: true });
+  try {
+    sqlite.prepare('vacuum into ?').run(target);
+  } finally {
+    sqlite.close();
+  }
 }
+
+if (!parentPort) throw new Error('backup-thread.ts runs as a worker thread');
+copy(workerData as BackupThreadData);
 parentPort.postMessage('done');
