@@ -1,3 +1,5 @@
+// First: on an unsupported Node.js line, one sentence and exit 1, before the SQLite driver loads.
+import './preflight.js';
 import { buildApp } from './app.js';
 import { systemClock } from './clock.js';
 import { type Config, ConfigError, loadConfig } from './config.js';

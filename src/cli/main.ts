@@ -1,3 +1,5 @@
+// First: on an unsupported Node.js line, one sentence and exit 1, before the SQLite driver loads.
+import '../preflight.js';
 import { randomBytes } from 'node:crypto';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
