@@ -180,7 +180,8 @@ function redisUrl(env: Env): string | undefined {
   throw new ConfigError('REDIS_URL', `must be redis://… or rediss://… (got "${redactUrl(value)}")`);
 }
 
-function databaseUrl(env: Env): string {
+/** DATABASE_URL alone: what the store's own commands (migrate, backup, restore) need. */
+export function databaseUrl(env: Env = process.env): string {
   const value = read(env, 'DATABASE_URL') ?? 'sqlite:./data/animal-store.db';
   if (/^sqlite:.+/.test(value) || /^postgres(ql)?:\/\/.+/.test(value)) return value;
   throw new ConfigError(

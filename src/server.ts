@@ -124,7 +124,11 @@ async function bringUp(): Promise<void> {
   for (;;) {
     if (!(await outages.untilAnswers('database'))) return;
     try {
-      await (config.migrateOnStart ? database.schema.migrate() : database.schema.assertCurrent());
+      if (config.migrateOnStart) {
+        for (const migration of await database.schema.migrate()) {
+          log.info({ migration }, `migration ${migration} applied`);
+        }
+      } else await database.schema.assertCurrent();
       if (config.demoAccount) {
         demo = await createDemoAccountIfEmpty(database, systemClock, app.passwords, config.env);
       }

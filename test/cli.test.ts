@@ -1,8 +1,18 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
+import { existsSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { run } from '../src/cli/main.js';
-import { basic, databaseOfItsOwn, sqliteDatabaseUrl, startApp } from './helpers.js';
+import {
+  basic,
+  databaseOfItsOwn,
+  dialects,
+  emptyDatabase,
+  sqliteDatabaseUrl,
+  startApp,
+} from './helpers.js';
 
 describe('animal-store CLI', () => {
   // A store of its own: the demo account it seeds is one per store (a second run on a shared
@@ -302,6 +312,69 @@ describe('animal-store CLI', () => {
       assert.equal(revoked.code, 0, revoked.out);
     } finally {
       file.cleanup();
+    }
+  });
+});
+
+describe('animal-store CLI: the store’s own commands', () => {
+  for (const dialect of dialects) {
+    it(`migrates with DATABASE_URL alone, naming each migration, and lists them (${dialect})`, async () => {
+      const made = await emptyDatabase(dialect);
+      // What a server needs and migrate does not: outside development, a session secret and
+      // base URLs; with METRICS=port, its port.
+      const env = { DATABASE_URL: made.url, APP_ENV: 'production', METRICS: 'port' };
+      try {
+        const before = JSON.parse((await run(['migrate', '--status', '--json'], env)).out);
+        assert.deepEqual(before.applied, []);
+        assert.ok(before.pending.includes('0001_initial') && before.pending.length > 10);
+        const migrated = await run(['migrate'], env);
+        assert.equal(migrated.code, 0, migrated.out);
+        assert.deepEqual(
+          migrated.out.split('\n'),
+          before.pending.map((name: string) => `Applied ${name}`),
+        );
+        const after = JSON.parse((await run(['migrate', '--status', '--json'], env)).out);
+        assert.deepEqual(after, { applied: before.pending, pending: [], unknown: [] });
+        const text = await run(['migrate', '--status'], env);
+        assert.match(text.out, /^applied {2}0001_initial$/m);
+        assert.equal((await run(['migrate'], env)).out, 'Schema is up to date.');
+      } finally {
+        await made.drop();
+      }
+    });
+  }
+
+  it('backs up and restores the embedded store, and points PostgreSQL to pg_dump', async () => {
+    const file = sqliteDatabaseUrl();
+    const restored = sqliteDatabaseUrl();
+    const copy = join(tmpdir(), `animal-store-cli-backup-${randomUUID()}.db`);
+    const email = `backup-${randomUUID()}@example.com`;
+    try {
+      const env = { DATABASE_URL: file.url, LOG_LEVEL: 'silent' };
+      assert.equal((await run(['migrate'], env)).code, 0);
+      const made = ['accounts', 'create', '--email', email, '--password', 'a long enough password'];
+      assert.equal((await run(made, env)).code, 0);
+      const backup = await run(['backup', copy, '--json'], env);
+      assert.equal(backup.code, 0, backup.out);
+      assert.equal(JSON.parse(backup.out).bytes, statSync(copy).size);
+      assert.match((await run(['backup', copy], env)).out, /exists/, 'never over a file');
+      assert.equal((await run(['backup'], env)).code, 2, 'FILE is required');
+
+      const into = { DATABASE_URL: restored.url, LOG_LEVEL: 'silent' };
+      const restore = await run(['restore', copy], into);
+      assert.equal(restore.code, 0, restore.out);
+      const accounts = await run(['accounts', 'list', '--json'], into);
+      assert.ok(JSON.parse(accounts.out).some((a: { email: string }) => a.email === email));
+
+      const pg = { DATABASE_URL: 'postgres://127.0.0.1:1/none' };
+      const refused = await run(['backup', `${copy}.pg`], pg);
+      assert.equal(refused.code, 1);
+      assert.match(refused.out, /pg_dump/);
+      assert.ok(!existsSync(`${copy}.pg`));
+    } finally {
+      file.cleanup();
+      restored.cleanup();
+      rmSync(copy, { force: true });
     }
   });
 });

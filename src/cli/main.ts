@@ -5,7 +5,7 @@ import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { buildApp } from '../app.js';
 import { systemClock } from '../clock.js';
-import { type Config, ConfigError, loadConfig, redactUrl } from '../config.js';
+import { type Config, ConfigError, databaseUrl, loadConfig, redactUrl } from '../config.js';
 import { createDemoAccount, DEMO_EMAIL, hasDemoData, seedDemoData } from '../demo.js';
 import {
   type AnnounceKeysChanged,
@@ -23,13 +23,20 @@ import type { Result } from '../domain/result.js';
 import { isScope, SCOPES, type Scope } from '../domain/scopes.js';
 import { UNANNOUNCED } from '../http/freshness.js';
 import { createRateLimiter } from '../limits/create.js';
+import { BackupRefusedError, backupSqlite, type Progress, restoreSqlite } from '../store/backup.js';
 import { commit } from '../store/change.js';
 import { type Database, openDatabase } from '../store/database.js';
 
 const USAGE = `Usage: animal-store <command> [options]
 
 Commands:
-  migrate                                   Bring the database schema up to date.
+  migrate [--status]                        Bring the database schema up to date, naming
+                                            each migration applied; with --status, list
+                                            those applied and pending, changing nothing.
+  backup FILE                               Copy the SQLite database to FILE (a new file)
+                                            while instances run; on PostgreSQL use pg_dump.
+  restore FILE                              Replace the SQLite database with the backup
+                                            FILE; refused while anything has it open.
   accounts list                             Every account: id, email, plan, created.
   accounts create --email E --password P    Create an account (Free plan).
   accounts reset-password --email E         Set a new password (random and printed once, or
@@ -56,7 +63,8 @@ Options:
 Lost the demo key or password? keys create / accounts reset-password with
 --email demo@animal-store.local, or delete ./data (SQLite) and start again.
 
-The database is DATABASE_URL (default sqlite:./data/animal-store.db), as for the server.`;
+The database is DATABASE_URL (default sqlite:./data/animal-store.db), as for the server;
+migrate, backup and restore need no other setting.`;
 
 /** `--scopes pets:read,orders:write`: null (full access) when not given. */
 function scopesOption(value: string | undefined): Scope[] | null {
@@ -87,6 +95,7 @@ const OPTIONS = {
   scopes: { type: 'string' },
   'key-id': { type: 'string' },
   json: { type: 'boolean' },
+  status: { type: 'boolean' },
   help: { type: 'boolean', short: 'h' },
 } as const;
 
@@ -169,11 +178,84 @@ function table(rows: string[][]): string {
     .join('\n');
 }
 
-const COMMANDS: Record<string, Command> = {
-  migrate: async (database) => {
-    const applied = await database.schema.migrate();
-    return applied.length ? `Applied: ${applied.join(', ')}` : 'Schema is up to date.';
+/** The store's own commands: they need DATABASE_URL alone, and migrate nothing first. */
+type StoreCommand = (url: string, options: Options, file: string | undefined) => Promise<Output>;
+
+const STORE_COMMANDS: Record<string, StoreCommand> = {
+  migrate: async (url, options) => {
+    const database = openDatabase(url, { poolSize: 1, warn });
+    try {
+      if (options.status) {
+        const { applied, pending, unknown } = await database.schema.status();
+        const lines = [
+          ...applied.map(
+            (name) =>
+              `applied  ${name}${unknown.includes(name) ? ' (unknown to this version)' : ''}`,
+          ),
+          ...pending.map((name) => `pending  ${name}`),
+        ];
+        return { text: lines.join('\n') || 'No migrations.', json: { applied, pending, unknown } };
+      }
+      const applied = await database.schema.migrate();
+      return {
+        text: applied.length
+          ? applied.map((name) => `Applied ${name}`).join('\n')
+          : 'Schema is up to date.',
+        json: { applied },
+      };
+    } finally {
+      await database.close();
+    }
   },
+  backup: async (url, options, file) => {
+    const target = fileArgument('backup', file);
+    const { bytes } = await backupSqlite(
+      sqlitePath(url, 'backup'),
+      target,
+      shown(options, 'Backing up'),
+    );
+    return { text: `Backed up to ${target} (${megabytes(bytes)}).`, json: { file: target, bytes } };
+  },
+  restore: async (url, options, file) => {
+    const from = fileArgument('restore', file);
+    const path = sqlitePath(url, 'restore');
+    const { bytes } = await restoreSqlite(from, path, shown(options, 'Restoring'));
+    return {
+      text: `Restored ${path} from ${from} (${megabytes(bytes)}).`,
+      json: { file: from, database: path, bytes },
+    };
+  },
+};
+
+const warn = (message: string) => process.stderr.write(`Warning: ${message}\n`);
+
+function fileArgument(command: string, file: string | undefined): string {
+  if (!file) throw new UsageError(`${command} takes a FILE`);
+  return file;
+}
+
+function sqlitePath(url: string, command: string): string {
+  if (!url.startsWith('sqlite:') || url === 'sqlite::memory:') {
+    throw new CommandFailure(
+      `${command} is for the embedded store (DATABASE_URL=sqlite:FILE); on PostgreSQL use ` +
+        'pg_dump and pg_restore (docs/operations.md)',
+    );
+  }
+  return url.slice('sqlite:'.length);
+}
+
+const megabytes = (bytes: number) => `${(bytes / 1e6).toFixed(1)} MB`;
+
+/** Progress on stderr when it is a terminal (a line rewritten in place), else nothing. */
+function shown(options: Options, doing: string): Progress {
+  if (options.json || !process.stderr.isTTY) return () => {};
+  return (done, total) => {
+    const share = total > 0 ? Math.min(100, Math.floor((done / total) * 100)) : 100;
+    process.stderr.write(`\r${doing}: ${share}%${share === 100 ? '\n' : ''}`);
+  };
+}
+
+const COMMANDS: Record<string, Command> = {
   'accounts list': async (database) => {
     const accounts = await allAccounts(database.reader);
     const rows = accounts.map((a) => [a.id, a.email, a.plan, a.createdAt]);
@@ -339,8 +421,13 @@ async function runCommand(
     return { code: 2, error: (err as Error).message, usage: true };
   }
   const name = parsed.positionals.join(' ');
-  const command = COMMANDS[name];
   if (parsed.values.help || name === '' || name === 'help') return { code: 0, out: USAGE };
+  const [first = '', file, ...extra] = parsed.positionals;
+  const storeCommand = STORE_COMMANDS[first];
+  if (storeCommand && extra.length === 0 && (file === undefined || first !== 'migrate')) {
+    return runStoreCommand(storeCommand, parsed.values, file, env);
+  }
+  const command = COMMANDS[name];
   if (!command) return { code: 2, error: `Unknown command "${name}".`, usage: true };
 
   let config: Config;
@@ -350,32 +437,52 @@ async function runCommand(
     if (err instanceof ConfigError) return { code: 2, error: err.message };
     throw err;
   }
-  const database = openDatabase(config.databaseUrl, {
-    poolSize: 2,
-    // Trouble that fails no command (a SQLite checkpoint that failed): said, not hidden.
-    warn: (message) => process.stderr.write(`Warning: ${message}\n`),
-  });
+  // Trouble that fails no command (a SQLite checkpoint that failed): said, not hidden.
+  const database = openDatabase(config.databaseUrl, { poolSize: 2, warn });
   try {
     // Like a start: migrate, unless the deploy does it (then the schema must be current).
-    if (name !== 'migrate') {
-      await (config.migrateOnStart ? database.schema.migrate() : database.schema.assertCurrent());
-    }
-    const output = await command(database, parsed.values, config);
-    if (typeof output === 'string') {
-      return { code: 0, out: parsed.values.json ? JSON.stringify({ message: output }) : output };
-    }
-    return {
-      code: 0,
-      out: parsed.values.json ? JSON.stringify(output.json, null, 2) : output.text,
-    };
+    await (config.migrateOnStart ? database.schema.migrate() : database.schema.assertCurrent());
+    return printed(await command(database, parsed.values, config), parsed.values);
   } catch (err) {
-    if (err instanceof UsageError) return { code: 2, error: err.message, usage: true };
-    if (err instanceof CommandFailure) return { code: 1, error: err.message };
-    const message = (err as Error).message;
-    return { code: 1, error: `${message} (database ${redactUrl(config.databaseUrl)})` };
+    return failed(err, config.databaseUrl);
   } finally {
     await database.close();
   }
+}
+
+async function runStoreCommand(
+  command: StoreCommand,
+  options: Options,
+  file: string | undefined,
+  env: Record<string, string | undefined>,
+): Promise<{ code: number; out: string } | Failed> {
+  let url: string;
+  try {
+    url = databaseUrl(env);
+  } catch (err) {
+    if (err instanceof ConfigError) return { code: 2, error: err.message };
+    throw err;
+  }
+  try {
+    return printed(await command(url, options, file), options);
+  } catch (err) {
+    return failed(err, url);
+  }
+}
+
+function printed(output: Output | string, options: Options): { code: number; out: string } {
+  if (typeof output === 'string') {
+    return { code: 0, out: options.json ? JSON.stringify({ message: output }) : output };
+  }
+  return { code: 0, out: options.json ? JSON.stringify(output.json, null, 2) : output.text };
+}
+
+function failed(err: unknown, url: string): Failed {
+  if (err instanceof UsageError) return { code: 2, error: err.message, usage: true };
+  if (err instanceof CommandFailure || err instanceof BackupRefusedError) {
+    return { code: 1, error: err.message };
+  }
+  return { code: 1, error: `${(err as Error).message} (database ${redactUrl(url)})` };
 }
 
 // Run when executed directly (`npm run cli`, `node dist/cli/main.js`); bin/animal-store.js imports run().

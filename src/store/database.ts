@@ -308,6 +308,8 @@ export class SchemaMismatchError extends Error {
 }
 
 export interface SchemaStatus {
+  /** Migrations applied, in the order they were (by name, whatever order they came in). */
+  applied: string[];
   /** Migrations of this code not yet applied. */
   pending: string[];
   /** Migrations applied by a newer version of the code, unknown to this one. */
@@ -345,12 +347,15 @@ function schemaOf(db: Db, dialect: Dialect): Schema {
     const known = Object.keys(migrations(dialect));
     let applied: string[] = [];
     try {
-      const rows = await sql<{ name: string }>`select name from kysely_migration`.execute(db);
+      const rows = await sql<{
+        name: string;
+      }>`select name from kysely_migration order by timestamp, name`.execute(db);
       applied = rows.rows.map((row) => row.name);
     } catch {
       // No migration table yet: a new, empty database.
     }
     return {
+      applied,
       pending: known.filter((name) => !applied.includes(name)),
       unknown: applied.filter((name) => !known.includes(name)),
     };
