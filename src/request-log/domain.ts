@@ -30,11 +30,7 @@ export const REQUEST_LOG_MAX_ENTRIES = 10_000;
 export const BODY_MAX_BYTES = 4096;
 /** What stands for the value of a field named like a secret. */
 export const REDACTED = '[redacted]';
-/**
- * A field whose name contains one of these (in any case) has its value redacted, whatever it
- * is: passwords (`pass`, `pwd`), secrets, keys, tokens, `Authorization`-like fields, credentials,
- * cookies, sessions, bearers and signatures.
- */
+/** A field whose name holds one of these (in any case) has its value redacted, whatever it is. */
 const SECRET_NAME = /pass|pwd|secret|key|token|auth|credential|cookie|session|bearer|signature/i;
 
 /**

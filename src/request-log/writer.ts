@@ -121,7 +121,6 @@ interface AccountBatch {
 class LogBatch {
   private readonly accounts = new Map<string, AccountBatch>();
   private readonly clients = new Shared(addressPrefix);
-  /** Entries added. */
   size = 0;
   /** When the first was added (performance.now()). */
   readonly startedAt = performance.now();
@@ -278,7 +277,6 @@ export const REFUSAL_WINDOW_MS = 60_000;
 class Refusals {
   private readonly open = new Map<string, Summary>();
 
-  /** How many summaries are open. */
   get size(): number {
     return this.open.size;
   }
