@@ -15,15 +15,10 @@ import { type Answer, send } from './reply.js';
  * `Idempotency-Key` on POST (draft-ietf-httpapi-idempotency-key-header, as Stripe has it): a
  * POST sent again with the key of one that succeeded is answered as the first was, without
  * doing it twice. The answer is kept in the transaction of the change it answers, so a crash
- * can never keep one without the other; keys are scoped to the account (to the client's
- * address block for sign-up) and kept 24 hours.
- *
- * At rest, the key, the request's fingerprint and its credential are kept only as HMACs under
- * the server's key, and an answer that carries a secret (its route's schema is marked
- * CARRIES_SECRET) is sealed (docs/decisions/0004-secrets-at-rest.md). A kept answer goes back
- * only to the credential that sent its request: another credential of the account gets `409
- * idempotency_key_in_use` without `Retry-After`, and nothing of the first answer
- * (docs/decisions/0069-replays-to-their-credential.md).
+ * can never keep one without the other (docs/decisions/0041-idempotency.md). At rest the key,
+ * fingerprint and credential are HMACs under the server's key, and an answer whose route's
+ * schema is marked CARRIES_SECRET is sealed (0004-secrets-at-rest.md). A kept answer goes back
+ * only to the credential that sent its request (0069-replays-to-their-credential.md).
  */
 export const IDEMPOTENCY_HEADER = 'idempotency-key';
 export const REPLAYED_HEADER = 'idempotent-replayed';
@@ -117,8 +112,9 @@ export class IdempotentAnswers {
    * neither; the same key again is answered with the kept answer and `Idempotent-Replayed:
    * true`, or refused when it came with another request (422), from another credential (409)
    * or while the first still runs (409 with Retry-After). Only successes are kept: a refusal
-   * (4xx) or a failure (5xx) changed nothing, so the request may be sent again. Resolves to the reply, sent: a handler returns it, so Fastify
-   * knows the answer is out (an async handler that sent without returning the reply races it).
+   * (4xx) or a failure (5xx) changed nothing, so the request may be sent again. Resolves to the
+   * reply, sent: a handler returns it, so Fastify knows the answer is out (an async handler that
+   * sent without returning the reply races it).
    */
   async commit<T>(
     request: FastifyRequest,
