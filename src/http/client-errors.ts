@@ -64,11 +64,10 @@ export function bodyCutOff(): ApiError {
  * instead (408, to nobody; its entry in the request log says why), and nothing is done. An
  * app-wide preParsing hook, so that every route and every 404 has it, and the only one: no
  * hook waits between it and the parser. GET and HEAD requests, whose bodies are never read,
- * go on to be answered into the void as before.
+ * go on to be answered into the void.
  *
  * A body still readable is handed on with a listener that marks what its stream raises as the
- * client's (`clientSocketError`): the socket reset or aborted while the body arrives is then
- * answered as the client's (`bodyCutOff`), never taken for the store's.
+ * client's (`clientSocketError`), answered as such (`bodyCutOff`), never as the store's (0066).
  */
 export const bodyStillReadable: preParsingHookHandler = (request, _reply, payload, done) => {
   if (request.method === 'GET' || request.method === 'HEAD') {

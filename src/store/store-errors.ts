@@ -1,7 +1,8 @@
 /**
  * Store errors that are not a fault of our code. The store being away, overloaded or unable to
- * store: answered 503 with Retry-After, and a client may retry as it is (nothing was stored). A value the store refuses (a NUL
- * PostgreSQL cannot hold, a number out of range) that validation let through: answered 400.
+ * store: answered 503 with Retry-After, and a client may retry as it is (nothing was stored).
+ * A value the store refuses (a NUL PostgreSQL cannot hold, a number out of range) that
+ * validation let through: answered 400.
  */
 export type StoreTrouble =
   /** The database cannot be reached, or dropped the connection: an outage. */
@@ -21,9 +22,8 @@ const RAISED_BY_POSTGRES = Symbol('raised by a PostgreSQL connection of the stor
 
 /**
  * Marks `err` as raised by one of the store's PostgreSQL pools or connections, and returns it.
- * Only what the store's drivers raise is marked (the pool and client of src/store/pg-pool.ts):
- * an errno code alone (ECONNRESET, EPIPE…) says nothing of whose socket failed, and a client
- * that drops its own request must never be taken for the database going away.
+ * Only they mark: an errno code alone (ECONNRESET, EPIPE…) says nothing of whose socket failed
+ * (storeTrouble).
  */
 export function raisedByPostgres<E>(err: E): E {
   if (typeof err === 'object' && err !== null && Object.isExtensible(err)) {
