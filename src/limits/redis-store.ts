@@ -124,9 +124,8 @@ export class RedisCounterStore implements CounterStore {
       lazyConnect: wait,
       // Fail fast while disconnected instead of queueing: the caller decides open or closed.
       enableOfflineQueue: false,
-      // No auto-pipelining: hit() already counts a turn's requests of one account in one call,
-      // and ioredis' pipeline per turn outlived the young generation (about half the old-space
-      // garbage of a GET under load in the shared mode).
+      // No auto-pipelining: hit() already counts a turn's requests of one account in one call
+      // (docs/decisions/0025-redis-counts-a-turn.md).
       enableAutoPipelining: false,
       maxRetriesPerRequest: 1,
       connectTimeout: 2_000,

@@ -32,12 +32,10 @@ export function preparedWrite<P extends Record<string, unknown>, Row>(build: Bui
 }
 
 /**
- * A prepared write's statement is named on PostgreSQL's server: PostgreSQL then parses and
- * plans it once per connection, not at every run (an unnamed statement is parsed and planned
- * each time; for the outbox's CTE that was most of its cost). Group commit's connection sends it
- * so, by the name its batch's `Tx` was lent (`Lent.serverStatements`,
+ * A prepared write's statement is named on PostgreSQL's server, so it is parsed and planned once
+ * per connection, by the name its batch's `Tx` was lent (`Lent.serverStatements`,
  * src/store/pg-group-commit.ts). Reads stay unnamed: a generic plan could serve a big account's
- * page as it serves a small one's.
+ * page as it serves a small one's (docs/decisions/0028-postgres-group-commit.md).
  */
 function serverName(text: string): string {
   if (ALL_COLUMNS.test(text)) {
