@@ -175,9 +175,9 @@ const RATE_LIMIT_HEADERS: Record<string, { description: string; schema: Json; ex
  * Statuses whose answers always carry the rate-limit headers: those made after the request was
  * counted, which every operation does first (src/http/auth.ts), before its body is read. They
  * are optional on the others: a 400 may be the refusal of a malformed `Host` header, made
- * before anything else (src/plugins/requests.ts); a 500 or 503 may come before the count (the key or limit
- * store unreachable). While the limit store is away and `RATE_LIMIT_ON_STORE_ERROR=open` lets
- * requests through uncounted, no answer carries them.
+ * before anything else (src/plugins/requests.ts); a 500 or 503 may come before the count (the
+ * key or limit store unreachable). While the limit store is away and
+ * `RATE_LIMIT_ON_STORE_ERROR=open` lets requests through uncounted, no answer carries them.
  */
 const COUNTED_STATUS = /^(2\d\d|401|404|409|410|413|422|429)$/;
 

@@ -85,14 +85,11 @@ function inlineScriptHashes(page: string): string[] {
 }
 
 /**
- * The docs page's headers (docs/decisions/0005-security-headers.md,
- * 0068-fail-closed-and-private-files.md): it may not be framed (clickjacking), and a whole
- * Content Security Policy: everything from this origin alone, no plugins, no `<base>`, and no
- * script that is not served from here or hashed. Scalar's page carries one inline script (its
- * configuration): the policy of an HTML answer names the SHA-256 of each inline script it holds,
- * taken from the page as it is sent, so `'unsafe-inline'` is never needed for scripts, and a
- * script injected into the page would not run. Styles may be inline: Scalar's components set
- * them as they render. "Test Request" may reach the document's servers.
+ * The docs page's headers (docs/decisions/0005-security-headers.md; the policy itself:
+ * 0068-fail-closed-and-private-files.md): it may not be framed, and no script runs that is not
+ * served from here or hashed. The policy of an HTML answer names the SHA-256 of each inline
+ * script it holds, taken from the page as it is sent, so `'unsafe-inline'` is never needed for
+ * scripts and a script injected into the page would not run.
  */
 export function docsPageHeaders(config: Config): {
   onRequest: onRequestHookHandler;

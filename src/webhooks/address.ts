@@ -9,12 +9,12 @@ import { isIPv4Mapped } from '../http/client-address.js';
  * multicast or reserved. Checked when an endpoint is saved, and again at every connection
  * (`guardedLookup`), since a name can resolve elsewhere by then (DNS rebinding).
  *
- * Development allows loopback, and only loopback, besides (the README lists the same): the
- * whole of 127.0.0.0/8, whatever form the URL gives it (`127.1` and `2130706433` are
- * 127.0.0.1 once WHATWG's URL parser has read them), `::1`, 127.0.0.0/8 as IPv4-mapped IPv6
- * (`::ffff:127.0.0.1`: BlockList matches a mapped address against the IPv4 rules), and any
- * name all of whose addresses are those (`localhost`). The other IPv6 forms of an IPv4 address
- * (`::127.0.0.1`, `::ffff:0:7f00:1`), `0.0.0.0`, `::` and every private range stay refused.
+ * Development allows loopback, and only loopback, besides (the README lists the same:
+ * docs/decisions/0068-fail-closed-and-private-files.md): 127.0.0.0/8 in any form WHATWG's URL
+ * parser reads as it (`127.1`, `2130706433`), `::1`, `::ffff:127.0.0.0/104` (BlockList matches
+ * a mapped address against the IPv4 rules), and any name all of whose addresses are those. The
+ * other IPv6 forms of an IPv4 address (`::127.0.0.1`, `::ffff:0:7f00:1`), `0.0.0.0`, `::` and
+ * every private range stay refused.
  */
 const REFUSED = new BlockList();
 for (const [network, prefix] of [
@@ -63,12 +63,7 @@ export interface AddressPolicy {
   allowLoopback: boolean;
 }
 
-/**
- * Why an address may not be connected to, or undefined when it may. IPv6 forms that carry an
- * IPv4 address (`::127.0.0.1`, `::ffff:10.0.0.1`, `::ffff:0:7f00:1`) are refused in
- * production; in development, one that is loopback is allowed (BlockList matches a mapped
- * address against the IPv4 rules).
- */
+/** Why an address may not be connected to, or undefined when it may (IPv4 in IPv6: see above). */
 export function refusedAddress(address: string, policy: AddressPolicy): string | undefined {
   const family = isIP(address);
   if (family === 0) return `${address} is not an IP address`;
