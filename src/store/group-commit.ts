@@ -9,12 +9,10 @@ import type { SqliteStatements } from './sqlite-statements.js';
 export interface WriteOptions {
   /**
    * A blind write: its work decides nothing on what it reads (each statement stands on its own,
-   * whatever the others answer) and does nothing but its statements. So it may run beside the
-   * other writes of its batch and run again: on PostgreSQL its statements are pipelined with
-   * theirs and, should any write of the batch fail, the batch is rolled back and this work runs
-   * again, alone in its savepoint; only the last run's changes and answer count. A write that
-   * reads and then writes on what it read is not blind. SQLite runs writes one after another
-   * and ignores it.
+   * whatever the others answer) and does nothing but its statements. So on PostgreSQL it may run
+   * beside the other writes of its batch, pipelined, and run again alone should the batch fail;
+   * only the last run's changes and answer count (docs/decisions/0012-unit-of-work.md). A write
+   * that reads and then writes on what it read is not blind. SQLite ignores it.
    */
   blind?: boolean;
   /**
@@ -183,12 +181,10 @@ const OUTCOME_UNKNOWN = 'committed, but its WAL sync failed: the write may or ma
  * of its own (one that fails is rolled back alone), and one fsync. The commit does not sync
  * (synchronous=NORMAL): `sync` does, off the event loop (0029-wal-sync-off-the-event-loop.md),
  * and each caller is answered only after it, so nothing is acknowledged before it is on disk.
- * A commit is visible to readers from the moment it is made.
- *
- * A sync that fails comes after COMMIT: the batch's callers get an OutcomeUnknownError, never
- * "nothing was changed", and every later write is refused (WriteRefusedError 'failing') until
- * the process restarts: no later sync could show that the WAL frames before a new commit
- * reached the disk (docs/decisions/0003-outcome-unknown.md).
+ * A commit is visible to readers from the moment it is made. A sync that fails comes after
+ * COMMIT: the batch's callers get an OutcomeUnknownError, never "nothing was changed", and every
+ * later write is refused (WriteRefusedError 'failing') until the process restarts
+ * (docs/decisions/0003-outcome-unknown.md).
  */
 export class GroupCommit extends WriteBatches {
   /** The first failed sync's error, once one failed: the writer is fenced. */
@@ -206,8 +202,8 @@ export class GroupCommit extends WriteBatches {
 
   /**
    * @param db The Kysely handle over `statements`, itself over `sqlite`.
-   * @param sqlite The connection: `savepoint` and `release` run on it directly (microseconds
-   *   instead of a trip through the query builder).
+   * @param sqlite The connection: `savepoint` and `release` run on it directly, not through
+   *   the query builder.
    * @param ids The database's id clock, lent with every batch's `Tx`.
    */
   constructor(
@@ -285,10 +281,9 @@ export class GroupCommit extends WriteBatches {
   }
 
   /**
-   * The sync that makes what is committed now durable. One runs at a time, in commit order,
-   * and the batches that commit while one runs share the next: with two at once on one file,
-   * Linux reports a failed writeback to whichever asks first, so the sync of an earlier batch
-   * could succeed with its frames lost, the error going to the later one.
+   * The sync that makes what is committed now durable. One runs at a time, in commit order, and
+   * the batches that commit while one runs share the next: with two at once on one file, an
+   * earlier batch's sync could succeed with its frames lost (decision 0003).
    */
   private syncCommitted(): Promise<void> {
     if (this.nextSync) return this.nextSync;
@@ -303,7 +298,7 @@ export class GroupCommit extends WriteBatches {
   }
 
   private async syncNow(): Promise<void> {
-    // After a failed sync, a later one proves nothing of the frames before it (see the class).
+    // After a failed sync, a later one proves nothing of the frames before it (decision 0003).
     if (this.failure) throw this.failure.error;
     try {
       await this.sync();

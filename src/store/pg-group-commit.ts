@@ -34,17 +34,12 @@ const settle = <T>(work: Promise<T>): Promise<Outcome<T>> =>
 
 /**
  * Group commit for PostgreSQL (docs/decisions/0028-postgres-group-commit.md): the writes that
- * arrive while a batch commits share the next one's transaction, on one pipelined connection
- * (node-postgres' `pipeline`: statements sent without waiting for the answers before them);
- * each caller is answered only after its COMMIT.
- *
- * Blind writes (WriteOptions.blind) run side by side, pipelined. Should one fail (PostgreSQL
- * then aborts the whole transaction), or a write swallow a failure, the batch is rolled back
- * and run again one write at a time, each in its savepoint: the failing write fails alone, and
- * a blind write may run twice, only its last run counting. Other writes always run alone.
- *
- * A COMMIT whose answer is lost with its connection may have been carried out: its writes'
- * callers get an OutcomeUnknownError, never "nothing was changed"
+ * arrive while a batch commits share the next one's transaction, on one pipelined connection;
+ * each caller is answered only after its COMMIT. Blind writes (WriteOptions.blind) run side by
+ * side; should one fail, or a write swallow a failure, the batch is rolled back and run again
+ * one write at a time, each in its savepoint, so a blind write may run twice, only its last run
+ * counting. Other writes always run alone. A COMMIT whose answer is lost may have been carried
+ * out: its callers get an OutcomeUnknownError, never "nothing was changed"
  * (docs/decisions/0003-outcome-unknown.md).
  */
 export class PgGroupCommit extends WriteBatches implements NumberSource {
