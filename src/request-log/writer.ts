@@ -324,16 +324,14 @@ export const BATCH_EVERY_MS = 200;
 const POOL_BYTES = 8 * 1024 * 1024;
 
 /**
- * The log's buffer and its writer, one per app (decisions 0013 and 0015 say why it works so).
- * `add` takes an entry and never waits; the entries taken in a turn of the event loop are
- * encoded into the open batch in its check phase. Batches are written when full or when their
- * first entry has waited `everyMs`, one at a time, each in one `Database.write`. Past
- * `maxBuffered` entries waiting, new ones are dropped and counted, never waited for; so is a
- * batch that cannot be written: a store outage costs the log its entries, never a request its
- * answer. `close` writes what is left; a crash loses what is buffered. Every 10,000 entries it
- * writes of an account, its batch's write also deletes the account's segments past its newest
- * 10,000, so that an account answered `429` at full speed cannot fill the disk between
- * housekeeping's runs.
+ * The log's buffer and its writer, one per app (docs/decisions/0013-request-log.md, 0015).
+ * `add` never waits; the entries taken in a turn of the event loop are encoded into the open
+ * batch in its check phase, and batches are written one at a time, each in one
+ * `Database.write`. Entries past `maxBuffered`, and a batch that cannot be written, are dropped
+ * and counted: a store outage costs the log its entries, never a request its answer; a crash
+ * loses what is buffered. Every 10,000 entries it writes of an account, its batch's write also
+ * deletes the account's segments past its newest 10,000, so that an account answered `429` at
+ * full speed cannot fill the disk between housekeeping's runs.
  */
 export class RequestLog {
   /** The entries taken this turn of the event loop, to be encoded at its end. */
