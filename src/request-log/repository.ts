@@ -1,4 +1,5 @@
 import { PostgresAdapter, sql } from 'kysely';
+import { deleteBatch, type Rows } from '../store/batch-delete.js';
 import type { ReadDb, Tx } from '../store/handles.js';
 import { preparedWrite } from '../store/prepared.js';
 import type { NewRequestLogSegment, RequestLogHoursTable } from '../store/tables.js';
@@ -378,27 +379,9 @@ export async function deleteOldRequestLog(tx: Tx, before: string, limit: number)
 }
 
 /** Deletes up to `limit` hours' counts of hours before `before`; how many it deleted. */
-export async function deleteOldRequestHours(
-  tx: Tx,
-  before: string,
-  limit: number,
-): Promise<number> {
-  const result = await tx
-    .deleteFrom('request_log_hours')
-    .where((eb) =>
-      eb(
-        eb.refTuple('account_id', 'hour', 'writer'),
-        'in',
-        eb
-          .selectFrom('request_log_hours')
-          .select(['account_id', 'hour', 'writer'])
-          .where('hour', '<', before)
-          .limit(limit)
-          .$asTuple('account_id', 'hour', 'writer'),
-      ),
-    )
-    .executeTakeFirst();
-  return Number(result.numDeletedRows);
+export function deleteOldRequestHours(tx: Tx, before: string, limit: number): Promise<number> {
+  const old = (rows: Rows<'request_log_hours'>) => rows.where('hour', '<', before);
+  return deleteBatch(tx, 'request_log_hours', ['account_id', 'hour', 'writer'], old, limit);
 }
 
 /**

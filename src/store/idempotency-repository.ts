@@ -1,4 +1,5 @@
 import type { Insertable } from 'kysely';
+import { deleteBatch, type Rows } from './batch-delete.js';
 import type { ReadDb, Tx } from './handles.js';
 import { preparedWrite } from './prepared.js';
 import type { IdempotencyKeyRow, IdempotencyKeysTable } from './tables.js';
@@ -52,21 +53,7 @@ export function findAnswer(
 }
 
 /** Deletes up to `limit` answers expired by `now`; how many it deleted. */
-export async function deleteExpiredAnswers(tx: Tx, now: string, limit: number): Promise<number> {
-  const result = await tx
-    .deleteFrom('idempotency_keys')
-    .where((eb) =>
-      eb(
-        eb.refTuple('scope', 'key_hash'),
-        'in',
-        eb
-          .selectFrom('idempotency_keys')
-          .select(['scope', 'key_hash'])
-          .where('expires_at', '<=', now)
-          .limit(limit)
-          .$asTuple('scope', 'key_hash'),
-      ),
-    )
-    .executeTakeFirst();
-  return Number(result.numDeletedRows);
+export function deleteExpiredAnswers(tx: Tx, now: string, limit: number): Promise<number> {
+  const expired = (rows: Rows<'idempotency_keys'>) => rows.where('expires_at', '<=', now);
+  return deleteBatch(tx, 'idempotency_keys', ['scope', 'key_hash'], expired, limit);
 }

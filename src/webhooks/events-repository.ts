@@ -1,4 +1,5 @@
 import { PostgresAdapter, type RawBuilder, sql } from 'kysely';
+import { deleteBatch, type Rows } from '../store/batch-delete.js';
 import type { Dialect } from '../store/database.js';
 import type { ReadDb, Tx } from '../store/handles.js';
 import { preparedWrite } from '../store/prepared.js';
@@ -168,42 +169,14 @@ export function listEvents(
 }
 
 /** Deletes up to `limit` events written before `before`; how many it deleted. */
-export async function deleteOldEvents(tx: Tx, before: string, limit: number): Promise<number> {
-  const result = await tx
-    .deleteFrom('events')
-    .where((eb) =>
-      eb(
-        eb.refTuple('account_id', 'id'),
-        'in',
-        eb
-          .selectFrom('events')
-          .select(['account_id', 'id'])
-          .where('created_at', '<', before)
-          .limit(limit)
-          .$asTuple('account_id', 'id'),
-      ),
-    )
-    .executeTakeFirst();
-  return Number(result.numDeletedRows);
+export function deleteOldEvents(tx: Tx, before: string, limit: number): Promise<number> {
+  const old = (rows: Rows<'events'>) => rows.where('created_at', '<', before);
+  return deleteBatch(tx, 'events', ['account_id', 'id'], old, limit);
 }
 
 /** Deletes up to `limit` deliveries of events written before `before`; how many it deleted. */
-export async function deleteOldDeliveries(tx: Tx, before: string, limit: number): Promise<number> {
-  const result = await tx
-    .deleteFrom('webhook_deliveries')
-    .where((eb) =>
-      eb(
-        eb.refTuple('endpoint_id', 'event_id'),
-        'in',
-        eb
-          .selectFrom('webhook_deliveries')
-          .select(['endpoint_id', 'event_id'])
-          .where('created_at', '<', before)
-          .where('status', '!=', 'sending')
-          .limit(limit)
-          .$asTuple('endpoint_id', 'event_id'),
-      ),
-    )
-    .executeTakeFirst();
-  return Number(result.numDeletedRows);
+export function deleteOldDeliveries(tx: Tx, before: string, limit: number): Promise<number> {
+  const old = (rows: Rows<'webhook_deliveries'>) =>
+    rows.where('created_at', '<', before).where('status', '!=', 'sending');
+  return deleteBatch(tx, 'webhook_deliveries', ['endpoint_id', 'event_id'], old, limit);
 }
