@@ -7,7 +7,7 @@ import {
   updateAccountPlan,
   updatePasswordHash,
 } from '../store/accounts-repository.js';
-import { type Change, commit, decided } from '../store/change.js';
+import { type Change, change, commit, decided } from '../store/change.js';
 import type { ReadDb, Writer } from '../store/database.js';
 import { type AccountRow, toIso } from '../store/tables.js';
 import type { Passwords } from './passwords.js';
@@ -118,15 +118,15 @@ export async function setPassword(
   if (problem) return fail('validation_failed', problem);
   // Hashed before the write, which would otherwise hold a batch of others.
   const hash = await passwords.hash(password);
-  return commit(store, {
-    options: {},
-    work: async (tx) => {
+  return commit(
+    store,
+    change(async (tx) => {
       if (!(await updatePasswordHash(tx, accountId, hash))) {
         return fail('not_found', 'No such account.');
       }
       return ok({ signedOut: await closeOtherSessions(tx, accountId, keepSession) });
-    },
-  });
+    }),
+  );
 }
 
 /** Every account, oldest first: the operator's view (`animal-store accounts list`). */

@@ -12,7 +12,7 @@ import {
   revokeApiKey,
   touchApiKey,
 } from '../store/api-keys-repository.js';
-import { commit, type Write } from '../store/change.js';
+import { change, commit, type Write } from '../store/change.js';
 import type { Database, ReadDb, Tx, Writer } from '../store/database.js';
 import { type ApiKeyRow, toIso } from '../store/tables.js';
 import { type Account, type AnnounceKeysChanged, toAccount } from './accounts.js';
@@ -127,18 +127,15 @@ export function addApiKey(
   name: string | null,
   scopes: readonly Scope[] | null = null,
 ): Write<Result<{ key: ApiKey; secret: string }, 'key_limit_reached'>> {
-  return {
-    options: {},
-    work: async (tx) => {
-      if ((await countLiveKeys(tx, accountId)) >= MAX_LIVE_KEYS) {
-        return fail(
-          'key_limit_reached',
-          `This account has ${MAX_LIVE_KEYS} live keys, the most it may hold; revoke one first.`,
-        );
-      }
-      return ok(await createApiKey(tx, clock, env, accountId, name, scopes));
-    },
-  };
+  return change(async (tx) => {
+    if ((await countLiveKeys(tx, accountId)) >= MAX_LIVE_KEYS) {
+      return fail(
+        'key_limit_reached',
+        `This account has ${MAX_LIVE_KEYS} live keys, the most it may hold; revoke one first.`,
+      );
+    }
+    return ok(await createApiKey(tx, clock, env, accountId, name, scopes));
+  });
 }
 
 export async function listApiKeys(db: ReadDb, accountId: string): Promise<ApiKey[]> {

@@ -3,7 +3,7 @@ import { KeysetCursor, type Page, type PageRequest, pageSize } from '../domain/p
 import { randomBase62 } from '../domain/random.js';
 import { fail, ok, type Result } from '../domain/result.js';
 import type { SecretBox } from '../domain/secret-box.js';
-import { type Change, decided, type Write } from '../store/change.js';
+import { type Change, change, decided, type Write } from '../store/change.js';
 import type { Database } from '../store/database.js';
 import { toIso, type WebhookEndpointRow } from '../store/tables.js';
 import { type AddressPolicy, refusedUrl } from './address.js';
@@ -142,33 +142,30 @@ export async function createEndpoint(
   if (!url.ok) return decided(url);
   const secret = newSecret();
   const sealed = rules.box.seal(secret);
-  return {
-    options: {},
-    work: async (tx) => {
-      if ((await countEndpoints(tx, accountId)) >= MAX_ENDPOINTS) {
-        return fail(
-          'too_many_webhooks',
-          `An account may have ${MAX_ENDPOINTS} webhook endpoints; remove one first.`,
-        );
-      }
-      const at = rules.clock.now().toISOString();
-      const row = await insertEndpoint(tx, {
-        id: `we_${randomBase62(20)}`,
-        account_id: accountId,
-        url: url.value,
-        event_types: storedTypes(input.events),
-        enabled: true,
-        disabled_reason: null,
-        secret: sealed,
-        previous_secret: null,
-        previous_secret_until: null,
-        failing_since: null,
-        created_at: at,
-        updated_at: at,
-      });
-      return ok({ ...toEndpoint(row), secret });
-    },
-  };
+  return change(async (tx) => {
+    if ((await countEndpoints(tx, accountId)) >= MAX_ENDPOINTS) {
+      return fail(
+        'too_many_webhooks',
+        `An account may have ${MAX_ENDPOINTS} webhook endpoints; remove one first.`,
+      );
+    }
+    const at = rules.clock.now().toISOString();
+    const row = await insertEndpoint(tx, {
+      id: `we_${randomBase62(20)}`,
+      account_id: accountId,
+      url: url.value,
+      event_types: storedTypes(input.events),
+      enabled: true,
+      disabled_reason: null,
+      secret: sealed,
+      previous_secret: null,
+      previous_secret_until: null,
+      failing_since: null,
+      created_at: at,
+      updated_at: at,
+    });
+    return ok({ ...toEndpoint(row), secret });
+  });
 }
 
 export async function listWebhookEndpoints(
@@ -199,31 +196,27 @@ export async function changeEndpoint(
     if (!url.ok) return decided(url);
   }
   const at = rules.clock.now().toISOString();
-  return {
-    options: {},
-    work: async (tx) => {
-      const row = await updateEndpoint(tx, accountId, id, {
-        ...(patch.url !== undefined && { url: patch.url }),
-        ...(patch.events !== undefined && { event_types: storedTypes(patch.events) }),
-        // Enabled again by its owner: its failures so far are forgiven.
-        ...(patch.enabled !== undefined && {
-          enabled: patch.enabled,
-          disabled_reason: null,
-          ...(patch.enabled && { failing_since: null }),
-        }),
-        updated_at: at,
-      });
-      return row ? ok(toEndpoint(row)) : notFound(id);
-    },
-  };
+  return change(async (tx) => {
+    const row = await updateEndpoint(tx, accountId, id, {
+      ...(patch.url !== undefined && { url: patch.url }),
+      ...(patch.events !== undefined && { event_types: storedTypes(patch.events) }),
+      // Enabled again by its owner: its failures so far are forgiven.
+      ...(patch.enabled !== undefined && {
+        enabled: patch.enabled,
+        disabled_reason: null,
+        ...(patch.enabled && { failing_since: null }),
+      }),
+      updated_at: at,
+    });
+    return row ? ok(toEndpoint(row)) : notFound(id);
+  });
 }
 
 /** Removes the endpoint and its deliveries: nothing more is sent to it. */
 export function removeEndpoint(accountId: string, id: string): Change<Result<void, 'not_found'>> {
-  return {
-    options: {},
-    work: async (tx) => ((await deleteEndpoint(tx, accountId, id)) ? ok(undefined) : notFound(id)),
-  };
+  return change(async (tx) =>
+    (await deleteEndpoint(tx, accountId, id)) ? ok(undefined) : notFound(id),
+  );
 }
 
 /**
@@ -237,21 +230,18 @@ export function rotateSecret(
 ): Write<Result<WebhookEndpointWithSecret, 'not_found'>> {
   const secret = newSecret();
   const sealed = rules.box.seal(secret);
-  return {
-    options: {},
-    work: async (tx) => {
-      const current = await findEndpoint(tx, accountId, id);
-      if (!current) return notFound(id);
-      const now = rules.clock.now();
-      const row = await updateEndpoint(tx, accountId, id, {
-        secret: sealed,
-        previous_secret: current.secret,
-        previous_secret_until: new Date(now.getTime() + PREVIOUS_SECRET_KEPT_MS).toISOString(),
-        updated_at: now.toISOString(),
-      });
-      return row ? ok({ ...toEndpoint(row), secret }) : notFound(id);
-    },
-  };
+  return change(async (tx) => {
+    const current = await findEndpoint(tx, accountId, id);
+    if (!current) return notFound(id);
+    const now = rules.clock.now();
+    const row = await updateEndpoint(tx, accountId, id, {
+      secret: sealed,
+      previous_secret: current.secret,
+      previous_secret_until: new Date(now.getTime() + PREVIOUS_SECRET_KEPT_MS).toISOString(),
+      updated_at: now.toISOString(),
+    });
+    return row ? ok({ ...toEndpoint(row), secret }) : notFound(id);
+  });
 }
 
 /** Sends a `webhook.test` event to this endpoint alone (whatever types it wants). */
@@ -260,20 +250,17 @@ export function sendTestEvent(
   accountId: string,
   id: string,
 ): Write<Result<WebhookDelivery, 'not_found'>> {
-  return {
-    options: {},
-    work: async (tx) => {
-      const endpoint = await findEndpoint(tx, accountId, id);
-      if (!endpoint) return notFound(id);
-      const event = eventRow(tx, accountId, rules.clock.now(), {
-        type: TEST_EVENT_TYPE,
-        resource: `webhooks/${id}`,
-        data: { webhookId: id, message: 'A test event from Animal Store.' },
-      });
-      const row = await insertTestEvent(tx, event, id);
-      return ok(toDelivery({ ...row, event_type: TEST_EVENT_TYPE }));
-    },
-  };
+  return change(async (tx) => {
+    const endpoint = await findEndpoint(tx, accountId, id);
+    if (!endpoint) return notFound(id);
+    const event = eventRow(tx, accountId, rules.clock.now(), {
+      type: TEST_EVENT_TYPE,
+      resource: `webhooks/${id}`,
+      data: { webhookId: id, message: 'A test event from Animal Store.' },
+    });
+    const row = await insertTestEvent(tx, event, id);
+    return ok(toDelivery({ ...row, event_type: TEST_EVENT_TYPE }));
+  });
 }
 
 /** Deliveries' cursors: the last event id of the page (newest first). */
@@ -305,20 +292,17 @@ export function retryDelivery(
   id: string,
   deliveryId: string,
 ): Write<Result<WebhookDelivery, 'not_found' | 'delivery_in_progress'>> {
-  return {
-    options: {},
-    work: async (tx) => {
-      const at = rules.clock.now().toISOString();
-      const row = await requeueDelivery(tx, accountId, id, deliveryId, at);
-      const current = await findDelivery(tx, accountId, id, deliveryId);
-      if (!current) return fail('not_found', `No delivery ${deliveryId} to webhook ${id}.`);
-      if (!row) {
-        return fail(
-          'delivery_in_progress',
-          `Delivery ${deliveryId} is being sent right now; retry it once it has settled.`,
-        );
-      }
-      return ok(toDelivery(current));
-    },
-  };
+  return change(async (tx) => {
+    const at = rules.clock.now().toISOString();
+    const row = await requeueDelivery(tx, accountId, id, deliveryId, at);
+    const current = await findDelivery(tx, accountId, id, deliveryId);
+    if (!current) return fail('not_found', `No delivery ${deliveryId} to webhook ${id}.`);
+    if (!row) {
+      return fail(
+        'delivery_in_progress',
+        `Delivery ${deliveryId} is being sent right now; retry it once it has settled.`,
+      );
+    }
+    return ok(toDelivery(current));
+  });
 }
