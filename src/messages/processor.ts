@@ -101,12 +101,9 @@ export class MessageProcessor {
         for (const id of done) settled.add(id);
       } catch (err) {
         // The failed deliveries below still settle; these go out again when their lease ends.
-        if (!this.outages.databaseFailed(err)) {
-          this.log.error(
-            { err, messages: sent.length },
-            'message worker: settling sent messages failed',
-          );
-        }
+        this.outages.logUnlessAway(err, 'message worker: settling sent messages failed', {
+          messages: sent.length,
+        });
       }
     }
     const outcomes = await Promise.all(

@@ -66,7 +66,7 @@ export class Housekeeping {
         }
       } catch (err) {
         // Tried again at the next turn; an outage is logged once by Outages.
-        if (!this.outages.databaseFailed(err)) this.log.error({ err }, `housekeeping: ${name}`);
+        this.outages.logUnlessAway(err, `housekeeping: ${name}`);
       }
     }
     const total = Object.values(deleted).reduce((sum, n) => sum + n, 0);

@@ -79,6 +79,12 @@ export class Outages {
     return trouble === 'unreachable' || trouble === 'busy';
   }
 
+  /** A database call failed and its caller will try again: logged as an error, unless the
+   * database is away (an outage, logged once by `databaseFailed`). */
+  logUnlessAway(err: unknown, message: string, fields?: object): void {
+    if (!this.databaseFailed(err)) this.log.error({ err, ...fields }, message);
+  }
+
   /** A call to the dependency succeeded. Cheap when nothing is away (every request calls it). */
   answered(dependency: Dependency): void {
     if (this.since.size === 0) return;

@@ -174,9 +174,7 @@ export class WebhookDispatcher {
         try {
           full = (await this.claim(free)) === free;
         } catch (err) {
-          if (!this.outages.databaseFailed(err)) {
-            this.log.error({ err }, 'webhook dispatcher: a claim failed; will try again');
-          }
+          this.outages.logUnlessAway(err, 'webhook dispatcher: a claim failed; will try again');
         }
       }
       // Every slot filled: more may be due at once. Else wait for a slot to free (a delivery held
@@ -274,9 +272,7 @@ export class WebhookDispatcher {
       );
       return this.settle(item, token, { ...attempt, response: UNSTORABLE }, at).catch(
         (again: unknown) => {
-          if (!this.outages.databaseFailed(again)) {
-            this.log.error({ err: again }, 'webhook dispatcher: settling a delivery failed');
-          }
+          this.outages.logUnlessAway(again, 'webhook dispatcher: settling a delivery failed');
           return 'lost' as const;
         },
       );
