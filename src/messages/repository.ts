@@ -1,5 +1,5 @@
-import { type ExpressionBuilder, PostgresAdapter, type SelectQueryBuilder, sql } from 'kysely';
-import type { ReadDb, Tx } from '../store/handles.js';
+import { type ExpressionBuilder, type SelectQueryBuilder, sql } from 'kysely';
+import { isPostgres, type ReadDb, type Tx } from '../store/handles.js';
 import { preparedWrite } from '../store/prepared.js';
 import type { MessageRow, MessageStatus, NewMessageRow, Tables } from '../store/tables.js';
 import {
@@ -76,7 +76,7 @@ function underLease(lease: Lease) {
  * failure cannot leave rows leased to nobody.
  */
 export async function claimDue(tx: Tx, lease: Lease, limit: number): Promise<MessageRow[]> {
-  const postgres = tx.getExecutor().adapter instanceof PostgresAdapter;
+  const postgres = isPostgres(tx);
   const ids = tx.selectFrom('messages').select('id');
   const claim = (pick: SelectQueryBuilder<Tables, 'messages', { id: string }>, take: number) =>
     tx
@@ -223,7 +223,7 @@ export async function settleSent(
   token: string,
   at: string,
 ): Promise<Set<string>> {
-  if (tx.getExecutor().adapter instanceof PostgresAdapter) {
+  if (isPostgres(tx)) {
     const rows = await settleSentPostgres(tx, {
       token,
       at,

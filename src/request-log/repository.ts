@@ -1,6 +1,6 @@
-import { PostgresAdapter, sql } from 'kysely';
+import { sql } from 'kysely';
 import { deleteBatch, type Rows } from '../store/batch-delete.js';
-import type { ReadDb, Tx } from '../store/handles.js';
+import { isPostgres, type ReadDb, type Tx } from '../store/handles.js';
 import { preparedWrite } from '../store/prepared.js';
 import type { NewRequestLogSegment, RequestLogHoursTable } from '../store/tables.js';
 
@@ -140,7 +140,7 @@ export async function insertRequestLog(
   hours: readonly HourCounts[],
 ): Promise<void> {
   if (segments.length === 0) return;
-  if (tx.getExecutor().adapter instanceof PostgresAdapter) {
+  if (isPostgres(tx)) {
     // Pipelined: one round trip, whatever the number of statements. In the segments' order: a
     // segment's `seq` is the order reads and the cap take an account's entries in, so a small
     // segment of newer entries must not be inserted before a large one of older entries.
@@ -205,8 +205,6 @@ const accountSegments = (db: ReadDb, accountId: string, since: string) =>
     .selectFrom('request_log_segments')
     .where('account_id', '=', accountId)
     .where('last_at', '>=', since);
-
-const isPostgres = (db: ReadDb) => db.getExecutor().adapter instanceof PostgresAdapter;
 
 /**
  * What a text is searched for: on SQLite as bytes, since the texts are stored as bytes (a BLOB

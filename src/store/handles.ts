@@ -1,4 +1,4 @@
-import type { Kysely } from 'kysely';
+import { type Kysely, PostgresAdapter } from 'kysely';
 import type { IdClock } from './id-clock.js';
 import type { Tables } from './tables.js';
 
@@ -90,6 +90,11 @@ export function idClockOf(tx: Tx): IdClock {
 
 export function lendReader(db: Db): ReadDb {
   return db as unknown as ReadDb;
+}
+
+/** Whether the handle is a PostgreSQL database's (else SQLite's): where their SQL differs. */
+export function isPostgres(db: ReadDb): boolean {
+  return db.getExecutor().adapter instanceof PostgresAdapter;
 }
 
 /** The tables whose rows are numbered per account (src/store/numbered.ts). */

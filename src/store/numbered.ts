@@ -1,5 +1,5 @@
-import { type Insertable, PostgresAdapter, type Selectable, sql } from 'kysely';
-import { lentWith, type NumberedTable, type ReadDb, type Tx } from './handles.js';
+import { type Insertable, type Selectable, sql } from 'kysely';
+import { isPostgres, lentWith, type NumberedTable, type ReadDb, type Tx } from './handles.js';
 import { preparedWrite } from './prepared.js';
 import type { Tables } from './tables.js';
 
@@ -67,7 +67,7 @@ export function numberedInsert<T extends NumberedTable>(
   }));
 
   return async (tx: Tx, row: Unnumbered<T>): Promise<Numbered> => {
-    if (tx.getExecutor().adapter instanceof PostgresAdapter) {
+    if (isPostgres(tx)) {
       const id = takeNumbers(tx, row.account_id, table);
       const stored = numbered(tx, { ...(row as Row), id }).then(() => {});
       // Awaited by the caller; marked heard here, so a caller's throw before it cannot leave
@@ -112,7 +112,7 @@ export async function reserveNumbers(
   accountId: string,
   count: number,
 ): Promise<number> {
-  if (tx.getExecutor().adapter instanceof PostgresAdapter) {
+  if (isPostgres(tx)) {
     return takeNumbers(tx, accountId, table, count);
   }
   const counter = sql.ref(table);

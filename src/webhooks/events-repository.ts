@@ -1,7 +1,7 @@
-import { PostgresAdapter, type RawBuilder, sql } from 'kysely';
+import { type RawBuilder, sql } from 'kysely';
 import { deleteBatch, type Rows } from '../store/batch-delete.js';
 import type { Dialect } from '../store/database.js';
-import type { ReadDb, Tx } from '../store/handles.js';
+import { isPostgres, type ReadDb, type Tx } from '../store/handles.js';
 import { preparedWrite } from '../store/prepared.js';
 import { columnList, type EventRow, type WebhookDeliveryRow } from '../store/tables.js';
 
@@ -116,7 +116,7 @@ const insertEventPostgres = preparedWrite((tx: Tx, p: NewEventRow) => ({
  * with the change they report, or not at all.
  */
 export async function insertEvent(tx: Tx, row: NewEventRow): Promise<void> {
-  if (tx.getExecutor().adapter instanceof PostgresAdapter) {
+  if (isPostgres(tx)) {
     await insertEventPostgres(tx, row);
     return;
   }

@@ -1,12 +1,5 @@
-import {
-  type ExpressionBuilder,
-  type Insertable,
-  PostgresAdapter,
-  sql,
-  type Updateable,
-} from 'kysely';
-import type { Dialect } from '../store/database.js';
-import type { ReadDb, Tx } from '../store/handles.js';
+import { type ExpressionBuilder, type Insertable, sql, type Updateable } from 'kysely';
+import { isPostgres, type ReadDb, type Tx } from '../store/handles.js';
 import { preparedQuery } from '../store/prepared.js';
 import type {
   Tables,
@@ -264,7 +257,7 @@ function firstDue(db: ReadDb, p: { now: string; perEndpoint: number }) {
     order by x.available_at
     limit ${p.perEndpoint}`;
   const level = sql`${endpointLevel} as level`;
-  if (dialectOf(db) === 'postgres') {
+  if (isPostgres(db)) {
     return sql`select f.endpoint_id, f.event_id, f.account_id, 1 as due, ${level}
       from webhook_endpoints w cross join lateral (${firsts}) f
       where w.enabled`;
@@ -516,7 +509,7 @@ const anyEndpointWantsQuery = preparedQuery((db, p: { accountId: string; type: s
   compile: () =>
     sql<{ id: string }>`select e.id from webhook_endpoints e
       where e.account_id = ${p.accountId} and e.enabled
-        and ${wants(dialectOf(db), sql.ref('e.id'), p.type)}
+        and ${wants(isPostgres(db) ? 'postgres' : 'sqlite', sql.ref('e.id'), p.type)}
       limit 1`.compile(db),
 }));
 
@@ -550,8 +543,4 @@ export async function deliveryStatusCounts(
     .groupBy('status')
     .execute();
   return new Map(rows.map((row) => [row.status, Number(row.n)]));
-}
-
-function dialectOf(db: ReadDb): Dialect {
-  return db.getExecutor().adapter instanceof PostgresAdapter ? 'postgres' : 'sqlite';
 }
