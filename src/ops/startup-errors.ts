@@ -1,4 +1,5 @@
 import { storeName } from '../config.js';
+import { codeOf } from '../store/store-errors.js';
 
 /**
  * The start-up mistakes people make, each as a sentence that names the setting and the fix
@@ -9,11 +10,6 @@ import { storeName } from '../config.js';
 /** A failure at start that the operator can fix: its message is all they need to read. */
 export class StartupError extends Error {
   override name = 'StartupError';
-}
-
-function codeOf(err: unknown): string | undefined {
-  const code = (err as { code?: unknown } | undefined)?.code;
-  return typeof code === 'string' ? code : undefined;
 }
 
 /**
