@@ -3,9 +3,10 @@ import { timeOrderedBase62 } from '../domain/random.js';
 import { fail, ok, type Result } from '../domain/result.js';
 import type { Write } from '../store/change.js';
 import type { ReadDb } from '../store/database.js';
+import type { Lease } from '../store/lease.js';
 import { type MessageRow, toIso } from '../store/tables.js';
 import { deliveryStatusCounts } from '../webhooks/repository.js';
-import { findMessage, insertMessage, type Lease } from './repository.js';
+import { findMessage, insertMessage } from './repository.js';
 
 /** The statuses a message may have: its row's (src/store/tables.ts). */
 export { MESSAGE_STATUSES } from '../store/tables.js';

@@ -1,12 +1,12 @@
-import { randomUUID } from 'node:crypto';
 import type { FastifyBaseLogger } from 'fastify';
 import type { Clock } from '../clock.js';
 import type { Outages } from '../ops/outages.js';
 import type { Database } from '../store/database.js';
+import { type Lease, newLease } from '../store/lease.js';
 import type { MessageRow } from '../store/tables.js';
 import { eventRow, recordEvents } from '../webhooks/events.js';
 import { messageResource, type RetryPolicy, retryDelayMs, toMessage } from './domain.js';
-import { claimDue, claimOne, type Lease, settle, settleSent } from './repository.js';
+import { claimDue, claimOne, settle, settleSent } from './repository.js';
 import type { MessageSink } from './sink.js';
 
 export interface ProcessorOptions extends RetryPolicy {
@@ -40,12 +40,7 @@ export class MessageProcessor {
 
   /** A new lease, from now for the configured time. */
   newLease(): Lease {
-    const now = this.clock.now();
-    return {
-      token: randomUUID(),
-      now: now.toISOString(),
-      until: new Date(now.getTime() + this.options.leaseMs).toISOString(),
-    };
+    return newLease(this.clock, this.options.leaseMs);
   }
 
   /** Claims, settles and accepted messages share commits (group commit, Database.write). */

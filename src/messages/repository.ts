@@ -1,5 +1,6 @@
 import { type ExpressionBuilder, type SelectQueryBuilder, sql } from 'kysely';
 import { isPostgres, type ReadDb, type Tx } from '../store/handles.js';
+import type { Lease } from '../store/lease.js';
 import { preparedWrite } from '../store/prepared.js';
 import type { MessageRow, MessageStatus, NewMessageRow, Tables } from '../store/tables.js';
 import {
@@ -10,6 +11,8 @@ import {
   insertEvent,
   type NewEventRow,
 } from '../webhooks/events-repository.js';
+
+export type { Lease } from '../store/lease.js';
 
 /** A new message row (the hot path of POST /messages, so a prepared query). */
 export const insertMessage = preparedWrite((tx, p: NewMessageRow) =>
@@ -48,12 +51,6 @@ function claimableAt(at: string) {
       eb.and([eb('status', '=', 'queued'), eb('available_at', '<=', at)]),
       eb.and([eb('status', '=', 'processing'), eb('lease_until', '<', at)]),
     ]);
-}
-
-export interface Lease {
-  token: string;
-  now: string;
-  until: string;
 }
 
 /** The columns a claim sets: processing, one more attempt, under the new lease. */

@@ -1,4 +1,4 @@
-import { createHmac, randomUUID } from 'node:crypto';
+import { createHmac } from 'node:crypto';
 import http from 'node:http';
 import https from 'node:https';
 import type { FastifyBaseLogger } from 'fastify';
@@ -7,6 +7,7 @@ import type { Config } from '../config.js';
 import type { SecretBox } from '../domain/secret-box.js';
 import type { Outages } from '../ops/outages.js';
 import type { Database } from '../store/database.js';
+import { newLease } from '../store/lease.js';
 import { toIso } from '../store/tables.js';
 import { type AddressPolicy, guardedLookup, refusedTarget } from './address.js';
 import {
@@ -198,12 +199,7 @@ export class WebhookDispatcher {
 
   /** Claims up to `free` due deliveries, fairly, and starts sending them; how many. */
   private async claim(free: number): Promise<number> {
-    const now = this.clock.now();
-    const lease = {
-      token: randomUUID(),
-      now: now.toISOString(),
-      until: new Date(now.getTime() + this.options.leaseMs).toISOString(),
-    };
+    const lease = newLease(this.clock, this.options.leaseMs);
     // An idle poll reads one index entry, and writes nothing.
     if (!(await anyDue(this.database.reader, lease.now))) return 0;
     const chosen = await claimable(this.database.reader, lease.now, {

@@ -1,5 +1,6 @@
 import { type ExpressionBuilder, type Insertable, sql, type Updateable } from 'kysely';
 import { isPostgres, type ReadDb, type Tx } from '../store/handles.js';
+import type { Lease } from '../store/lease.js';
 import { preparedQuery } from '../store/prepared.js';
 import type {
   Tables,
@@ -189,12 +190,6 @@ export function requeueDelivery(
     .executeTakeFirst();
 }
 
-export interface DeliveryLease {
-  token: string;
-  now: string;
-  until: string;
-}
-
 /** How many deliveries a dispatcher may take, and how many may be in flight at once. */
 export interface ClaimCaps {
   /** The dispatcher's free slots. */
@@ -355,7 +350,7 @@ function dueAt(now: string) {
  */
 export function claimDeliveries(
   tx: Tx,
-  lease: DeliveryLease,
+  lease: Lease,
   chosen: readonly DeliveryKey[],
 ): Promise<WebhookDeliveryRow[]> {
   if (chosen.length === 0) return Promise.resolve([]);
