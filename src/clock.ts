@@ -61,3 +61,8 @@ export function waitText(seconds: number): string {
   if (seconds < 2 * 3600) return `${Math.ceil(seconds / 60)} minutes`;
   return `${Math.ceil(seconds / 3600)} hours`;
 }
+
+/** `ms` give or take 20%, at random: retries of a burst do not land together. */
+export function jittered(ms: number): number {
+  return Math.round(ms * (0.8 + Math.random() * 0.4));
+}

@@ -1,4 +1,4 @@
-import type { Clock } from '../clock.js';
+import { type Clock, jittered } from '../clock.js';
 import { timeOrderedBase62 } from '../domain/random.js';
 import { fail, ok, type Result } from '../domain/result.js';
 import type { Write } from '../store/change.js';
@@ -128,6 +128,5 @@ export interface RetryPolicy {
 
 /** Exponential back-off with ±20% jitter, so retries of a burst do not land together. */
 export function retryDelayMs(policy: RetryPolicy, attempt: number): number {
-  const delay = policy.retryBaseMs * 2 ** (attempt - 1);
-  return Math.round(delay * (0.8 + Math.random() * 0.4));
+  return jittered(policy.retryBaseMs * 2 ** (attempt - 1));
 }

@@ -2,7 +2,7 @@ import { createHmac } from 'node:crypto';
 import http from 'node:http';
 import https from 'node:https';
 import type { FastifyBaseLogger } from 'fastify';
-import { type Clock, waitText } from '../clock.js';
+import { type Clock, jittered, waitText } from '../clock.js';
 import type { Config } from '../config.js';
 import type { SecretBox } from '../domain/secret-box.js';
 import type { Outages } from '../ops/outages.js';
@@ -324,9 +324,8 @@ export class WebhookDispatcher {
   private nextAttempt(item: Outgoing, at: Date): Date {
     const { retryBaseMs, retryMaxMs, retryForMs } = this.options;
     const delay = Math.min(retryMaxMs, retryBaseMs * 2 ** Math.min(item.attempts - 1, 40));
-    const jittered = Math.round(delay * (0.8 + Math.random() * 0.4));
     const end = new Date(toIso(item.created_at)).getTime() + retryForMs;
-    return new Date(Math.min(at.getTime() + jittered, end));
+    return new Date(Math.min(at.getTime() + jittered(delay), end));
   }
 
   /** The current secret, and the previous one while it is still kept. */
