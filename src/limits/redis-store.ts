@@ -283,6 +283,9 @@ export class RedisCounterStore implements CounterStore {
    * bounds the wait); while none can be, fails with why (a command would only say that the
    * stream is not writeable). */
   async ping(): Promise<void> {
+    // Between two tries (up to 2 s apart), the last try's error is the answer: a refused
+    // connection is said as such, not as a timeout.
+    if (this.redis.status === 'reconnecting' && this.lastError) throw this.lastError;
     if (this.redis.status !== 'ready') await this.connected();
     await this.redis.ping();
   }
@@ -309,6 +312,12 @@ export class RedisCounterStore implements CounterStore {
   }
 
   close(): Promise<void> {
+    // Not connected: nothing to send first, and QUIT would wait for a connection that may
+    // never come (a Redis that never answered).
+    if (this.redis.status !== 'ready') {
+      this.redis.disconnect();
+      this.closing ??= Promise.resolve();
+    }
     this.closing ??= this.redis.quit().then(
       () => undefined,
       () => this.redis.disconnect(),

@@ -188,7 +188,10 @@ export class BullMqQueue implements MessageQueue {
       clearInterval(this.reconciler);
       // No message is held from now on (accept checks `closing`): deliver those held.
       await this.delivering;
-      await this.worker?.close();
+      // Redis away: BullMQ's close would wait for it to answer. Nothing runs without it.
+      const away = this.connections.some((connection) => connection.status !== 'ready');
+      for (const connection of this.connections) if (away) connection.disconnect();
+      await this.worker?.close(away);
       await this.queue.close();
       for (const connection of this.connections) {
         await connection.quit().catch(() => connection.disconnect());

@@ -40,7 +40,11 @@ const servicesWith = (sink?: MessageSink) =>
         (outcome) => metrics.processed(outcome.status),
       );
       app.decorate('queue', queue);
-      metrics.watchQueueDepth(() => countUnsettled(database.reader));
+      metrics.storeGauge(
+        'messages_queue_depth',
+        'Messages accepted and not yet settled (queued or processing).',
+        () => countUnsettled(database.reader),
+      );
       if (config.worker) app.lifecycle.whenServing(() => queue.startWorker());
       app.addHook('onClose', async () => {
         await queue.close();

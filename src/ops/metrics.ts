@@ -23,6 +23,12 @@ const CACHE_METRICS = [
   ],
 ] as const;
 
+const STRAY_TOTALS = [
+  'nodejs_active_handles_total',
+  'nodejs_active_requests_total',
+  'nodejs_active_resources_total',
+];
+
 /**
  * The Prometheus metrics of one app instance, in a registry of its own (tests build many apps in
  * one process). Request metrics are labelled by route pattern, never by raw URL, so the series
@@ -42,8 +48,6 @@ export class Metrics implements OutageObserver {
   private readonly logDropped: Counter<'reason'>;
   /** Entries the request log holds, not yet written (RequestLog, once it exists). */
   private logBuffered: () => number = () => 0;
-  /** Messages not yet settled, read from the store at scrape time (the messages' queue). */
-  private queueDepth: (() => Promise<number>) | undefined;
   // One child per label set, so a request costs no label hashing after the first of its kind.
   private readonly children = new Map<string, { count: Counter; seconds: Histogram }>();
   /** The instance's caches, each told by its owner (`watch`), read at scrape time. */
@@ -55,7 +59,12 @@ export class Metrics implements OutageObserver {
    */
   constructor(sources: MetricSources, processMetrics = true) {
     const registers = [this.registry];
-    if (processMetrics) collectDefaultMetrics({ register: this.registry });
+    if (processMetrics) {
+      collectDefaultMetrics({ register: this.registry });
+      // Gauges named like counters, which Prometheus' own checks refuse (`promtool check
+      // metrics`); nodejs_active_handles and its kin say the same, by type.
+      for (const name of STRAY_TOTALS) this.registry.removeSingleMetric(name);
+    }
     const counter = <L extends string>(name: string, help: string, labelNames: L[]) =>
       new Counter<L>({ name, help, labelNames, registers });
     this.requests = counter(
@@ -97,7 +106,7 @@ export class Metrics implements OutageObserver {
     );
     this.up = new Gauge({
       name: 'dependency_up',
-      help: 'Whether a dependency (database, redis) answers, as this instance last found it: 1 or 0.',
+      help: 'Whether a dependency (database, redis) answers, as this instance last found it: 1 or 0 (0 until it first answers).',
       labelNames: ['dependency'],
       registers,
     });
@@ -118,16 +127,6 @@ export class Metrics implements OutageObserver {
       registers,
       collect() {
         this.set(metrics.logBuffered());
-      },
-    });
-    new Gauge({
-      name: 'messages_queue_depth',
-      help: 'Messages accepted and not yet settled (queued or processing).',
-      registers,
-      async collect() {
-        // During a database outage the scrape still answers, with the last depth read.
-        const depth = await metrics.queueDepth?.().catch(() => undefined);
-        if (depth !== undefined) this.set(depth);
       },
     });
     const caches = () => this.caches.flatMap((source) => [...source()]);
@@ -201,6 +200,10 @@ export class Metrics implements OutageObserver {
     this.webhookOutcomes.inc({ outcome });
   }
 
+  dependencyUnheard(dependency: Dependency): void {
+    this.up.set({ dependency }, 0);
+  }
+
   dependencyDown(dependency: Dependency): void {
     this.outages.inc({ dependency });
     this.up.set({ dependency }, 0);
@@ -215,9 +218,20 @@ export class Metrics implements OutageObserver {
     this.logBuffered = buffered;
   }
 
-  /** Reads `messages_queue_depth` with `depth` at each scrape (the messages' capability). */
-  watchQueueDepth(depth: () => Promise<number>): void {
-    this.queueDepth = depth;
+  /**
+   * A gauge a capability reads from the store at each scrape (a queue's depth, its oldest
+   * item's age). During a database outage the scrape still answers, with the last value read.
+   */
+  storeGauge(name: string, help: string, read: () => Promise<number>): void {
+    new Gauge({
+      name,
+      help,
+      registers: [this.registry],
+      async collect() {
+        const value = await read().catch(() => undefined);
+        if (value !== undefined) this.set(value);
+      },
+    });
   }
 
   requestLogWritten(entries: number): void {

@@ -29,8 +29,10 @@ const RETRY_FIRST_MS = 250;
 const STARTUP_RETRY_MAX_MS = 5_000;
 const OUTAGE_PROBE_MAX_MS = 1_000;
 
-/** Told when a dependency goes away (an outage begins) and when it answers (at start too). */
+/** Told when a dependency goes away (an outage begins) and when it answers (the first time too). */
 export interface OutageObserver {
+  /** At the start: the dependency has not answered yet. */
+  dependencyUnheard(dependency: Dependency): void;
   dependencyDown(dependency: Dependency): void;
   dependencyUp(dependency: Dependency): void;
 }
@@ -43,6 +45,8 @@ export interface OutageObserver {
 export class Outages {
   /** Since when (ms) each dependency that is away has been. */
   private readonly since = new Map<Dependency, number>();
+  /** The dependencies that have not answered yet, since the start: not up, yet no outage. */
+  private readonly unheard: Set<Dependency>;
   private readonly waits = new Set<{ timer: NodeJS.Timeout; resolve: () => void }>();
   private closed = false;
 
@@ -51,9 +55,8 @@ export class Outages {
     private readonly watched: Partial<Record<Dependency, Watched>>,
     private readonly observer?: OutageObserver,
   ) {
-    for (const dependency of Object.keys(watched) as Dependency[]) {
-      observer?.dependencyUp(dependency);
-    }
+    this.unheard = new Set(Object.keys(watched) as Dependency[]);
+    for (const dependency of this.unheard) observer?.dependencyUnheard(dependency);
   }
 
   /** A call to the dependency failed because it could not be reached. */
@@ -87,7 +90,8 @@ export class Outages {
 
   /** A call to the dependency succeeded. Cheap when nothing is away (every request calls it). */
   answered(dependency: Dependency): void {
-    if (this.since.size === 0) return;
+    if (this.since.size === 0 && this.unheard.size === 0) return;
+    if (this.unheard.delete(dependency)) this.observer?.dependencyUp(dependency);
     const since = this.since.get(dependency);
     if (since === undefined) return;
     this.since.delete(dependency);

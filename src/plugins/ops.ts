@@ -75,8 +75,10 @@ export const opsPlugin = fp<OpsOptions>(
       return metricsServer.url;
     });
     if (!startLater) {
-      // The caller gave a migrated database; Redis is connected to in the background.
+      // The caller gave a migrated database (it has answered); Redis is connected to in the
+      // background.
       app.addHook('onReady', async () => {
+        outages.answered('database');
         if (await outages.untilAnswers('redis')) lifecycle.serve();
       });
     }
