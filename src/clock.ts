@@ -66,3 +66,8 @@ export function waitText(seconds: number): string {
 export function jittered(ms: number): number {
   return Math.round(ms * (0.8 + Math.random() * 0.4));
 }
+
+/** Seconds from `since` to the clock's now; 0 for none (or a time still to come). */
+export function secondsSince(clock: Clock, since: Date | null): number {
+  return since ? Math.max(0, (clock.now().getTime() - since.getTime()) / 1000) : 0;
+}

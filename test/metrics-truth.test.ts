@@ -1,7 +1,15 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { describe, it } from 'node:test';
-import { startApp } from './helpers.js';
+import {
+  addEndpoint,
+  as,
+  createCategory,
+  createPet,
+  newTenant,
+  startApp,
+  stillClock,
+} from './helpers.js';
 
 /** Prometheus' own checker, where it is installed (CI installs it: Debian's `prometheus`). */
 const promtool = spawnSync('promtool', ['--version']).status === 0;
@@ -42,6 +50,32 @@ describe('metrics that tell the truth', () => {
       assert.equal(ready.statusCode, 503);
       assert.match(ready.body, /ECONNREFUSED/);
       assert.doesNotMatch(ready.body, /within/);
+    } finally {
+      await t.close();
+    }
+  });
+
+  it('shows the webhook backlog and the oldest queued message, by their age', async () => {
+    const clock = stillClock();
+    // No worker: deliveries and messages wait.
+    const t = await startApp({ clock, env: { WORKER: 'off' } });
+    try {
+      const tenant = await newTenant(t.app);
+      await addEndpoint(t.app, tenant, 'http://127.0.0.1:9/hook', ['pet.created']);
+      const category = await createCategory(t.app, tenant);
+      await createPet(t.app, tenant, { categoryId: category.id });
+      await createPet(t.app, tenant, { categoryId: category.id });
+      const sent = await as(t.app, tenant, {
+        method: 'POST',
+        url: '/messages',
+        payload: { message: 'waiting' },
+      });
+      assert.equal(sent.statusCode, 202, sent.body);
+      clock.advance(90_000);
+      const { body } = await t.app.inject({ url: '/metrics' });
+      assert.equal(value(body, 'webhook_deliveries_due'), 2);
+      assert.equal(value(body, 'webhook_oldest_due_seconds'), 90);
+      assert.equal(value(body, 'messages_queue_oldest_seconds'), 90);
     } finally {
       await t.close();
     }

@@ -1,11 +1,12 @@
 import fp from 'fastify-plugin';
 import type { Capability } from '../capability.js';
+import { secondsSince } from '../clock.js';
 import { behindBearerKeys } from '../http/auth.js';
 import type { Basics } from '../plugins/basics.js';
 import { anyEndpointWants } from '../webhooks/repository.js';
 import { createMessageQueue } from './create-queue.js';
 import type { MessageQueue } from './queue.js';
-import { countUnsettled } from './repository.js';
+import { countUnsettled, oldestQueued } from './repository.js';
 import { messageRoutes } from './routes.js';
 import { MessageRecord, NewMessage, QueuedMessage } from './schemas.js';
 import { LogSink, type MessageSink } from './sink.js';
@@ -44,6 +45,12 @@ const servicesWith = (sink?: MessageSink) =>
         'messages_queue_depth',
         'Messages accepted and not yet settled (queued or processing).',
         () => countUnsettled(database.reader),
+      );
+      metrics.storeGauge(
+        'messages_queue_oldest_seconds',
+        'How long the longest-waiting queued message has waited past its time (0: none).',
+        async () =>
+          secondsSince(clock, await oldestQueued(database.reader, clock.now().toISOString())),
       );
       if (config.worker) app.lifecycle.whenServing(() => queue.startWorker());
       app.addHook('onClose', async () => {

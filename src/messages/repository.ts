@@ -270,3 +270,14 @@ export async function countUnsettled(db: ReadDb): Promise<number> {
     .executeTakeFirst();
   return Number(row?.n ?? 0);
 }
+
+/** When the longest-waiting queued message fell due (null: none waits). */
+export async function oldestQueued(db: ReadDb, now: string): Promise<Date | null> {
+  const row = await db
+    .selectFrom('messages')
+    .select((eb) => eb.fn.min('available_at').as('oldest'))
+    .where('status', '=', 'queued')
+    .where('available_at', '<=', now)
+    .executeTakeFirst();
+  return row?.oldest ? new Date(row.oldest as string | Date) : null;
+}

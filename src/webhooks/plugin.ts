@@ -1,5 +1,6 @@
 import fp from 'fastify-plugin';
 import type { Capability } from '../capability.js';
+import { secondsSince } from '../clock.js';
 import { SecretBox } from '../domain/secret-box.js';
 import { behindBearerKeys } from '../http/auth.js';
 import type { Basics } from '../plugins/basics.js';
@@ -10,6 +11,7 @@ import { deleteOldDeliveries, deleteOldEvents } from './events-repository.js';
 import { eventRoutes } from './events-routes.js';
 import { Event, EventPage, EventType } from './events-schemas.js';
 import { webhookPages } from './portal.js';
+import { dueBacklog } from './repository.js';
 import { webhookRoutes } from './routes.js';
 import {
   DeliveryPage,
@@ -32,6 +34,9 @@ declare module 'fastify' {
 
 /** The rules endpoints are made under, and the dispatcher, started with the worker
  * (WORKER=on) and closed, its deliveries in flight ended, when the app closes. */
+/** What the backlog's count reads at most: a bounded read, whatever the backlog. */
+const BACKLOG_CAP = 100_000;
+
 const services = fp<Basics>(
   async (app, { config, clock, log }) => {
     const { database, outages, metrics } = app;
@@ -46,6 +51,18 @@ const services = fp<Basics>(
       log,
       outages,
       (outcome) => metrics.webhookDelivery(outcome),
+    );
+    // The backlog: how many deliveries wait past their time, and how long the first has.
+    const backlog = () => dueBacklog(database.reader, clock.now().toISOString(), BACKLOG_CAP);
+    metrics.storeGauge(
+      'webhook_deliveries_due',
+      `Webhook deliveries due and not yet sent, over every account (counted up to ${BACKLOG_CAP}).`,
+      async () => (await backlog()).due,
+    );
+    metrics.storeGauge(
+      'webhook_oldest_due_seconds',
+      'How long the longest-waiting due webhook delivery has waited past its time (0: none).',
+      async () => secondsSince(clock, (await backlog()).oldest),
     );
     app.decorate('webhooks', { database, clock, box, policy });
     app.decorate('dispatcher', dispatcher);

@@ -539,3 +539,27 @@ export async function deliveryStatusCounts(
     .execute();
   return new Map(rows.map((row) => [row.status, Number(row.n)]));
 }
+
+/** Pending deliveries due at `now`, counted up to `cap` (a bounded read whatever the backlog),
+ * and when the longest-waiting one fell due (null: none). For the backlog's gauges. */
+export async function dueBacklog(
+  db: ReadDb,
+  now: string,
+  cap: number,
+): Promise<{ due: number; oldest: Date | null }> {
+  const due = db
+    .selectFrom('webhook_deliveries')
+    .where('status', '=', 'pending')
+    .where('available_at', '<=', now);
+  const [counted, first] = await Promise.all([
+    db
+      .selectFrom(due.select(sql<number>`1`.as('one')).limit(cap).as('d'))
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .executeTakeFirst(),
+    due.select((eb) => eb.fn.min('available_at').as('oldest')).executeTakeFirst(),
+  ]);
+  return {
+    due: Number(counted?.n ?? 0),
+    oldest: first?.oldest ? new Date(first.oldest as string | Date) : null,
+  };
+}
