@@ -71,3 +71,26 @@ export function jittered(ms: number): number {
 export function secondsSince(clock: Clock, since: Date | null): number {
   return since ? Math.max(0, (clock.now().getTime() - since.getTime()) / 1000) : 0;
 }
+
+/** A worker loop's wait between polls, which `wake()` ends early (new work, a slot freed, the
+ * worker closing). One wait at a time. */
+export class Wakeable {
+  private ended: (() => void) | undefined;
+
+  /** Resolves after `ms`, or once woken. */
+  sleep(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => this.wake(), ms);
+      this.ended = () => {
+        clearTimeout(timer);
+        this.ended = undefined;
+        resolve();
+      };
+    });
+  }
+
+  /** Ends the wait, if one is under way. */
+  wake(): void {
+    this.ended?.();
+  }
+}

@@ -1,6 +1,6 @@
 import { setImmediate } from 'node:timers/promises';
 import type { FastifyBaseLogger } from 'fastify';
-import type { Clock } from '../clock.js';
+import { type Clock, Wakeable } from '../clock.js';
 import type { Outages } from '../ops/outages.js';
 import type { Write } from '../store/change.js';
 import { acceptMessage, type Message } from './domain.js';
@@ -24,7 +24,8 @@ export class TableQueue implements MessageQueue {
   readonly kind = 'table';
   private running = false;
   private loop: Promise<void> | undefined;
-  private wake: (() => void) | undefined;
+  /** The loop's wait, ended by new work and by close(). */
+  private readonly idle = new Wakeable();
   /** Committed messages claimed at birth, waiting for the worker. */
   private readonly held: HeldMessages;
 
@@ -46,7 +47,7 @@ export class TableQueue implements MessageQueue {
       committed: async () => {
         // Accepted under one of our leases: ours to deliver, from memory.
         if (lease) this.held.hold(row);
-        this.wake?.();
+        this.idle.wake();
       },
     };
   }
@@ -60,7 +61,7 @@ export class TableQueue implements MessageQueue {
   /** Stops claiming; the messages already held are delivered first. */
   async close(): Promise<void> {
     this.running = false;
-    this.wake?.();
+    this.idle.wake();
     await this.loop;
     // Accepted while the loop was ending: delivered now rather than when their lease runs out.
     if (this.held.size > 0) {
@@ -101,22 +102,11 @@ export class TableQueue implements MessageQueue {
       }
       failures = failed ? failures + 1 : 0;
       if (failed) {
-        await this.idle(Math.min(POLL_MS * 2 ** (failures - 1), BACKOFF_MAX_MS));
-      } else if (worked === 0 && this.running) await this.idle(POLL_MS);
+        await this.idle.sleep(Math.min(POLL_MS * 2 ** (failures - 1), BACKOFF_MAX_MS));
+      } else if (worked === 0 && this.running) await this.idle.sleep(POLL_MS);
       // A turn of the event loop between batches: with a backlog, claim and settle would
       // otherwise follow each other in promise callbacks alone, and requests would wait.
       else await setImmediate();
     }
-  }
-
-  private idle(ms: number): Promise<void> {
-    return new Promise((resolve) => {
-      const timer = setTimeout(() => this.wake?.(), ms);
-      this.wake = () => {
-        clearTimeout(timer);
-        this.wake = undefined;
-        resolve();
-      };
-    });
   }
 }

@@ -2,7 +2,7 @@ import { createHmac } from 'node:crypto';
 import http from 'node:http';
 import https from 'node:https';
 import type { FastifyBaseLogger } from 'fastify';
-import { type Clock, jittered, waitText } from '../clock.js';
+import { type Clock, jittered, Wakeable, waitText } from '../clock.js';
 import type { Config } from '../config.js';
 import type { SecretBox } from '../domain/secret-box.js';
 import type { Outages } from '../ops/outages.js';
@@ -118,8 +118,8 @@ const keyOf = (delivery: { endpoint_id: string; event_id: string }) =>
 export class WebhookDispatcher {
   private running = false;
   private loop: Promise<void> | undefined;
-  /** Ends the loop's wait: a slot freed, or the dispatcher is closing. */
-  private wake: (() => void) | undefined;
+  /** The loop's wait, ended when a slot frees or the dispatcher closes. */
+  private readonly idleWait = new Wakeable();
   /** A slot freed since the last claim began: the loop claims again before it waits. */
   private nudged = false;
   /** The deliveries being sent and settled, one a slot. */
@@ -161,7 +161,7 @@ export class WebhookDispatcher {
     this.running = false;
     this.closing = true;
     for (const cut of this.cuts) cut();
-    this.wake?.();
+    this.idleWait.wake();
     await this.loop;
     while (this.inFlight.size > 0) await Promise.all(this.inFlight);
   }
@@ -185,16 +185,8 @@ export class WebhookDispatcher {
   }
 
   /** Waits for the next poll, a freed slot or close(); not at all if a slot freed meanwhile. */
-  private idle(): Promise<void> {
-    if (this.nudged) return Promise.resolve();
-    return new Promise<void>((resolve) => {
-      const timer = setTimeout(() => this.wake?.(), this.options.pollMs);
-      this.wake = () => {
-        clearTimeout(timer);
-        this.wake = undefined;
-        resolve();
-      };
-    });
+  private async idle(): Promise<void> {
+    if (!this.nudged) await this.idleWait.sleep(this.options.pollMs);
   }
 
   /** Claims up to `free` due deliveries, fairly, and starts sending them; how many. */
@@ -241,7 +233,7 @@ export class WebhookDispatcher {
         if (slot.slow) this.slowHeld--;
         this.inFlight.delete(delivery);
         this.nudged = true;
-        this.wake?.();
+        this.idleWait.wake();
       });
     this.inFlight.add(delivery);
   }
