@@ -1,5 +1,5 @@
 import type { Capability } from '../capability.js';
-import { behindBearerKeys } from '../http/auth.js';
+import { keyedRoutes } from '../http/auth.js';
 import { categoryRoutes } from './categories-routes.js';
 import { Category, CategoryPage, CategoryPatch, NewCategory } from './categories-schemas.js';
 import { petRoutes } from './pets-routes.js';
@@ -13,16 +13,7 @@ import { NewPet, Pet, PetPage, PetPatch, PetStatus } from './pets-schemas.js';
  */
 export const catalogue: Capability = {
   name: 'catalogue',
-  routes: async (app) => {
-    await app.register(
-      async (scope) => {
-        behindBearerKeys(scope);
-        await scope.register(petRoutes);
-        await scope.register(categoryRoutes);
-      },
-      { prefix: '/v1' },
-    );
-  },
+  routes: keyedRoutes('/v1', petRoutes, categoryRoutes),
   components: [
     Pet,
     NewPet,

@@ -1,4 +1,10 @@
-import type { FastifyInstance, FastifyReply, FastifyRequest, onRequestHookHandler } from 'fastify';
+import type {
+  FastifyInstance,
+  FastifyPluginAsync,
+  FastifyReply,
+  FastifyRequest,
+  onRequestHookHandler,
+} from 'fastify';
 import type { Account } from '../domain/accounts.js';
 import { authenticatePassword } from '../domain/accounts.js';
 import type { KeyAuthenticator, Principal } from '../domain/api-keys.js';
@@ -273,6 +279,19 @@ export function behindBearerKeys(scope: FastifyInstance): void {
   scope.addHook('onRoute', (route) => {
     neededScope(route);
   });
+}
+
+/** A capability's `routes`: its route plugins, in order, under `prefix`, behind bearer keys. */
+export function keyedRoutes(prefix: string, ...plugins: FastifyPluginAsync[]): FastifyPluginAsync {
+  return async (app) => {
+    await app.register(
+      async (scope) => {
+        behindBearerKeys(scope);
+        for (const plugin of plugins) await scope.register(plugin);
+      },
+      { prefix },
+    );
+  };
 }
 
 export function basicAuth(

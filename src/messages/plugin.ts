@@ -1,7 +1,7 @@
 import fp from 'fastify-plugin';
 import type { Capability } from '../capability.js';
 import { secondsSince } from '../clock.js';
-import { behindBearerKeys } from '../http/auth.js';
+import { keyedRoutes } from '../http/auth.js';
 import type { Basics } from '../plugins/basics.js';
 import { anyEndpointWants } from '../webhooks/repository.js';
 import { createMessageQueue } from './create-queue.js';
@@ -69,12 +69,8 @@ export function messages(sink?: MessageSink): Capability {
   return {
     name: 'messages',
     services: servicesWith(sink),
-    routes: async (app) => {
-      await app.register(async (scope) => {
-        behindBearerKeys(scope);
-        await scope.register(messageRoutes);
-      });
-    },
+    // At the root, not under /v1: the quickstart's path (src/messages/routes.ts).
+    routes: keyedRoutes('', messageRoutes),
     components: [NewMessage, QueuedMessage, MessageRecord],
   };
 }

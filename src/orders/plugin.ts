@@ -1,5 +1,5 @@
 import type { Capability } from '../capability.js';
-import { behindBearerKeys } from '../http/auth.js';
+import { keyedRoutes } from '../http/auth.js';
 import { storeRoutes } from './routes.js';
 import { Inventory, NewOrder, Order, OrderPage, OrderPatch, OrderStatus } from './schemas.js';
 
@@ -9,14 +9,6 @@ import { Inventory, NewOrder, Order, OrderPage, OrderPatch, OrderStatus } from '
  */
 export const orders: Capability = {
   name: 'orders',
-  routes: async (app) => {
-    await app.register(
-      async (scope) => {
-        behindBearerKeys(scope);
-        await scope.register(storeRoutes);
-      },
-      { prefix: '/v1' },
-    );
-  },
+  routes: keyedRoutes('/v1', storeRoutes),
   components: [Order, NewOrder, OrderPatch, OrderPage, OrderStatus, Inventory],
 };

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import fp from 'fastify-plugin';
 import type { Capability } from '../capability.js';
 import { wallTimeOf } from '../clock.js';
-import { behindBearerKeys } from '../http/auth.js';
+import { keyedRoutes } from '../http/auth.js';
 import type { Basics } from '../plugins/basics.js';
 import { capture, captureStage } from './capture.js';
 import { requestLogChores } from './chores.js';
@@ -63,15 +63,7 @@ const services = fp<Basics>(
 export const requestLog: Capability = {
   name: 'request log',
   services,
-  routes: async (app) => {
-    await app.register(
-      async (scope) => {
-        behindBearerKeys(scope);
-        await scope.register(requestRoutes);
-      },
-      { prefix: '/v1' },
-    );
-  },
+  routes: keyedRoutes('/v1', requestRoutes),
   portal: requestPages,
   components: [RequestLogEntry, RequestLogPage, RequestStats, RequestCounts],
   chores: requestLogChores,

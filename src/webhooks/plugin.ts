@@ -2,7 +2,7 @@ import fp from 'fastify-plugin';
 import type { Capability } from '../capability.js';
 import { secondsSince } from '../clock.js';
 import { SecretBox } from '../domain/secret-box.js';
-import { behindBearerKeys } from '../http/auth.js';
+import { keyedRoutes } from '../http/auth.js';
 import type { Basics } from '../plugins/basics.js';
 import { WebhookDispatcher } from './dispatcher.js';
 import type { WebhookRules } from './domain.js';
@@ -85,16 +85,7 @@ const before = (now: string) => eventsKeptSince(new Date(now));
 export const webhooks: Capability = {
   name: 'webhooks',
   services,
-  routes: async (app) => {
-    await app.register(
-      async (scope) => {
-        behindBearerKeys(scope);
-        await scope.register(eventRoutes);
-        await scope.register(webhookRoutes);
-      },
-      { prefix: '/v1' },
-    );
-  },
+  routes: keyedRoutes('/v1', eventRoutes, webhookRoutes),
   portal: webhookPages,
   components: [
     Event,
