@@ -1,11 +1,5 @@
 import type { Clock } from '../clock.js';
-import {
-  decodeCursor,
-  type Page,
-  type PageRequest,
-  pageSize,
-  toPage,
-} from '../domain/pagination.js';
+import { type Page, type PageRequest, readIdPage } from '../domain/pagination.js';
 import { fail, ok, type Result } from '../domain/result.js';
 import { type Change, change, type Write } from '../store/change.js';
 import type { ReadDb, Tx } from '../store/database.js';
@@ -52,19 +46,14 @@ export async function getCategory(
   return row ? ok(toCategory(row)) : notFound(id);
 }
 
-export async function listCategoryPage(
+export function listCategoryPage(
   db: ReadDb,
   accountId: string,
   page: PageRequest,
 ): Promise<Result<Page<Category>, 'invalid_cursor'>> {
-  const after = decodeCursor(page.cursor);
-  if (!after.ok) return after;
-  const rows = await numberedPage(db, 'categories', accountId, {
-    afterId: after.value,
-    take: pageSize(page) + 1,
-  });
-  const { items, nextCursor } = toPage(rows, pageSize(page));
-  return ok({ items: items.map(toCategory), nextCursor });
+  const read = (afterId: number, take: number) =>
+    numberedPage(db, 'categories', accountId, { afterId, take });
+  return readIdPage(page, read, toCategory);
 }
 
 export function updateCategory(

@@ -1,11 +1,5 @@
 import type { Clock } from '../clock.js';
-import {
-  decodeCursor,
-  type Page,
-  type PageRequest,
-  pageSize,
-  toPage,
-} from '../domain/pagination.js';
+import { type Page, type PageRequest, readIdPage } from '../domain/pagination.js';
 import { fail, ok, type Result } from '../domain/result.js';
 import { type Change, change, type Write } from '../store/change.js';
 import type { ReadDb, Tx } from '../store/database.js';
@@ -130,21 +124,15 @@ export async function getPet(
   return row ? ok(toPet(row)) : notFound(id);
 }
 
-export async function listPetPage(
+export function listPetPage(
   db: ReadDb,
   accountId: string,
   query: PageRequest & { status?: PetStatus | undefined; id?: readonly number[] | undefined },
 ): Promise<Result<Page<Pet>, 'invalid_cursor'>> {
-  const after = decodeCursor(query.cursor);
-  if (!after.ok) return after;
-  const rows = await listPets(db, accountId, {
-    status: query.status,
-    ids: query.id,
-    afterId: after.value,
-    take: pageSize(query) + 1,
-  });
-  const { items, nextCursor } = toPage(rows, pageSize(query));
-  return ok({ items: items.map(toPet), nextCursor });
+  const { status, id: ids } = query;
+  const read = (afterId: number, take: number) =>
+    listPets(db, accountId, { status, ids, afterId, take });
+  return readIdPage(query, read, toPet);
 }
 
 export function updatePet(

@@ -76,7 +76,7 @@ export function encodeCursor(lastId: number): string {
   return ID_CURSOR.encode(lastId);
 }
 
-export function decodeCursor(cursor: string | undefined): Result<number, 'invalid_cursor'> {
+function decodeCursor(cursor: string | undefined): Result<number, 'invalid_cursor'> {
   const decoded = ID_CURSOR.decode(cursor);
   if (!decoded.ok) return decoded;
   const id = decoded.value === undefined ? 0 : Number(decoded.value);
@@ -88,11 +88,17 @@ export function pageSize(page: PageRequest): number {
   return page.limit ?? DEFAULT_PAGE_SIZE;
 }
 
-export function toPage<T extends { id: number }>(rows: T[], limit: number): Page<T> {
-  return ID_CURSOR.page(
-    rows,
-    limit,
-    (row) => row.id,
-    (row) => row,
-  );
+/**
+ * A page of numbered rows (the catalogue's, the store's), after the id the request's cursor
+ * carries: `read` reads `take` rows after `afterId`, in id order; `toItem` makes each an item.
+ */
+export async function readIdPage<R extends { id: number }, T>(
+  page: PageRequest,
+  read: (afterId: number, take: number) => Promise<R[]>,
+  toItem: (row: R) => T,
+): Promise<Result<Page<T>, 'invalid_cursor'>> {
+  const after = decodeCursor(page.cursor);
+  if (!after.ok) return after;
+  const limit = pageSize(page);
+  return ok(ID_CURSOR.page(await read(after.value, limit + 1), limit, (row) => row.id, toItem));
 }

@@ -1,13 +1,7 @@
 import { type PetStatus, petEvent, toPet } from '../catalogue/pets.js';
 import { updatePetIfStatus } from '../catalogue/pets-repository.js';
 import type { Clock } from '../clock.js';
-import {
-  decodeCursor,
-  type Page,
-  type PageRequest,
-  pageSize,
-  toPage,
-} from '../domain/pagination.js';
+import { type Page, type PageRequest, readIdPage } from '../domain/pagination.js';
 import { fail, ok, type Result } from '../domain/result.js';
 import { type Change, change } from '../store/change.js';
 import type { ReadDb, Tx } from '../store/database.js';
@@ -104,20 +98,15 @@ export async function getOrder(
   return row ? ok(toOrder(row)) : notFound(id);
 }
 
-export async function listOrderPage(
+export function listOrderPage(
   db: ReadDb,
   accountId: string,
   query: PageRequest & { status?: OrderStatus | undefined },
 ): Promise<Result<Page<Order>, 'invalid_cursor'>> {
-  const after = decodeCursor(query.cursor);
-  if (!after.ok) return after;
-  const rows = await numberedPage(db, 'orders', accountId, {
-    status: query.status,
-    afterId: after.value,
-    take: pageSize(query) + 1,
-  });
-  const { items, nextCursor } = toPage(rows, pageSize(query));
-  return ok({ items: items.map(toOrder), nextCursor });
+  const { status } = query;
+  const read = (afterId: number, take: number) =>
+    numberedPage(db, 'orders', accountId, { status, afterId, take });
+  return readIdPage(query, read, toOrder);
 }
 
 /**
