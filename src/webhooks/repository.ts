@@ -273,17 +273,7 @@ function firstDue(db: ReadDb, p: { now: string; perEndpoint: number }) {
  * claim that follows (claimDeliveries) checks again that each is still due.
  */
 const claimableQuery = preparedQuery(
-  (
-    db,
-    p: {
-      now: string;
-      slowSince: string;
-      take: number;
-      perEndpoint: number;
-      perAccount: number;
-      slow: number;
-    },
-  ) => ({
+  (db, p: Omit<ClaimCaps, 'slowAfterMs'> & { now: string; slowSince: string }) => ({
     compile: () =>
       sql<ClaimChoice>`with open as (
           select d.endpoint_id, d.event_id, d.account_id,
