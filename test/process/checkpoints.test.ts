@@ -3,9 +3,9 @@ import { existsSync, readdirSync, readlinkSync, statSync } from 'node:fs';
 import { describe, it } from 'node:test';
 import SqliteDatabase from 'better-sqlite3';
 import { sql } from 'kysely';
-import { type Database, openDatabase } from '../src/store/database.js';
-import { checkpointOffThread } from '../src/store/sqlite-checkpoints.js';
-import { sqliteDatabaseUrl, until } from './helpers.js';
+import { type Database, openDatabase } from '../../src/store/database.js';
+import { checkpointOffThread } from '../../src/store/sqlite-checkpoints.js';
+import { sqliteDatabaseUrl, until } from '../helpers.js';
 
 /** A database of its own at `path`, closed and removed after `work`. */
 async function withDatabase(work: (database: Database, path: string) => Promise<void>) {

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { createRequire } from 'node:module';
 import { after, before, describe, it } from 'node:test';
-import type { PostmanCollection } from '../src/http/postman.js';
-import { newTenant, startApp, type TestApp } from './helpers.js';
+import type { PostmanCollection } from '../../src/http/postman.js';
+import { newTenant, startApp, type TestApp } from '../helpers.js';
 
 /** The part of newman's Node API (https://github.com/postmanlabs/newman#api-reference) used here. */
 interface Newman {
