@@ -270,8 +270,8 @@ export function bearerAuth(keys: KeyAuthenticator, limits: RateLimitGuard, fresh
 
 /**
  * Declares every route of `scope` (and its children) behind a bearer key: each must name the
- * scope it needs in its schema's security (`bearerScope`), or the app stops at start-up; the
- * route pipeline (src/http/route-pipeline.ts) gives each its guard from that declaration. No
+ * scope it needs (`operation({ scope })`, src/http/operation.ts), or the app stops at start-up;
+ * the route pipeline (src/http/route-pipeline.ts) gives each its guard from that declaration. No
  * route behind a key can go without one, and none outside such a scope that names a scope
  * goes without its guard either.
  */

@@ -206,7 +206,7 @@ export interface RequestLogSegmentsTable {
   /** …and its newest's. */
   last_at: Timestamp;
   /** Its entries' request ids in sixteen parts by a hash of the id, behind a header of where
-   * each part ends (`idsText`, src/request-log/repository.ts): what a lookup searches. */
+   * each part ends (`ID_BUCKETS`, src/request-log/repository.ts): what a lookup searches. */
   ids: ColumnType<string | Uint8Array, string | Uint8Array, never>;
   /**
    * Its entries, oldest first: a JSON array of positional arrays
