@@ -7,177 +7,20 @@
  */
 import assert from 'node:assert/strict';
 import { once } from 'node:events';
-import { connect, type Socket } from 'node:net';
-import { after, before, describe, it } from 'node:test';
+import { connect } from 'node:net';
+import { before, describe, it } from 'node:test';
 import { setTimeout as delay } from 'node:timers/promises';
 import Fastify from 'fastify';
 import { bodyStillReadable } from '../src/http/client-errors.js';
-import { createCategory, newTenant, startApp, type Tenant, type TestApp } from './helpers.js';
-
-/** Every raw connection opened here, destroyed in `after` whatever a test did with it. */
-const sockets = new Set<Socket>();
-/** Every app started here, closed in `after`. */
-const apps: TestApp[] = [];
-after(async () => {
-  for (const socket of sockets) socket.destroy();
-  await Promise.all(apps.map((app) => app.close()));
-});
-
-/** An app from `startApp`, listening on a port of 127.0.0.1 only; returns its base URL. */
-async function listening(env: Record<string, string> = {}): Promise<{ t: TestApp; base: string }> {
-  const t = await startApp({ env });
-  apps.push(t);
-  const base = await t.app.listen({ host: '127.0.0.1', port: 0 });
-  assert.match(base, /^http:\/\/127\.0\.0\.1:\d+$/);
-  return { t, base };
-}
-
-/** An HTTP/1.1 answer as read from a raw socket. */
-interface RawAnswer {
-  status: number;
-  headers: Record<string, string>;
-  body: string;
-  /** The whole body arrived (as many bytes as Content-Length said). */
-  complete: boolean;
-}
-
-function parseAnswer(bytes: Buffer): RawAnswer | undefined {
-  const end = bytes.indexOf('\r\n\r\n');
-  if (end === -1) return undefined;
-  const [statusLine = '', ...lines] = bytes.subarray(0, end).toString('latin1').split('\r\n');
-  const status = Number(/^HTTP\/1\.1 (\d{3}) /.exec(statusLine)?.[1]);
-  const headers: Record<string, string> = {};
-  for (const line of lines) {
-    const colon = line.indexOf(':');
-    headers[line.slice(0, colon).trim().toLowerCase()] = line.slice(colon + 1).trim();
-  }
-  const rest = bytes.subarray(end + 4);
-  const length = Number(headers['content-length']);
-  return {
-    status,
-    headers,
-    body: rest.subarray(0, length).toString('utf8'),
-    complete: Number.isInteger(length) && rest.length >= length,
-  };
-}
-
-/** A raw connection that records what it receives, and how it ends. */
-class RawClient {
-  private readonly chunks: Buffer[] = [];
-  /** The socket's error, if any (a reset would lose an answer still unread). */
-  error: Error | undefined;
-  /** Resolves when the connection is closed, by either side. */
-  readonly closed: Promise<void>;
-
-  private constructor(readonly socket: Socket) {
-    sockets.add(socket);
-    socket.on('data', (chunk: Buffer) => this.chunks.push(chunk));
-    socket.on('error', (err) => {
-      this.error = err;
-    });
-    this.closed = once(socket, 'close').then(() => undefined);
-  }
-
-  /** A connection to `base`; `paused`, it reads nothing until `socket.resume()`. */
-  static async open(base: string, { paused = false } = {}): Promise<RawClient> {
-    const socket = connect({ host: '127.0.0.1', port: Number(new URL(base).port) });
-    // Paused before the 'data' listener is added, which then leaves it paused.
-    if (paused) socket.pause();
-    await once(socket, 'connect');
-    return new RawClient(socket);
-  }
-
-  get isClosed(): boolean {
-    return this.socket.destroyed;
-  }
-
-  write(data: string | Buffer): void {
-    if (this.socket.writable) this.socket.write(data);
-  }
-
-  /** Writes `data` and waits until it is handed to the system (or the write failed). */
-  send(data: Buffer): Promise<void> {
-    if (!this.socket.writable) return Promise.resolve();
-    return new Promise((resolve) => this.socket.write(data, () => resolve()));
-  }
-
-  answer(): RawAnswer | undefined {
-    return parseAnswer(Buffer.concat(this.chunks));
-  }
-
-  /** Waits for the connection to close; false if it is still open after `ms`. */
-  async closedWithin(ms: number): Promise<boolean> {
-    let timer: NodeJS.Timeout | undefined;
-    const timeout = new Promise<false>((resolve) => {
-      timer = setTimeout(() => resolve(false), ms);
-    });
-    const closed = await Promise.race([this.closed.then(() => true as const), timeout]);
-    clearTimeout(timer);
-    return closed;
-  }
-}
-
-/**
- * Sends `request` on a new connection as a client that writes all of it before it reads
- * anything, in pieces a moment apart (so that some arrive after the server has answered), then
- * reads until the server closes. A server that closes while such a client is still sending
- * resets the connection, and the client loses the answer: it must read the rest first.
- */
-async function sendAllThenRead(
-  base: string,
-  request: string | Buffer,
-  piece = 4 * 1024,
-  pauseMs = 1,
-): Promise<RawClient> {
-  const client = await RawClient.open(base, { paused: true });
-  const bytes = Buffer.from(request);
-  for (let at = 0; at < bytes.length && client.socket.writable; at += piece) {
-    await client.send(bytes.subarray(at, at + piece));
-    if (pauseMs > 0) await delay(pauseMs);
-  }
-  if (client.socket.writable) client.socket.end();
-  client.socket.resume();
-  assert.ok(await client.closedWithin(8_000), 'the server did not close the connection');
-  return client;
-}
-
-/** Asserts that a raw answer is a complete Error body of `status` and `code`, with a short
- * message, read without a reset; returns the message. */
-function assertRawError(client: RawClient, status: number, code: string, label: string): string {
-  const answer = client.answer();
-  assert.ok(answer, `${label}: no answer read`);
-  assert.ok(answer.complete, `${label}: the body was cut off: ${answer.body}`);
-  assert.equal(client.error, undefined, `${label}: ${client.error?.message}`);
-  assert.equal(answer.status, status, `${label}: ${answer.status} ${answer.body}`);
-  assert.match(answer.headers['content-type'] ?? '', /^application\/json/, label);
-  const body = JSON.parse(answer.body) as { code: unknown; message: unknown; status: unknown };
-  assert.deepEqual(Object.keys(body).sort(), ['code', 'message', 'status'], label);
-  assert.equal(body.code, code, `${label}: ${answer.body}`);
-  assert.equal(body.status, status, label);
-  assert.equal(typeof body.message, 'string', label);
-  const message = body.message as string;
-  assert.ok(message.length < 300, `${label}: a message of ${message.length} characters`);
-  return message;
-}
-
-/** Asserts a fetch answer is an Error body of `status` and `code`; returns the body. */
-async function assertError(
-  res: Response,
-  status: number,
-  code: string,
-  label: string,
-): Promise<{ code: string; message: string; status: number }> {
-  const text = await res.text();
-  assert.equal(res.status, status, `${label}: ${res.status} ${text.slice(0, 300)}`);
-  assert.match(res.headers.get('content-type') ?? '', /^application\/json/, label);
-  const body = JSON.parse(text) as { code: string; message: string; status: number };
-  assert.equal(body.code, code, `${label}: ${text.slice(0, 300)}`);
-  assert.equal(body.status, status, label);
-  assert.equal(typeof body.message, 'string', label);
-  return body;
-}
-
-const RATE_LIMIT_HEADERS = ['x-ratelimit-limit', 'x-ratelimit-remaining', 'x-ratelimit-reset'];
+import { createCategory, newTenant, type Tenant, type TestApp } from './helpers.js';
+import {
+  assertError,
+  assertRawError,
+  listening,
+  RATE_LIMIT_HEADERS,
+  sendAllThenRead,
+  sockets,
+} from './raw-http.js';
 
 describe('the default app on a real port', () => {
   let t: TestApp;
@@ -468,52 +311,6 @@ describe('a client that leaves while its request waits, before its body is read'
       .split('\n')
       .filter((line) => /\(preParsing\) \[.*"bodyStillReadable\(\)"\]$/.test(line)).length;
     assert.equal(checkedLast, served);
-  });
-});
-
-describe('timeouts (headers 1 s, request 2 s)', () => {
-  let base: string;
-  let key: Tenant;
-
-  before(async () => {
-    const started = await listening({ HEADERS_TIMEOUT_SECONDS: '1', REQUEST_TIMEOUT_SECONDS: '2' });
-    base = started.base;
-    key = await newTenant(started.t.app);
-  });
-
-  /** A normal request on a connection of its own is answered. */
-  async function othersAreServed(): Promise<void> {
-    const res = await fetch(`${base}/v1/pets`, { headers: key.headers });
-    assert.equal(res.status, 200);
-    await res.arrayBuffer();
-  }
-
-  it('a client that stops halfway through its headers gets 408 request_timeout and is closed', async () => {
-    const client = await RawClient.open(base);
-    client.write('GET /v1/pets HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: appl');
-    await othersAreServed();
-    assert.ok(await client.closedWithin(10_000), 'still open after 10 s');
-    assertRawError(client, 408, 'request_timeout', 'half the headers');
-  });
-
-  it('a client that trickles its body byte by byte is cut off by the request timeout', async () => {
-    const client = await RawClient.open(base);
-    client.write(
-      'POST /v1/pets HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n' +
-        `Authorization: ${key.headers.authorization}\r\nContent-Length: 100\r\n\r\n`,
-    );
-    const trickle = setInterval(() => client.write(' '), 500);
-    try {
-      await othersAreServed();
-      // The request timeout (2 s) plus the check interval (1 s), with room to spare.
-      assert.ok(await client.closedWithin(8_000), 'still open after 8 s');
-    } finally {
-      clearInterval(trickle);
-    }
-    const answer = client.answer();
-    // Cut off either with an answer or without one; an answer is a 408 in our shape.
-    if (answer !== undefined) assertRawError(client, 408, 'request_timeout', 'a trickled body');
-    await othersAreServed();
   });
 });
 
