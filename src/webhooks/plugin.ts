@@ -53,7 +53,14 @@ const services = fp<Basics>(
       (outcome) => metrics.webhookDelivery(outcome),
     );
     // The backlog: how many deliveries wait past their time, and how long the first has.
-    const backlog = () => dueBacklog(database.reader, clock.now().toISOString(), BACKLOG_CAP);
+    // Read once a scrape: both gauges collect at once and share the read in flight.
+    let reading: ReturnType<typeof dueBacklog> | undefined;
+    const backlog = () =>
+      (reading ??= dueBacklog(database.reader, clock.now().toISOString(), BACKLOG_CAP).finally(
+        () => {
+          reading = undefined;
+        },
+      ));
     metrics.storeGauge(
       'webhook_deliveries_due',
       `Webhook deliveries due and not yet sent, over every account (counted up to ${BACKLOG_CAP}).`,
