@@ -446,3 +446,28 @@ export function stillClock(): Clock & { advance(ms: number): void } {
     },
   };
 }
+
+/**
+ * Holds the store's writer: resolves once a write of its own has begun, so nothing else can be
+ * written until `release`. Waiting for the write to begin matters: on PostgreSQL a write begins
+ * only once its connection is ready, and a release sent before that would be lost (the write,
+ * and the test, would wait for ever).
+ */
+export async function holdWriter(
+  database: Database,
+): Promise<{ release: () => void; done: Promise<void> }> {
+  let release = () => {};
+  const gate = new Promise<void>((resolve) => {
+    release = resolve;
+  });
+  let begin = () => {};
+  const begun = new Promise<void>((resolve) => {
+    begin = resolve;
+  });
+  const done = database.write(async () => {
+    begin();
+    await gate;
+  });
+  await Promise.race([begun, done]);
+  return { release, done };
+}

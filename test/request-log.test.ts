@@ -46,6 +46,7 @@ import {
   emptyDatabase,
   errorCode,
   freshIp,
+  holdWriter,
   newTenant,
   nextLinkUrl,
   pathOf,
@@ -902,13 +903,7 @@ describe('request log: a bounded buffer, a failing store, a closing app', () => 
       await t.app.requestLog.flush();
       const written = await metric(t.app, 'request_log_written_total');
       // The store's writer held: no batch can be written until it is let go.
-      let release = () => {};
-      const held = t.database.write(
-        () =>
-          new Promise<void>((resolve) => {
-            release = resolve;
-          }),
-      );
+      const { release, done: held } = await holdWriter(t.database);
       const answers = await Promise.all(
         Array.from({ length: 100 }, () => as(t.app, tenant, { url: '/v1/pets' })),
       );
@@ -942,13 +937,7 @@ describe('request log: a bounded buffer, a failing store, a closing app', () => 
         }
       };
       // The store's writer held: the first batch's write waits for it, its bytes in its buffers.
-      let release = () => {};
-      const held = t.database.write(
-        () =>
-          new Promise<void>((resolve) => {
-            release = resolve;
-          }),
-      );
+      const { release, done: held } = await holdWriter(t.database);
       sendBatch('first');
       // Taken for its write, which waits for the writer.
       await until(() => t.app.requestLog.buffered === 0, 'the first batch taken');
