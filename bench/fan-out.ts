@@ -118,6 +118,7 @@ async function fanOut(database: Database, endpoints: number): Promise<number> {
         resource: `pets/${i}`,
         data: '{}',
         created_at,
+        traceparent: null,
       });
     }
   });

@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from 'fastify';
 import { CAPABILITIES } from './capabilities.js';
@@ -8,6 +9,7 @@ import { Passwords } from './domain/passwords.js';
 import { clientErrorHandler, MAX_HEADER_BYTES } from './http/client-errors.js';
 import { requestIdOf } from './http/request-id.js';
 import { createLog, requestLogger } from './log.js';
+import { createTracing } from './ops/tracing.js';
 import { apiPlugin } from './plugins/api.js';
 import { cachesPlugin } from './plugins/caches.js';
 import { contextPlugin } from './plugins/context.js';
@@ -18,8 +20,13 @@ import { limitsPlugin } from './plugins/limits.js';
 import { opsPlugin } from './plugins/ops.js';
 import { answerFrameworkError, requestsPlugin } from './plugins/requests.js';
 import { storePlugin } from './plugins/store.js';
+import { tracingPlugin } from './plugins/tracing.js';
 import { portalPlugin } from './portal/plugin.js';
 import type { Database } from './store/database.js';
+
+const { version } = JSON.parse(
+  readFileSync(new URL('../package.json', import.meta.url), 'utf8'),
+) as { version: string };
 
 /** Fastify's `trustProxy`; a hop count becomes the function Fastify itself would make of it
  * (its types omit the number form). */
@@ -66,7 +73,8 @@ export async function buildApp({
   startLater = false,
   capabilities = CAPABILITIES,
 }: AppOptions): Promise<FastifyInstance> {
-  const log = createLog(config.logLevel, logStream);
+  const tracing = createTracing(config.tracing, version);
+  const log = createLog(config.logLevel, logStream, tracing.enabled);
   const app = Fastify({
     // At info and below, Fastify logs every request's arrival and end, with our logger. Above
     // (the default), where no such line is written, its logger would still cost every request
@@ -102,9 +110,10 @@ export async function buildApp({
     frameworkErrors: answerFrameworkError(config),
   }).withTypeProvider<TypeBoxTypeProvider>();
 
-  const basics = { config, clock, log };
+  const basics = { config, clock, log, tracing };
   app.decorate('passwords', passwords);
   try {
+    await app.register(tracingPlugin, { tracing });
     await app.register(storePlugin, { ...basics, database });
     await app.register(limitsPlugin, basics);
     await app.register(opsPlugin, { ...basics, startLater });

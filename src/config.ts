@@ -111,6 +111,18 @@ export interface Config {
     /** Entries held in memory, waiting for their batch, at most: past it they are dropped. */
     buffer: number;
   };
+  /** OpenTelemetry traces, sent by OTLP/HTTP (JSON) to `url`; undefined when off
+   * (src/ops/tracing.ts). */
+  tracing:
+    | {
+        url: string;
+        serviceName: string;
+        /** `OTEL_TRACES_SAMPLER`: the SDK's names, `parentbased_always_on` by default. */
+        sampler: (typeof SAMPLERS)[number];
+        /** `OTEL_TRACES_SAMPLER_ARG`: the share of traces kept by the ratio samplers. */
+        ratio: number;
+      }
+    | undefined;
   rateLimit: {
     /** Requests refused while limited, in one window, before a key is banned. */
     banThreshold: number;
@@ -331,6 +343,35 @@ function webhooks(env: Env, appEnv: AppEnv, sessionSecrets: string[]): Config['w
   };
 }
 
+const SAMPLERS = [
+  'always_on',
+  'always_off',
+  'traceidratio',
+  'parentbased_always_on',
+  'parentbased_always_off',
+  'parentbased_traceidratio',
+] as const;
+
+/**
+ * Traces, from OpenTelemetry's own variables: on where an OTLP endpoint is set (the traces'
+ * own, or the base one that `/v1/traces` is added to) and the SDK is not disabled.
+ */
+function tracing(env: Env): Config['tracing'] {
+  const tracesUrl = url(env, 'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT');
+  const baseUrl = url(env, 'OTEL_EXPORTER_OTLP_ENDPOINT');
+  if (boolean(env, 'OTEL_SDK_DISABLED', false) || (!tracesUrl && !baseUrl)) return undefined;
+  const ratio = Number(read(env, 'OTEL_TRACES_SAMPLER_ARG') ?? '1');
+  if (!(ratio >= 0 && ratio <= 1)) {
+    throw new ConfigError('OTEL_TRACES_SAMPLER_ARG', 'must be a number from 0 to 1');
+  }
+  return {
+    url: tracesUrl ?? `${baseUrl}/v1/traces`,
+    serviceName: read(env, 'OTEL_SERVICE_NAME') ?? 'animal-store',
+    sampler: oneOf(env, 'OTEL_TRACES_SAMPLER', SAMPLERS, 'parentbased_always_on'),
+    ratio,
+  };
+}
+
 /** A store as the log names it: its kind, host, port and database, never its credentials. */
 export function storeName(url: string): string {
   if (url.startsWith('sqlite:')) return `SQLite at ${url.slice('sqlite:'.length)}`;
@@ -428,6 +469,7 @@ export function loadConfig(env: Env = process.env): Config {
       enabled: oneOf(env, 'REQUEST_LOG', ['on', 'off'] as const, 'on') === 'on',
       buffer: integer(env, 'REQUEST_LOG_BUFFER', 10_000, 1, 1_000_000),
     },
+    tracing: tracing(env),
     rateLimit: {
       banThreshold: integer(env, 'RATE_LIMIT_BAN_THRESHOLD', 20, 1, 1_000_000),
       banSeconds: integer(env, 'RATE_LIMIT_BAN_SECONDS', 900, 1, 86_400 * 30),

@@ -1,5 +1,6 @@
 import type { FastifyBaseLogger, FastifyReply, FastifyRequest } from 'fastify';
 import { type Bindings, type Logger, pino, stdSerializers } from 'pino';
+import { logIds } from './ops/tracing.js';
 
 export type Log = Logger;
 
@@ -23,10 +24,16 @@ const serializers = {
  * sent message without its delivery), and the last words before any crash. It costs a write(2)
  * per line, and nothing at the levels where no request writes one.
  */
-export function createLog(level: string, stream?: { write(line: string): void }): Log {
+export function createLog(
+  level: string,
+  stream?: { write(line: string): void },
+  traced = false,
+): Log {
   const options = {
     level,
     serializers,
+    // With traces on, each line written in a span names it.
+    ...(traced && { mixin: () => logIds() }),
     // Credentials never reach the log, whatever a serializer or a plugin adds.
     redact: {
       paths: ['req.headers.authorization', 'req.headers.cookie', 'res.headers["set-cookie"]'],
@@ -111,6 +118,7 @@ export function logRequest(
       status: reply.statusCode,
       ms: Math.round(reply.elapsedTime * 10) / 10,
       ...(request.caller && { account: request.caller.account.id }),
+      ...(request.traced && logIds(request.traced.span)),
     },
     `${request.method} ${route} ${reply.statusCode}`,
   );

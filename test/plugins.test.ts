@@ -6,6 +6,7 @@ import { buildApp } from '../src/app.js';
 import { systemClock } from '../src/clock.js';
 import { loadConfig } from '../src/config.js';
 import { createLog } from '../src/log.js';
+import { NO_TRACING } from '../src/ops/tracing.js';
 import { contextPlugin } from '../src/plugins/context.js';
 import { openDatabase } from '../src/store/database.js';
 import { captureLog, databaseOfItsOwn, newTenant } from './helpers.js';
@@ -79,7 +80,7 @@ describe('the app as plugins (docs/decisions/0011-app-as-plugins.md)', () => {
   it('refuses a plugin whose dependencies are not registered before it', async () => {
     const config = configFor('sqlite::memory:');
     const app = Fastify();
-    const basics = { config, clock: systemClock, log: createLog('silent') };
+    const basics = { config, clock: systemClock, log: createLog('silent'), tracing: NO_TRACING };
     await assert.rejects(async () => {
       await app.register(contextPlugin, basics);
     }, /dependency 'store' of plugin 'context' is not registered/);

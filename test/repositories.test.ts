@@ -130,6 +130,7 @@ for (const target of targets) {
             failure_reason: null,
             created_at: at(0),
             updated_at: at(0),
+            traceparent: null,
           }),
         );
       // A shared PostgreSQL database may hold this test's rows from a run that stopped halfway

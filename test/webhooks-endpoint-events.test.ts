@@ -40,6 +40,7 @@ for (const dialect of dialects) {
           resource: 'pets/1',
           data: '{}',
           created_at: at,
+          traceparent: null,
         }),
       );
 

@@ -2,6 +2,7 @@ import type { FastifyBaseLogger } from 'fastify';
 import type { Clock } from '../clock.js';
 import type { Config } from '../config.js';
 import type { Outages } from '../ops/outages.js';
+import type { Tracing } from '../ops/tracing.js';
 import type { Database } from '../store/database.js';
 import { MessageProcessor, type Outcome } from './processor.js';
 import type { MessageQueue } from './queue.js';
@@ -17,6 +18,7 @@ export async function createMessageQueue(
   log: FastifyBaseLogger,
   outages: Outages,
   observe?: (outcome: Outcome) => void,
+  tracing?: Tracing,
 ): Promise<MessageQueue> {
   const processor = new MessageProcessor(
     database,
@@ -26,6 +28,7 @@ export async function createMessageQueue(
     log,
     outages,
     observe,
+    tracing,
   );
   const { concurrency } = config.messages;
   if (!config.redisUrl) return new TableQueue(processor, clock, concurrency, log, outages);

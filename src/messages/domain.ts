@@ -1,6 +1,7 @@
 import { type Clock, jittered } from '../clock.js';
 import { timeOrderedBase62 } from '../domain/random.js';
 import { fail, ok, type Result } from '../domain/result.js';
+import { traceparentOf } from '../ops/tracing.js';
 import type { Write } from '../store/change.js';
 import type { ReadDb } from '../store/database.js';
 import type { Lease } from '../store/lease.js';
@@ -72,6 +73,7 @@ export function acceptMessage(
     failure_reason: null,
     created_at: now,
     updated_at: now,
+    traceparent: traceparentOf(),
   } satisfies MessageRow;
   const message = toMessage(row);
   const change: Write<Message> = {

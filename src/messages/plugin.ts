@@ -26,7 +26,7 @@ declare module 'fastify' {
  */
 const servicesWith = (sink?: MessageSink) =>
   fp<Basics>(
-    async (app, { config, clock, log }) => {
+    async (app, { config, clock, log, tracing }) => {
       const { database, outages, metrics } = app;
       const queue = await createMessageQueue(
         config,
@@ -39,6 +39,7 @@ const servicesWith = (sink?: MessageSink) =>
         log,
         outages,
         (outcome) => metrics.processed(outcome.status),
+        tracing,
       );
       app.decorate('queue', queue);
       metrics.storeGauge(

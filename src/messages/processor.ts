@@ -1,6 +1,8 @@
+import { context, SpanKind, trace } from '@opentelemetry/api';
 import type { FastifyBaseLogger } from 'fastify';
 import type { Clock } from '../clock.js';
 import type { Outages } from '../ops/outages.js';
+import { endFailed, NO_TRACING, storedContext, type Tracing } from '../ops/tracing.js';
 import type { Database } from '../store/database.js';
 import { type Lease, newLease } from '../store/lease.js';
 import type { MessageRow } from '../store/tables.js';
@@ -36,6 +38,7 @@ export class MessageProcessor {
     private readonly outages: Outages,
     /** Told every outcome (the metrics). */
     private readonly observe: (outcome: Outcome) => void = () => {},
+    private readonly tracing: Tracing = NO_TRACING,
   ) {}
 
   /** A new lease, from now for the configured time. */
@@ -114,12 +117,34 @@ export class MessageProcessor {
     return outcomes;
   }
 
-  /** Hands the message to the sink: undefined when it took it, else what went wrong. */
+  /**
+   * Hands the message to the sink: undefined when it took it, else what went wrong. With traces
+   * on, each attempt is a span of the trace of the request that sent the message.
+   */
   private async deliver(row: MessageRow): Promise<{ error: unknown } | undefined> {
+    const send = () =>
+      this.sink.deliver({ ...toMessage(row), status: 'processing' }, row.account_id);
+    const parent = this.tracing.enabled ? storedContext(row.traceparent) : undefined;
+    const span =
+      parent &&
+      this.tracing.start(
+        'message delivery',
+        {
+          kind: SpanKind.CONSUMER,
+          attributes: {
+            'animal_store.account_id': row.account_id,
+            'animal_store.message_id': row.id,
+            'animal_store.attempt': row.attempts,
+          },
+        },
+        parent,
+      );
     try {
-      await this.sink.deliver({ ...toMessage(row), status: 'processing' }, row.account_id);
+      await (span && parent ? context.with(trace.setSpan(parent, span), send) : send());
+      span?.end();
       return undefined;
     } catch (error) {
+      if (span) endFailed(span, error);
       return { error };
     }
   }

@@ -28,6 +28,7 @@ export const insertMessage = preparedWrite((tx, p: NewMessageRow) =>
     failure_reason: p.failure_reason,
     created_at: p.created_at,
     updated_at: p.updated_at,
+    traceparent: p.traceparent,
   }),
 );
 

@@ -1,5 +1,6 @@
 import fp from 'fastify-plugin';
 import { type Database, openDatabase } from '../store/database.js';
+import { tracedWrites } from '../store/traced-writes.js';
 import type { Basics } from './basics.js';
 
 declare module 'fastify' {
@@ -21,7 +22,7 @@ export interface StoreOptions extends Basics {
  * refused) and the connections close (docs/decisions/0011-app-as-plugins.md).
  */
 export const storePlugin = fp<StoreOptions>(
-  async (app, { config, log, database: given }) => {
+  async (app, { config, log, tracing, database: given }) => {
     const database =
       given ??
       openDatabase(config.databaseUrl, {
@@ -29,7 +30,8 @@ export const storePlugin = fp<StoreOptions>(
         statementTimeoutMs: config.databaseStatementTimeoutMs,
         warn: (message) => log.warn(message),
       });
-    app.decorate('database', database);
+    // With traces on, a write made in a span is a span of its own (docs/decisions/0073).
+    app.decorate('database', tracing.enabled ? tracedWrites(database, tracing) : database);
     if (given) return;
     app.addHook('onClose', async () => {
       await database.close();

@@ -24,6 +24,7 @@ import * as keyScopes from './migrations/0014_key_scopes.js';
 import * as requestLogSegments from './migrations/0015_request_log_segments.js';
 import * as requestLogLookup from './migrations/0016_request_log_lookup.js';
 import * as idempotencyCredentials from './migrations/0017_idempotency_credentials.js';
+import * as traceContext from './migrations/0018_trace_context.js';
 import { PgGroupCommit } from './pg-group-commit.js';
 import { StorePool } from './pg-pool.js';
 import { checkpointOffThread } from './sqlite-checkpoints.js';
@@ -299,6 +300,7 @@ function migrations(dialect: Dialect): Record<string, Migration> {
     '0015_request_log_segments': { up: (db) => requestLogSegments.up(db, dialect) },
     '0016_request_log_lookup': { up: (db) => requestLogLookup.up(db, dialect) },
     '0017_idempotency_credentials': { up: (db) => idempotencyCredentials.up(db) },
+    '0018_trace_context': { up: (db) => traceContext.up(db) },
   };
 }
 

@@ -84,6 +84,8 @@ export interface MessagesTable {
   failure_reason: string | null;
   created_at: Timestamp;
   updated_at: Timestamp;
+  /** The W3C trace context of the request that sent it, while traces are on (migration 0018). */
+  traceparent: string | null;
 }
 
 export interface DeprecatedCallsTable {
@@ -146,6 +148,8 @@ export interface EventsTable {
   /** The resource as the API shows it, as JSON text. */
   data: string;
   created_at: Timestamp;
+  /** The W3C trace context of the write, while traces are on (migration 0018). */
+  traceparent: string | null;
 }
 
 export interface WebhookEndpointsTable {

@@ -1,11 +1,19 @@
 import { createHmac } from 'node:crypto';
 import http from 'node:http';
 import https from 'node:https';
+import { context, type Span, SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
 import type { FastifyBaseLogger } from 'fastify';
 import { type Clock, jittered, Wakeable, waitText } from '../clock.js';
 import type { Config } from '../config.js';
 import type { SecretBox } from '../domain/secret-box.js';
 import type { Outages } from '../ops/outages.js';
+import {
+  endFailed,
+  NO_TRACING,
+  storedContext,
+  type Tracing,
+  traceHeaders,
+} from '../ops/tracing.js';
 import type { Database } from '../store/database.js';
 import { newLease } from '../store/lease.js';
 import { toIso } from '../store/tables.js';
@@ -142,6 +150,7 @@ export class WebhookDispatcher {
     private readonly outages: Outages,
     /** Told every attempt's outcome (the metrics). */
     private readonly observe: (outcome: DeliveryOutcome) => void = () => {},
+    private readonly tracing: Tracing = NO_TRACING,
   ) {
     this.caps = slotCaps(options.concurrency);
     this.lookup = guardedLookup(policy);
@@ -238,7 +247,37 @@ export class WebhookDispatcher {
     this.inFlight.add(delivery);
   }
 
-  private async deliver(item: Outgoing, token: string, slot: Slot): Promise<void> {
+  /**
+   * With traces on, an attempt is a span of the trace that wrote its event (its store write's
+   * child), carried to the receiver in `traceparent`; its settle's write is a span under it.
+   */
+  private deliver(item: Outgoing, token: string, slot: Slot): Promise<void> {
+    if (!this.tracing.enabled) return this.attempt(item, token, slot);
+    const span = this.tracing.start(
+      'webhook delivery',
+      {
+        kind: SpanKind.CLIENT,
+        attributes: {
+          'animal_store.account_id': item.account_id,
+          'animal_store.webhook_id': item.endpoint_id,
+          'animal_store.event_id': item.event_id,
+          'animal_store.event_type': item.event_type,
+          'animal_store.attempt': item.attempts,
+        },
+      },
+      storedContext(item.event_traceparent),
+    );
+    return context
+      .with(trace.setSpan(storedContext(item.event_traceparent), span), () =>
+        this.attempt(item, token, slot, span),
+      )
+      .catch((err: unknown) => {
+        endFailed(span, err);
+        throw err;
+      });
+  }
+
+  private async attempt(item: Outgoing, token: string, slot: Slot, span?: Span): Promise<void> {
     const body =
       `{"id":${JSON.stringify(item.event_id)},"type":${JSON.stringify(item.event_type)},` +
       `"createdAt":${JSON.stringify(toIso(item.event_created_at))},"data":${item.event_data}}`;
@@ -247,7 +286,15 @@ export class WebhookDispatcher {
     const attempt: Attempt =
       secrets.length === 0
         ? { statusCode: null, response: 'The signing secret cannot be read (server key changed).' }
-        : await this.post(item, body, signedHeaders(secrets, item.event_id, now, body), slot);
+        : await this.post(
+            item,
+            body,
+            { ...signedHeaders(secrets, item.event_id, now, body), ...traceHeaders(span) },
+            slot,
+          );
+    if (span && attempt.statusCode !== null) {
+      span.setAttribute('http.response.status_code', attempt.statusCode);
+    }
     const at = this.clock.now();
     const outcome = await this.settle(item, token, attempt, at).catch((err: unknown) => {
       // Its lease runs out, and it is sent again once the store is back.
@@ -266,6 +313,11 @@ export class WebhookDispatcher {
       );
     });
     this.observe(outcome);
+    if (span) {
+      span.setAttribute('animal_store.outcome', outcome);
+      if (outcome !== 'delivered') span.setStatus({ code: SpanStatusCode.ERROR });
+      span.end();
+    }
   }
 
   /**

@@ -13,6 +13,8 @@ export type NewEventRow = {
   resource: string;
   data: string;
   created_at: string;
+  /** The trace context of the write, while traces are on (src/ops/tracing.ts). */
+  traceparent: string | null;
 };
 
 /** An event's columns, in the order the inserts give their values. */
@@ -81,10 +83,9 @@ export function fanOutOf(source: RawBuilder<unknown>) {
  */
 const insertEventSqlite = preparedWrite((tx: Tx, p: NewEventRow) => ({
   compile: () =>
-    sql`insert into events (${EVENT_COLUMNS})
-      values (${p.account_id}, ${p.id}, ${p.type}, ${p.resource}, ${p.data}, ${p.created_at})`.compile(
-      tx,
-    ),
+    sql`insert into events (${EVENT_COLUMNS}, traceparent)
+      values (${p.account_id}, ${p.id}, ${p.type}, ${p.resource}, ${p.data}, ${p.created_at},
+        ${p.traceparent})`.compile(tx),
 }));
 const fanOutSqlite = preparedWrite((tx: Tx, p: NewEventRow) => ({
   compile: () =>
@@ -103,8 +104,9 @@ const fanOutSqlite = preparedWrite((tx: Tx, p: NewEventRow) => ({
 const insertEventPostgres = preparedWrite((tx: Tx, p: NewEventRow) => ({
   compile: () =>
     sql`with event as (
-        insert into events (${EVENT_COLUMNS})
-        values (${p.account_id}, ${p.id}, ${p.type}, ${p.resource}, ${p.data}, ${p.created_at})
+        insert into events (${EVENT_COLUMNS}, traceparent)
+        values (${p.account_id}, ${p.id}, ${p.type}, ${p.resource}, ${p.data}, ${p.created_at},
+          ${p.traceparent})
         returning ${FANNED_COLUMNS}
       )
       insert into webhook_deliveries (${DELIVERY_COLUMNS})

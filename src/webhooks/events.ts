@@ -1,6 +1,7 @@
 import { KeysetCursor, type Page, type PageRequest, pageSize } from '../domain/pagination.js';
 import { base62Digits, randomBase62 } from '../domain/random.js';
 import { ok, type Result } from '../domain/result.js';
+import { traceparentOf } from '../ops/tracing.js';
 import { idClockOf, type ReadDb, type Tx } from '../store/handles.js';
 import { type EventRow, toIso } from '../store/tables.js';
 import { insertEvent, listEvents, type NewEventRow } from './events-repository.js';
@@ -73,6 +74,7 @@ export function eventRow(
     resource: event.resource,
     data: JSON.stringify(event.data),
     created_at: at.toISOString(),
+    traceparent: traceparentOf(),
   };
 }
 

@@ -38,7 +38,7 @@ declare module 'fastify' {
 const BACKLOG_CAP = 100_000;
 
 const services = fp<Basics>(
-  async (app, { config, clock, log }) => {
+  async (app, { config, clock, log, tracing }) => {
     const { database, outages, metrics } = app;
     const box = new SecretBox(config.webhooks.secretKeys);
     const policy = { allowLoopback: config.webhooks.allowLoopback };
@@ -51,6 +51,7 @@ const services = fp<Basics>(
       log,
       outages,
       (outcome) => metrics.webhookDelivery(outcome),
+      tracing,
     );
     // The backlog: how many deliveries wait past their time, and how long the first has.
     // Read once a scrape: both gauges collect at once and share the read in flight.

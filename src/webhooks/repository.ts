@@ -397,6 +397,7 @@ export function outgoing(db: ReadDb, token: string) {
       'e.type as event_type',
       'e.data as event_data',
       'e.created_at as event_created_at',
+      'e.traceparent as event_traceparent',
       'w.url',
       'w.secret',
       'w.previous_secret',
