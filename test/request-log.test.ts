@@ -336,6 +336,13 @@ describe('request log: rows', () => {
       }),
       // As the first again, after an entry that differs in every repeated place.
       answered(tenant, { id: 'd', at: at + 2, durationMs: 0.0004 }),
+      // A success of a trace: its trace after the places a success leaves out.
+      answered(tenant, {
+        id: 'e',
+        at: at + 3,
+        durationMs: 1,
+        traceId: '0af7651916cd43dd8448eb211c80319c',
+      }),
     ];
     const { segments } = rowsOf(requests, 'w');
     const read = readBack(segments[0]);
@@ -354,6 +361,7 @@ describe('request log: rows', () => {
       requestBodyTruncated: false,
       errorBody: null,
       count: 1,
+      traceId: null,
     };
     assert.deepEqual(read, [
       { ...plain, id: 'a', at },
@@ -375,8 +383,10 @@ describe('request log: rows', () => {
         requestBodyTruncated: true,
         errorBody: '{"code":"service_unavailable"}',
         count: 1,
+        traceId: null,
       },
       { ...plain, id: 'd', at: at + 2 },
+      { ...plain, id: 'e', at: at + 3, durationMs: 1, traceId: '0af7651916cd43dd8448eb211c80319c' },
     ]);
   });
 
@@ -400,6 +410,7 @@ describe('request log: rows', () => {
       requestBodyTruncated: true,
       errorBody: `{"message":"${'y'.repeat(BODY_MAX_BYTES - 20)}"}`,
       count: 1,
+      traceId: null,
     });
     // Many accounts failing at once each hold this until their batch is written: its bodies'
     // text, at most twice what was written, and the smallest buffers (2 KB) of its entry and id.
@@ -525,6 +536,7 @@ describe('request log', () => {
       requestBodyTruncated: false,
       errorBody: res.json(),
       count: 1,
+      traceId: null,
     });
     // The Idempotency-Key as a keyed hash: what the log shows cannot replay the request.
     assert.match(String(rest.idempotencyKey), /^ikh_[\w-]{22}$/);

@@ -145,6 +145,13 @@ describe('traces (OTEL_EXPORTER_OTLP_ENDPOINT)', () => {
     const line = log.lines().find((l) => l.route === '/v1/pets' && l.method === 'POST');
     assert.equal(line?.trace_id, traceId);
     assert.equal(line?.span_id, request.spanId);
+    // So does its entry in the request log.
+    await t.app.requestLog.flush();
+    const entry = await t.app.inject({
+      url: `/v1/requests/${created.headers.get('x-request-id')}`,
+      headers: tenant.headers,
+    });
+    assert.equal(entry.json().traceId, traceId);
     // No secret in any span: the key, the endpoint's secret.
     assert.ok(!JSON.stringify(collector.spans()).includes(tenant.key));
   });

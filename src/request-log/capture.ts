@@ -73,6 +73,7 @@ export function capture(
         // As sent: made what the log keeps (`keptErrorBody`) when its batch is encoded, so that a
         // refusal summarised with others costs nothing more.
         errorBody: failed && typeof payload === 'string' ? payload : null,
+        traceId: request.traced?.span.spanContext().traceId ?? null,
       });
     }
     done();

@@ -187,6 +187,7 @@ export interface RequestLogEntry {
   createdAt: string;
   /** How many requests it stands for: more than 1 for refusals (429) summarised as one. */
   count: number;
+  traceId: string | null;
 }
 
 /** An Error as answered (src/http/error-handler.ts). */
@@ -218,6 +219,7 @@ function toEntry(entry: LoggedRequest): RequestLogEntry {
     clientAddress: entry.client,
     createdAt: new Date(entry.at).toISOString(),
     count: entry.count,
+    traceId: entry.traceId,
   };
 }
 

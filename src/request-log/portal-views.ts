@@ -114,6 +114,7 @@ export function requestPage(
   <dt>Key</dt><dd>${entry.keyId ? html`<code>${entry.keyId}</code>` : 'email and password'}</dd>
   <dt>Time</dt><dd>${duration(entry.durationMs)}</dd>
   <dt>Client</dt><dd><code>${entry.clientAddress}</code></dd>
+  ${entry.traceId !== null && html`<dt>Trace</dt><dd><code>${entry.traceId}</code></dd>`}
   ${entry.idempotencyKey !== null && html`<dt>Idempotency-Key</dt><dd><code>${entry.idempotencyKey}</code>${entry.replayed ? ' (replayed)' : ''}</dd>`}
 </dl>
 ${

@@ -64,6 +64,7 @@ const ENTRY_EXAMPLE = {
   clientAddress: '203.0.113.0/24',
   createdAt: '2026-11-24T12:00:00.000Z',
   count: 1,
+  traceId: '4bf92f3577b34da6a3ce929d0e0e4736',
 };
 
 const entryFields = {
@@ -116,6 +117,14 @@ const entryFields = {
       'first refusal of a minute is an entry of its own; the rest of that minute are one entry ' +
       '(the first of them, its id and time) with their number, logged once the minute is over.',
   }),
+  traceId: Type.Union(
+    [Type.String({ minLength: 32, maxLength: 32, pattern: '^[0-9a-f]{32}$' }), Type.Null()],
+    {
+      description:
+        'The OpenTelemetry trace the request was a span of, where the service sends traces ' +
+        '(its operator set an OTLP endpoint); null otherwise.',
+    },
+  ),
 };
 
 /** What an entry shows of an error, in `getRequest`'s answer only (a list has none of it). */

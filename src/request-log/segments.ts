@@ -50,6 +50,8 @@ export interface LoggedRequest {
   /** How many requests the entry stands for: 1, or more for refusals summarised as one
    * (src/request-log/writer.ts). */
   count: number;
+  /** The trace it was a span of, while traces are on (docs/decisions/0073-traces.md). */
+  traceId: string | null;
 }
 
 /**
@@ -78,6 +80,7 @@ const Place = {
   RequestBodyTruncated: 13,
   ErrorBody: 14,
   Count: 15,
+  TraceId: 16,
 } as const;
 
 /** The places that hold `0` when the entry has what the entry before it has. */
@@ -140,6 +143,7 @@ function entryOf(places: unknown[], base: number): LoggedRequest {
     requestBodyTruncated: places[Place.RequestBodyTruncated] === 1,
     errorBody: text(places[Place.ErrorBody]),
     count: typeof count === 'number' && Number.isSafeInteger(count) && count > 1 ? count : 1,
+    traceId: text(places[Place.TraceId]),
   };
 }
 
@@ -308,7 +312,8 @@ function mostBytes(entry: LoggedRequest): number {
         entry.path.length +
         (entry.errorCode?.length ?? 0) +
         (entry.idempotencyKey?.length ?? 0) +
-        (entry.client?.length ?? 0))
+        (entry.client?.length ?? 0) +
+        (entry.traceId?.length ?? 0))
   );
 }
 
@@ -413,11 +418,15 @@ export class SegmentWriter {
     text.string(entry.client, repeats && entry.client === before.client);
     text.char(0x2c);
     text.integer(Math.round(entry.at - this.base));
-    if (entry.count > 1) {
-      // The body places are empty here (the bodies are apart); then the count.
+    if (entry.count > 1 || entry.traceId !== null) {
+      // The body places are empty here (the bodies are apart); then the count, and the trace.
       text.reserve(FIXED_BYTES);
       for (const code of NO_BODIES) text.char(code);
       text.integer(entry.count);
+      if (entry.traceId !== null) {
+        text.char(0x2c);
+        text.string(entry.traceId);
+      }
     }
     text.char(0x5d); // the entry's ']'
     this.ids.reserve(entry.id.length + 1);

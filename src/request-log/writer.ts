@@ -52,6 +52,8 @@ export interface AnsweredRequest {
   errorBody: string | null;
   /** How many requests it stands for (a summary of refusals: `Refusals`); 1 if not said. */
   count?: number;
+  /** The trace it was a span of, while traces are on. */
+  traceId?: string | null;
 }
 
 /** The code of an Error answer; null for any other body. */
@@ -143,6 +145,7 @@ class LogBatch {
     requestBodyTruncated: false,
     errorBody: null,
     count: 1,
+    traceId: null,
   };
 
   /**
@@ -190,6 +193,7 @@ class LogBatch {
     entry.requestBodyTruncated = request.body?.truncated ?? false;
     entry.errorBody = request.errorBody === null ? null : keptErrorBody(request.errorBody);
     entry.count = request.count ?? 1;
+    entry.traceId = request.traceId ?? null;
     account.entries.add(entry);
     const count = countOf(request.status);
     if (count !== undefined) {

@@ -869,6 +869,7 @@ export interface components {
          *       "clientAddress": "203.0.113.0/24",
          *       "createdAt": "2026-11-24T12:00:00.000Z",
          *       "count": 1,
+         *       "traceId": "4bf92f3577b34da6a3ce929d0e0e4736",
          *       "requestBody": "{\"name\":\"\",\"categoryId\":1,\"apiKey\":\"[redacted]\"}",
          *       "requestBodyTruncated": false,
          *       "errorBody": {
@@ -914,6 +915,8 @@ export interface components {
              * @description How many requests the entry stands for: 1, or, for refusals (`429`), more. A key's first refusal of a minute is an entry of its own; the rest of that minute are one entry (the first of them, its id and time) with their number, logged once the minute is over.
              */
             count: number;
+            /** @description The OpenTelemetry trace the request was a span of, where the service sends traces (its operator set an OTLP endpoint); null otherwise. */
+            traceId: string | null;
             /** @description `getRequest` only. For a 4xx or 5xx answer, the request's JSON body as text, at most 4 KB, redacted before it was stored: the value of every field whose name contains `pass`, `pwd`, `secret`, `key`, `token`, `auth`, `credential`, `cookie`, `session`, `bearer` or `signature` (in any case, at any depth), and, in any string, API keys, webhook secrets, bearer and session tokens and the user-info of URLs, are replaced by `"[redacted]"`. Null for a success, or without a JSON body. */
             requestBody?: string | null;
             /** @description `getRequest` only. The body was longer than 4 KB: `requestBody` is its start, cut on a character boundary (so not valid JSON). */
@@ -938,7 +941,8 @@ export interface components {
          *         "replayed": false,
          *         "clientAddress": "203.0.113.0/24",
          *         "createdAt": "2026-11-24T12:00:00.000Z",
-         *         "count": 1
+         *         "count": 1,
+         *         "traceId": "4bf92f3577b34da6a3ce929d0e0e4736"
          *       }
          *     ]
          */
@@ -2317,7 +2321,8 @@ export interface operations {
                      *         "replayed": false,
                      *         "clientAddress": "203.0.113.0/24",
                      *         "createdAt": "2026-11-24T12:00:00.000Z",
-                     *         "count": 1
+                     *         "count": 1,
+                     *         "traceId": "4bf92f3577b34da6a3ce929d0e0e4736"
                      *       }
                      *     ]
                      */
@@ -2454,6 +2459,7 @@ export interface operations {
                      *       "clientAddress": "203.0.113.0/24",
                      *       "createdAt": "2026-11-24T12:00:00.000Z",
                      *       "count": 1,
+                     *       "traceId": "4bf92f3577b34da6a3ce929d0e0e4736",
                      *       "requestBody": "{\"name\":\"\",\"categoryId\":1,\"apiKey\":\"[redacted]\"}",
                      *       "requestBodyTruncated": false,
                      *       "errorBody": {
