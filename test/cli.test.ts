@@ -326,6 +326,9 @@ describe('animal-store CLI: the store’s own commands', () => {
       try {
         const before = JSON.parse((await run(['migrate', '--status', '--json'], env)).out);
         assert.deepEqual(before.applied, []);
+        if (dialect === 'sqlite') {
+          assert.ok(!existsSync(made.url.slice('sqlite:'.length)), 'looking made no database');
+        }
         assert.ok(before.pending.includes('0001_initial') && before.pending.length > 10);
         const migrated = await run(['migrate'], env);
         assert.equal(migrated.code, 0, migrated.out);

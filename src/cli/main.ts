@@ -1,6 +1,7 @@
 // First: on an unsupported Node.js line, one sentence and exit 1, before the SQLite driver loads.
 import '../preflight.js';
 import { randomBytes } from 'node:crypto';
+import { existsSync } from 'node:fs';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { buildApp } from '../app.js';
@@ -25,7 +26,7 @@ import { UNANNOUNCED } from '../http/freshness.js';
 import { createRateLimiter } from '../limits/create.js';
 import { BackupRefusedError, backupSqlite, type Progress, restoreSqlite } from '../store/backup.js';
 import { commit } from '../store/change.js';
-import { type Database, openDatabase } from '../store/database.js';
+import { type Database, migrationNames, openDatabase } from '../store/database.js';
 
 const USAGE = `Usage: animal-store <command> [options]
 
@@ -183,6 +184,15 @@ type StoreCommand = (url: string, options: Options, file: string | undefined) =>
 
 const STORE_COMMANDS: Record<string, StoreCommand> = {
   migrate: async (url, options) => {
+    // A store not made yet has every migration pending: looking does not make it.
+    const path = url.startsWith('sqlite:') && url !== 'sqlite::memory:' && url.slice(7);
+    if (options.status && path && !existsSync(path)) {
+      const pending = migrationNames();
+      return {
+        text: pending.map((name) => `pending  ${name}`).join('\n'),
+        json: { applied: [], pending, unknown: [] },
+      };
+    }
     const database = openDatabase(url, { poolSize: 1, warn });
     try {
       if (options.status) {

@@ -282,6 +282,11 @@ function listened(pool: pg.Pool): pg.Pool {
   return pool;
 }
 
+/** The names of this code's migrations, in their order. */
+export function migrationNames(): string[] {
+  return Object.keys(migrations('sqlite'));
+}
+
 function migrations(dialect: Dialect): Record<string, Migration> {
   return {
     '0001_initial': { up: (db) => initial.up(db, dialect) },
