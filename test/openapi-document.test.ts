@@ -252,6 +252,12 @@ describe('OpenAPI document for clients', () => {
     }
   });
 
+  it('types every enum, so that generators type its values (not `unknown`)', () => {
+    const enums = [...walk(doc)].filter(([, o]) => Array.isArray(o.enum));
+    assert.ok(enums.length >= 10, `${enums.length} enums`);
+    for (const [path, object] of enums) assert.equal(object.type, 'string', path);
+  });
+
   it('uses no \\p{…} or lookahead in patterns, so that any validator reads them alike', () => {
     const patterns = [...walk(doc)].filter(([, o]) => typeof o.pattern === 'string');
     assert.ok(patterns.length > 10);

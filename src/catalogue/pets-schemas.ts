@@ -1,8 +1,8 @@
 import { Type } from 'typebox';
-import { ClosedObject, Id, ListQuery, Name, Page } from '../http/schemas/common.js';
+import { ClosedObject, Id, ListQuery, Name, Page, StringEnum } from '../http/schemas/common.js';
 import { PET_STATUSES } from './pets.js';
 
-export const PetStatus = Type.Enum(PET_STATUSES, {
+export const PetStatus = StringEnum(PET_STATUSES, {
   title: 'PetStatus',
   description:
     'Availability: `available` (can be ordered), `pending` (on an open order) or `sold` (final).',

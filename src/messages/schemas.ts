@@ -1,5 +1,11 @@
 import { Type } from 'typebox';
-import { ClosedObject, IdParam, STORABLE_TEXT_PATTERN, Timestamp } from '../http/schemas/common.js';
+import {
+  ClosedObject,
+  IdParam,
+  STORABLE_TEXT_PATTERN,
+  StringEnum,
+  Timestamp,
+} from '../http/schemas/common.js';
 import { MAX_ENDPOINTS } from '../webhooks/domain.js';
 import { MESSAGE_MAX_LENGTH, MESSAGE_STATUSES } from './domain.js';
 
@@ -15,7 +21,7 @@ const Text = Type.String({
   pattern: STORABLE_TEXT_PATTERN,
   description: `The text, 1 to ${MESSAGE_MAX_LENGTH} characters.`,
 });
-const Status = Type.Enum(MESSAGE_STATUSES, {
+const Status = StringEnum(MESSAGE_STATUSES, {
   title: 'MessageStatus',
   description:
     '`queued` (accepted, not processed yet) → `processing` → `sent`; `failed` after the last retry.',

@@ -1,8 +1,16 @@
 import { Type } from 'typebox';
-import { ClosedObject, Count, Id, ListQuery, Page, Timestamp } from '../http/schemas/common.js';
+import {
+  ClosedObject,
+  Count,
+  Id,
+  ListQuery,
+  Page,
+  StringEnum,
+  Timestamp,
+} from '../http/schemas/common.js';
 import { ORDER_STATUSES } from './domain.js';
 
-export const OrderStatus = Type.Enum(ORDER_STATUSES, {
+export const OrderStatus = StringEnum(ORDER_STATUSES, {
   title: 'OrderStatus',
   description: '`placed` → `approved` → `delivered`; `placed` or `approved` → `cancelled`.',
   examples: ['placed'],

@@ -8,6 +8,7 @@ import {
   ListQuery,
   Page,
   STORABLE_TEXT_PATTERN,
+  StringEnum,
   Timestamp,
 } from '../http/schemas/common.js';
 import { BODY_MAX_BYTES, STATS_PERIODS } from './domain.js';
@@ -188,14 +189,14 @@ export const RequestLogPage = Page(RequestLogEntry, {
 
 export const RequestListQuery = ListQuery({
   status: Type.Optional(
-    Type.Enum(STATUS_FILTERS, {
+    StringEnum(STATUS_FILTERS, {
       description:
         'Only this status (`404`), or this class (`2xx`, `4xx`, `5xx`; `4xx` includes `429`).',
       examples: ['4xx'],
     }),
   ),
   keyId: Type.Optional(IdParam('Only the requests made with this key (`key_…`).')),
-  method: Type.Optional(Type.Enum(METHODS, { description: 'Only this method.' })),
+  method: Type.Optional(StringEnum(METHODS, { description: 'Only this method.' })),
   path: Type.Optional(
     Type.String({
       minLength: 1,
@@ -229,7 +230,7 @@ const HOUR_EXAMPLE = {
   status429: 1,
 };
 
-export const StatsPeriod = Type.Enum(
+export const StatsPeriod = StringEnum(
   Object.keys(STATS_PERIODS) as Array<keyof typeof STATS_PERIODS>,
   {
     description: 'The last 24 hours (`24h`) or 7 days (`7d`), each ending with the current hour.',

@@ -1,8 +1,8 @@
 import { Type } from 'typebox';
-import { ClosedObject, ListQuery, Page, Timestamp } from '../http/schemas/common.js';
+import { ClosedObject, ListQuery, Page, StringEnum, Timestamp } from '../http/schemas/common.js';
 import { EVENT_TYPES, TEST_EVENT_TYPE } from './events.js';
 
-export const EventType = Type.Enum([...EVENT_TYPES, TEST_EVENT_TYPE], {
+export const EventType = StringEnum([...EVENT_TYPES, TEST_EVENT_TYPE], {
   title: 'EventType',
   examples: ['pet.created'],
   description:

@@ -1,5 +1,12 @@
 import { Type } from 'typebox';
-import { ClosedObject, IdParam, ListQuery, Page, Timestamp } from '../http/schemas/common.js';
+import {
+  ClosedObject,
+  IdParam,
+  ListQuery,
+  Page,
+  StringEnum,
+  Timestamp,
+} from '../http/schemas/common.js';
 import { CARRIES_SECRET } from '../http/security-headers.js';
 import { DELIVERY_STATUSES, MAX_ENDPOINTS } from './domain.js';
 // No titles yet: a titled schema must be a component of the document
@@ -19,7 +26,7 @@ const Url = Type.String({
     'and loopback addresses are allowed).',
 });
 
-const Events = Type.Array(Type.Enum([...EVENT_TYPES, '*']), {
+const Events = Type.Array(StringEnum([...EVENT_TYPES, '*']), {
   minItems: 1,
   maxItems: EVENT_TYPES.length + 1,
   description: 'The event types to send; `["*"]` for all, including types added later.',
@@ -30,7 +37,7 @@ export const WebhookId = IdParam('The endpoint id (`we_…`).');
 const endpointFields = {
   id: WebhookId,
   url: Type.String({ format: 'uri', maxLength: 2048, description: 'Where events are POSTed.' }),
-  events: Type.Array(Type.Enum([...EVENT_TYPES, '*']), {
+  events: Type.Array(StringEnum([...EVENT_TYPES, '*']), {
     maxItems: EVENT_TYPES.length + 1,
     description: 'The event types sent, or `["*"]`.',
   }),
@@ -130,7 +137,7 @@ export const WebhookDelivery = ClosedObject(
   {
     id: EventId,
     eventType: EventType,
-    status: Type.Enum(DELIVERY_STATUSES, {
+    status: StringEnum(DELIVERY_STATUSES, {
       description:
         '`pending` (due, being sent, or waiting to be tried again), `delivered` (a 2xx ' +
         'answer), `failed` (no 2xx within the retry period).',

@@ -629,7 +629,7 @@ export interface components {
          * Plan
          * @description Plan that sets the rate limits: `free`, `pro`, `business` or `enterprise`.
          * @example free
-         * @enum {unknown}
+         * @enum {string}
          */
         Plan: "free" | "pro" | "business" | "enterprise";
         /**
@@ -740,7 +740,7 @@ export interface components {
          * Scope
          * @description What a restricted key may do: `<resource>:read` or `<resource>:write`; `write` implies `read` of the same resource.
          * @example pets:read
-         * @enum {unknown}
+         * @enum {string}
          */
         Scope: "pets:read" | "pets:write" | "categories:read" | "categories:write" | "orders:read" | "orders:write" | "messages:read" | "messages:write" | "events:read" | "events:write" | "webhooks:read" | "webhooks:write" | "account:read" | "account:write" | "requests:read" | "requests:write";
         /**
@@ -974,7 +974,7 @@ export interface components {
         RequestStats: {
             /**
              * @description The last 24 hours (`24h`) or 7 days (`7d`), each ending with the current hour.
-             * @enum {unknown}
+             * @enum {string}
              */
             period: "24h" | "7d";
             /**
@@ -1078,7 +1078,7 @@ export interface components {
          * PetStatus
          * @description Availability: `available` (can be ordered), `pending` (on an open order) or `sold` (final).
          * @example available
-         * @enum {unknown}
+         * @enum {string}
          */
         PetStatus: "available" | "pending" | "sold";
         /**
@@ -1227,7 +1227,7 @@ export interface components {
          * OrderStatus
          * @description `placed` → `approved` → `delivered`; `placed` or `approved` → `cancelled`.
          * @example placed
-         * @enum {unknown}
+         * @enum {string}
          */
         OrderStatus: "placed" | "approved" | "delivered" | "cancelled";
         /**
@@ -1325,7 +1325,7 @@ export interface components {
          * EventType
          * @description What happened: `pet.created`, `pet.updated`, `pet.deleted`, `order.placed`, `order.approved`, `order.delivered`, `order.cancelled`, `message.sent`, `message.failed`; `webhook.test` for a test sent to one endpoint.
          * @example pet.created
-         * @enum {unknown}
+         * @enum {string}
          */
         EventType: "pet.created" | "pet.updated" | "pet.deleted" | "order.placed" | "order.approved" | "order.delivered" | "order.cancelled" | "message.sent" | "message.failed" | "webhook.test";
         /**
@@ -1504,7 +1504,7 @@ export interface components {
             eventType: components["schemas"]["EventType"];
             /**
              * @description `pending` (due, being sent, or waiting to be tried again), `delivered` (a 2xx answer), `failed` (no 2xx within the retry period).
-             * @enum {unknown}
+             * @enum {string}
              */
             status: "pending" | "delivered" | "failed";
             /**
@@ -1578,7 +1578,7 @@ export interface components {
          * MessageStatus
          * @description `queued` (accepted, not processed yet) → `processing` → `sent`; `failed` after the last retry.
          * @example queued
-         * @enum {unknown}
+         * @enum {string}
          */
         MessageStatus: "queued" | "processing" | "sent" | "failed";
         /**

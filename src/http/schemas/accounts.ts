@@ -9,6 +9,7 @@ import {
   Count,
   IdParam,
   NO_LONE_SURROGATES_PATTERN,
+  StringEnum,
   TEXT_PATTERN,
   Text,
   Timestamp,
@@ -20,7 +21,7 @@ const AccountId = Type.String({
   pattern: '^acct_[A-Za-z0-9]+$',
   description: 'Account identifier (`acct_…`).',
 });
-const Plan = Type.Enum(PLANS, {
+const Plan = StringEnum(PLANS, {
   title: 'Plan',
   description: 'Plan that sets the rate limits: `free`, `pro`, `business` or `enterprise`.',
   examples: ['free'],
@@ -133,7 +134,7 @@ const KeyPrefix = Type.String({
   description: 'First characters of the key (`as_test_` and four more), to recognise it.',
 });
 
-export const Scope = Type.Enum(SCOPES, {
+export const Scope = StringEnum(SCOPES, {
   title: 'Scope',
   description:
     'What a restricted key may do: `<resource>:read` or `<resource>:write`; `write` implies ' +

@@ -1,4 +1,10 @@
-import { type TObjectOptions, type TProperties, type TSchema, Type } from 'typebox';
+import {
+  type TObjectOptions,
+  type TProperties,
+  type TSchema,
+  type TSchemaOptions,
+  Type,
+} from 'typebox';
 import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from '../../domain/pagination.js';
 import { ERRORS, type ErrorCode } from '../../errors.js';
 
@@ -101,6 +107,13 @@ export const NO_LONE_SURROGATES_PATTERN = `^(?:[^\\uD800-\\uDFFF]|${PAIR})*$`;
 
 /** Any text but NUL and lone surrogates (a message: everything else is the sender's). */
 export const STORABLE_TEXT_PATTERN = `^(?:[^\\u0000\\uD800-\\uDFFF]|${PAIR})*$`;
+
+/** One of `values`, typed `string` in the document too: generators type an enum by its `type`
+ * (without it, openapi-typescript writes `unknown`). */
+export const StringEnum = <const T extends string[]>(
+  values: readonly [...T],
+  options: TSchemaOptions = {},
+) => Type.Enum(values, { type: 'string', ...options });
 
 /** An RFC 3339 time in UTC, as the service writes them. */
 export const Timestamp = (description: string) =>
