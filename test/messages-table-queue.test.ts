@@ -66,7 +66,7 @@ describe('table queue: messages claimed at birth', () => {
     );
     return {
       processor,
-      queue: new TableQueue(processor, clock, 8, silent, new Outages(silent, {})),
+      queue: new TableQueue(processor, clock, 8, new Outages(silent, {})),
     };
   }
 

@@ -108,9 +108,7 @@ export class BullMqQueue implements MessageQueue {
         await Promise.all(outcomes.map((outcome, i) => this.retryLater(rows[i], outcome)));
       } catch (err) {
         // Their leases keep the rows safe: the sweep hands them to BullMQ once they run out.
-        if (!this.options.outages.databaseFailed(err)) {
-          this.options.log.error({ err }, 'message worker: delivering held messages failed');
-        }
+        this.options.outages.logUnlessAway(err, 'message worker: delivering held messages failed');
       }
       await setImmediate();
     }

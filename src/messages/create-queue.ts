@@ -31,7 +31,7 @@ export async function createMessageQueue(
     tracing,
   );
   const { concurrency } = config.messages;
-  if (!config.redisUrl) return new TableQueue(processor, clock, concurrency, log, outages);
+  if (!config.redisUrl) return new TableQueue(processor, clock, concurrency, outages);
   // Loaded only when used: BullMQ adds ~20 MB to a process that does not need it.
   const { BullMqQueue } = await import('./bullmq-queue.js');
   return BullMqQueue.create({

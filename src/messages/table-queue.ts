@@ -1,5 +1,4 @@
 import { setImmediate } from 'node:timers/promises';
-import type { FastifyBaseLogger } from 'fastify';
 import { type Clock, Wakeable } from '../clock.js';
 import type { Outages } from '../ops/outages.js';
 import type { Write } from '../store/change.js';
@@ -33,7 +32,6 @@ export class TableQueue implements MessageQueue {
     private readonly processor: MessageProcessor,
     private readonly clock: Clock,
     private readonly concurrency: number,
-    private readonly log: FastifyBaseLogger,
     private readonly outages: Outages,
   ) {
     this.held = new HeldMessages(processor, clock, concurrency);
@@ -65,11 +63,11 @@ export class TableQueue implements MessageQueue {
     await this.loop;
     // Accepted while the loop was ending: delivered now rather than when their lease runs out.
     if (this.held.size > 0) {
-      await this.processor.processBatch(this.held.take(this.held.size)).catch((err: unknown) => {
-        if (!this.outages.databaseFailed(err)) {
-          this.log.error({ err }, 'message worker: settle at shutdown failed');
-        }
-      });
+      await this.processor
+        .processBatch(this.held.take(this.held.size))
+        .catch((err: unknown) =>
+          this.outages.logUnlessAway(err, 'message worker: settle at shutdown failed'),
+        );
     }
   }
 
@@ -95,9 +93,7 @@ export class TableQueue implements MessageQueue {
       } catch (err) {
         // The database may be away for a moment (noted once per outage); the leases keep the
         // claimed rows safe, and the worker backs off until it answers.
-        if (!this.outages.databaseFailed(err)) {
-          this.log.error({ err }, 'message worker: claim or settle failed');
-        }
+        this.outages.logUnlessAway(err, 'message worker: claim or settle failed');
         failed = true;
       }
       failures = failed ? failures + 1 : 0;
