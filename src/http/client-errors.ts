@@ -33,13 +33,8 @@ function markClientSocketError(err: Error): void {
   if (Object.isExtensible(err)) (err as { [FROM_CLIENT_SOCKET]?: true })[FROM_CLIENT_SOCKET] = true;
 }
 
-/**
- * Whether an error came from the request's own connection: its body stream failed (the client
- * reset or aborted it, or the server's timeout cut it off while the body arrived). The one
- * place such errors are recognised, by where they came from rather than by their codes: an
- * `ECONNRESET` of the client's is the client's, never the store's
- * (docs/decisions/0066-client-socket-errors.md).
- */
+/** Whether an error came from the request's own body stream (reset, aborted or timed out): the
+ * client's, never the store's (docs/decisions/0066-client-socket-errors.md). */
 export function clientSocketError(err: unknown): boolean {
   return (
     typeof err === 'object' &&

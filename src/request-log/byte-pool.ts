@@ -2,13 +2,9 @@
 const SMALLEST = 2_048;
 
 /**
- * Buffers used again (why: docs/decisions/0064-request-log-buffers.md): a caller takes one,
- * writes into it, and gives it (or any view of it) back once nothing reads it any more. Each
- * size is a power of two, so that what is given back fits the next taker of that size. Past
- * `maxBytes` held, the free buffers of the size holding the most bytes (another size than the
- * one given back) are let go to make room, so that the pool follows what is asked of it now (a
- * burst of large segments does not keep the small ones out for good); what still does not fit
- * is let go.
+ * Buffers used again, of power-of-two sizes (docs/decisions/0064-request-log-buffers.md): a
+ * caller takes one and gives it (or any view of it) back once nothing reads it any more. Past
+ * `maxBytes` held, the size holding the most (not the one given back) is let go first.
  */
 export class BytePool {
   /** Free buffers by size. */

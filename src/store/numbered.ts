@@ -10,11 +10,8 @@ export type { NumberedTable };
  * 2, 3… in the order they are committed, whatever other accounts do, so an id tells nothing
  * about anyone else's volume. `id_counters` holds each account's last number per table; a
  * number is never given twice, even after its row is deleted (an order keeps its pet's id).
- *
- * Numbers follow commit order on both stores, which the page cache relies on (an append lands
- * after every full page: src/http/freshness.ts): SQLite has one writer, and on PostgreSQL each
- * batch locks its accounts' counters first, in one order, until its COMMIT (PgGroupCommit;
- * docs/decisions/0020-numbers-in-commit-order.md).
+ * Numbers follow commit order on both stores, which the page cache relies on
+ * (docs/decisions/0020-numbers-in-commit-order.md).
  */
 
 /** A numbered row as stored. */

@@ -35,13 +35,8 @@ type Connected = (
   done: (release?: unknown) => void,
 ) => void;
 
-/**
- * The store's PostgreSQL pool. Every failure it hands out is marked as the store's, so that only
- * these can be taken for the database being away (`storeTrouble`): a connection refused, lost
- * or not had in time (`connect`), and a query that failed on one of its clients. A socket error
- * from anywhere else (a client that dropped its own request) carries the same codes, and is
- * never the database's (docs/decisions/0066-client-socket-errors.md).
- */
+/** The store's PostgreSQL pool: every failure of `connect` and of its clients' queries is marked
+ * as the store's (docs/decisions/0066-client-socket-errors.md). */
 export class StorePool extends pg.Pool {
   constructor(config: pg.PoolConfig) {
     super({ ...config, Client: StoreClient });

@@ -5,13 +5,7 @@ import type { CheckpointReport, CheckpointThreadData } from './checkpoint-thread
 /** How often the thread checkpoints: what a GET load with the request log writes in this
  * time is ~100 pages, what the heaviest write load writes ~1,500. */
 const INTERVAL_MS = 200;
-/**
- * The writer's own checkpoints while the thread works: a backstop. Only the writer starts the
- * WAL again from its beginning, and only when a transaction of its own starts with every frame
- * copied; under a steady write load the thread's checkpoint never catches the last commit, so
- * the WAL would grow for as long as the load lasts. At this many pages (16 MB) the writer
- * checkpoints in a commit: little is left to copy, and the WAL starts again.
- */
+/** The writer's own checkpoints while the thread works: a backstop, at 16 MB (0063 says why). */
 const WRITER_BACKSTOP = 4000;
 /** SQLite's own default, back on the writer's connection when the thread is gone. */
 const SQLITE_AUTOCHECKPOINT = 1000;
@@ -28,15 +22,8 @@ export interface Checkpoints {
 }
 
 /**
- * A SQLite database's checkpoints on a thread of their own
- * (docs/decisions/0063-sqlite-checkpoints-off-the-event-loop.md). SQLite runs its own inside the
- * commit that filled the WAL past 1,000 pages: on the event loop, copying the frames and
- * syncing the file twice while no request is served. Here a worker thread with a connection of
- * its own runs a passive checkpoint every INTERVAL_MS, beside the loop, and the writer's
- * connection checkpoints only as a backstop (WRITER_BACKSTOP), when little is left to copy.
- *
- * Should the thread fail to start or end unasked, SQLite's own checkpoints come back on the
- * writer's connection, so the WAL never grows without end.
+ * A SQLite database's checkpoints on a thread of their own, SQLite's own back on the writer
+ * should the thread fail (docs/decisions/0063-sqlite-checkpoints-off-the-event-loop.md).
  *
  * @param writer The connection whose automatic checkpoints the thread takes over.
  * @param path The database's file.

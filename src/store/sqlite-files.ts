@@ -18,20 +18,11 @@ function sharedMode(mode: number): boolean {
 }
 
 /**
- * Makes a SQLite database's files private before SQLite opens them
- * (docs/decisions/0068-fail-closed-and-private-files.md): anyone who can read them can read
- * every account's data, and with the development seal key open the webhook secrets too.
- *
- * - The folder, when this makes it, is made 0700 (its parents too).
- * - The database file is made 0600 when it does not exist, and tightened to 0600 when it does.
- *   SQLite creates the `-wal` and `-shm` files with the database file's own mode, whatever the
- *   umask; those left by an earlier run are tightened here as well.
- * - A folder that exists is never changed: it may be the project's root, a mounted volume or
- *   another program's. When others may use it, `warn` says so, naming the fix; a shared folder
- *   with the sticky bit (`/tmp`) is shared on purpose, and nothing is said.
- *
- * A mode that cannot be changed (a file of another user, a read-only disk) is warned about, not
- * fatal: SQLite then opens the file or refuses it as it would have.
+ * Makes a SQLite database's files private before SQLite opens them: a folder it makes 0700, the
+ * database, `-wal` and `-shm` files 0600; a folder that exists only warned of
+ * (docs/decisions/0068-fail-closed-and-private-files.md). A mode that cannot be changed (a file
+ * of another user, a read-only disk) is warned about, not fatal: SQLite then opens the file or
+ * refuses it as it would have.
  */
 export function privateSqliteFiles(path: string, warn: (message: string) => void = () => {}): void {
   const folder = dirname(path);

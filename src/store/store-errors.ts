@@ -88,11 +88,8 @@ const LOST_CONNECTION =
 
 /**
  * The trouble a store error stands for, or undefined when it is not one of availability, or
- * not the store's at all. Only errors the store's drivers raised are judged: better-sqlite3's
- * (their `SQLITE_*` codes are SQLite's alone), and those of the store's PostgreSQL pools and
- * connections, marked as they are raised (`raisedByPostgres`). Anything else with a network
- * code (a client that reset its own request, an outgoing call) is no outage of the database
- * (docs/decisions/0066-client-socket-errors.md).
+ * not the store's at all: only what the store's drivers raised is judged, SQLite's by their
+ * codes, PostgreSQL's by `raisedByPostgres` (docs/decisions/0066-client-socket-errors.md).
  */
 export function storeTrouble(err: unknown): StoreTrouble | undefined {
   if (!(err instanceof Error)) return undefined;
