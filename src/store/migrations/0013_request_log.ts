@@ -2,20 +2,10 @@ import { type Kysely, sql } from 'kysely';
 import type { Dialect } from '../database.js';
 
 /**
- * The request log (docs/decisions/0013-request-log.md): each account's API requests, written
- * in batches off the request path (src/request-log/writer.ts), kept 7 days and at most 10,000
- * per account.
- *
- * - `request_log`: one row per request, numbered in the order written (`seq`), so every index
- *   but the account's part of it grows at its end: an index on the request id (random UUIDs)
- *   cost a batch three times the rest. An entry is found by its account and its id (which a
- *   client may choose, and may send twice: both are kept), never by its id alone. No foreign
- *   key: a batch writes hundreds of rows at once, and the log is no record.
- * - `request_log_hours`: each account's requests per hour by status class, added to by the
- *   same batches; a row per writing process (`writer`), so instances never wait for one
- *   another's row locks. The stats read these, never the entries.
- *
- * Named 0013, after 0012.
+ * The request log: `request_log`, a row per request in the order written, and
+ * `request_log_hours`, each account's requests per hour by status class, a row per writing
+ * process (docs/decisions/0013-request-log.md). No foreign key: a batch writes hundreds of
+ * rows at once, and the log is no record. Named 0013, after 0012.
  */
 export async function up(db: Kysely<unknown>, dialect: Dialect): Promise<void> {
   const ts = dialect === 'postgres' ? 'timestamptz' : 'text';

@@ -2,22 +2,11 @@ import { type Kysely, sql } from 'kysely';
 import type { Dialect } from '../database.js';
 
 /**
- * The request log read by what it shows (docs/decisions/0065-request-log-reads-bounded.md):
- * each segment gains
- *
- * - `ids`: its entries' request ids, in sixteen parts by a hash of the id, with a header saying
- *   where each part ends (`idsText` below, as src/request-log/repository.ts writes it): an entry is found by
- *   id with a text search of one part, a few bytes an entry, never of the entries or bodies;
- * - `bodies`: the request and Error bodies of its 4xx and 5xx entries, a line each, last, apart
- *   from the entries, so that a list, its filters and the id search never read them.
- *
- * Segments written before keep their bodies inline (the format reads both); their ids are
- * worked out here from their entries (the id is the first place of each), a hundred at a time.
- *
- * SQLite reads a row's columns in order, walking every overflow page before the one it wants,
- * so `ids` must come before the large `entries` and `bodies` last: its table is made anew and
- * its rows copied. PostgreSQL keeps large values out of line (stored external, uncompressed, so
- * a part of `ids` is read without the rest), so the columns are added.
+ * Each segment gains `ids` (before `entries`) and `bodies` (last), as
+ * docs/decisions/0065-request-log-reads-bounded.md says: on SQLite its table is made anew and
+ * its rows copied, on PostgreSQL the columns are added. Segments written before keep their
+ * bodies inline; their ids are worked out here from their entries (`idsText`, as
+ * src/request-log/repository.ts writes them), a hundred at a time.
  */
 export async function up(db: Kysely<unknown>, dialect: Dialect): Promise<void> {
   const into = dialect === 'postgres' ? 'request_log_segments' : 'request_log_segments_0016';
