@@ -2,16 +2,10 @@ import { type Kysely, sql } from 'kysely';
 import type { Dialect } from '../database.js';
 
 /**
- * For the dispatcher's fair claim (claimable, src/webhooks/repository.ts):
- *
- * - `webhook_deliveries_pending`: each endpoint's pending deliveries by `available_at`, to
- *   read each enabled endpoint's first due ones. Partial: the delivered and failed rows (most
- *   of the table) are not in it.
- * - `webhook_endpoints.answered_at`: when the endpoint first took a delivery (a 2xx), or
- *   since it last failed. An endpoint that never answered shares the slots kept for slow and
- *   failing ones. Set here for the endpoints that have taken a delivery already.
- *
- * Named 0011, after 0010: a database that ran 0010 refuses a migration named before it.
+ * For the dispatcher's fair claim (docs/decisions/0001-webhook-delivery-slots.md): the partial
+ * index of pending deliveries by endpoint and `available_at`, and `answered_at`, set here for
+ * the endpoints that have taken a delivery already. Named 0011, after 0010: a database that ran
+ * 0010 refuses a migration named before it.
  */
 export async function up(db: Kysely<unknown>, dialect: Dialect): Promise<void> {
   await db.schema

@@ -2,18 +2,9 @@ import { type Kysely, sql } from 'kysely';
 import type { Dialect } from '../database.js';
 
 /**
- * Webhook endpoints' columns as the table types say them (docs/decisions/0010-typed-columns.md):
- *
- * - `webhook_endpoint_events`: the event types each endpoint wants, a row each (`*` for
- *   all), in place of `webhook_endpoints.event_types`, the types between spaces
- *   (` pet.created order.placed `) that the fan-out matched by substring. Its key,
- *   (endpoint_id, event_type), is what the fan-out asks of each of an account's endpoints
- *   (found by `webhook_endpoints_account`): does it want this type, or every type?
- * - `webhook_endpoints.enabled`: a boolean, not 1 or 0. SQLite keeps 1 and 0 in a column
- *   declared `boolean`; its connections answer such a column as a boolean
- *   (src/store/sqlite-statements.ts).
- *
- * Every endpoint's types move to the new table, and `event_types` is dropped.
+ * Webhook endpoints' columns as the table types say them: the event types each endpoint wants
+ * move from `event_types` (dropped) to `webhook_endpoint_events`, a row each, and `enabled` is
+ * a boolean (docs/decisions/0010-typed-columns.md).
  */
 export async function up(db: Kysely<unknown>, dialect: Dialect): Promise<void> {
   if (dialect === 'postgres') await postgres(db);
