@@ -85,11 +85,9 @@ function inlineScriptHashes(page: string): string[] {
 }
 
 /**
- * The docs page's headers (docs/decisions/0005-security-headers.md; the policy itself:
- * 0068-fail-closed-and-private-files.md): it may not be framed, and no script runs that is not
- * served from here or hashed. The policy of an HTML answer names the SHA-256 of each inline
- * script it holds, taken from the page as it is sent, so `'unsafe-inline'` is never needed for
- * scripts and a script injected into the page would not run.
+ * The docs page's headers: no framing, and a policy naming the SHA-256 of each inline script of
+ * the page as it is sent (docs/decisions/0005-security-headers.md,
+ * 0068-fail-closed-and-private-files.md).
  */
 export function docsPageHeaders(config: Config): {
   onRequest: onRequestHookHandler;

@@ -50,12 +50,9 @@ interface Pending {
 }
 
 /**
- * The one rule for password attempts, the API's HTTP Basic and the portal's forms alike
- * (OWASP ASVS 2.2.1; docs/decisions/0002-sign-in-throttle.md): wrong passwords are counted
- * under the three counters below in the rate limiter's store, all read before any password is
- * hashed. While one is used up every attempt is refused with 429, the right password too, and
- * costs no hash. Attempts admitted but not yet settled hold their place in this process, so a
- * burst sent at once cannot all pass a count none of them has added to yet.
+ * The one rule for password attempts, the API's HTTP Basic and the portal's forms alike: wrong
+ * passwords counted under the three counters below, all read before any password is hashed
+ * (OWASP ASVS 2.2.1; docs/decisions/0002-sign-in-throttle.md).
  */
 export class SignInThrottle {
   /** Attempts between their check and their count, by counter id (one throttle per app: the
