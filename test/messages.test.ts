@@ -68,6 +68,28 @@ describe('POST /messages and GET /messages/{id}', () => {
     assert.equal(sink.deliveries.get(body.id), 1);
   });
 
+  it('answers at /v1/messages too, as a generated client calls it, documented once', async () => {
+    const res = await as(t.app, tenant, {
+      method: 'POST',
+      url: '/v1/messages',
+      payload: { message: 'From a generated client' },
+    });
+    assert.equal(res.statusCode, 202, res.body);
+    // The record's canonical address, where the document places it.
+    assert.equal(res.headers.location, `http://localhost/messages/${res.json().id}`);
+    const read = await as(t.app, tenant, { url: `/v1/messages/${res.json().id}` });
+    assert.equal(read.statusCode, 200);
+    assert.equal(read.json().message, 'From a generated client');
+    // Behind the same key scopes as /messages.
+    const missing = await t.app.inject({ method: 'POST', url: '/v1/messages', payload: {} });
+    assert.equal(missing.statusCode, 401);
+    const { paths } = (await t.app.inject({ url: '/v1/openapi.json' })).json();
+    assert.deepEqual(
+      Object.keys(paths).filter((path) => path.includes('messages')),
+      ['/messages', '/messages/{messageId}'],
+    );
+  });
+
   it('accepts exactly 4,096 characters and keeps the text as sent', async () => {
     const text = `${'é'.repeat(4094)}🐕`; // 4,095 code points, 4,096 UTF-16 units
     const res = await send(t.app, tenant, { message: text });

@@ -1,3 +1,4 @@
+import type { FastifyPluginAsync } from 'fastify';
 import fp from 'fastify-plugin';
 import type { Capability } from '../capability.js';
 import { secondsSince } from '../clock.js';
@@ -70,8 +71,23 @@ export function messages(sink?: MessageSink): Capability {
   return {
     name: 'messages',
     services: servicesWith(sink),
-    // At the root, not under /v1: the quickstart's path (src/messages/routes.ts).
-    routes: keyedRoutes('', messageRoutes),
+    // At the root, not under /v1: the quickstart's path (src/messages/routes.ts). Under /v1
+    // too, undocumented: a client generated from the document calls every operation at the
+    // API's base, whatever server the document names for these (decision 0074).
+    routes: async (app) => {
+      await app.register(keyedRoutes('', messageRoutes));
+      await app.register(keyedRoutes('/v1', undocumented(messageRoutes)));
+    },
     components: [NewMessage, QueuedMessage, MessageRecord],
+  };
+}
+
+/** `routes`, served but left out of the OpenAPI document (and so of Postman's collection). */
+function undocumented(routes: FastifyPluginAsync): FastifyPluginAsync {
+  return async (scope) => {
+    scope.addHook('onRoute', (route) => {
+      route.schema = { ...route.schema, hide: true };
+    });
+    await scope.register(routes);
   };
 }
