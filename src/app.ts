@@ -126,7 +126,8 @@ export async function buildApp({
     for (const { services } of capabilities) if (services) await app.register(services, basics);
     await app.register(requestsPlugin, basics);
     const components = capabilities.flatMap((c) => c.components ?? []);
-    await app.register(docsPlugin, { ...basics, components });
+    const events = Object.assign({}, ...capabilities.map((c) => c.events ?? {}));
+    await app.register(docsPlugin, { ...basics, components, events });
     await app.register(apiPlugin);
     for (const { routes } of capabilities) if (routes) await app.register(routes);
     const pages = capabilities.flatMap((c) => (c.portal ? [c.portal] : []));

@@ -23,6 +23,9 @@ export interface Capability {
   readonly portal?: FastifyPluginAsync;
   /** The titled schemas its operations use: the OpenAPI document names each as a component. */
   readonly components?: readonly TSchema[];
+  /** The events it writes, by type, each with the schema of its `data`: the document's `Event`
+   * is one of them by `type`, and its `webhooks` section lists each (src/http/openapi-document.ts). */
+  readonly events?: Readonly<Record<string, TSchema>>;
   /** What housekeeping deletes for it, by name (src/ops/housekeeping.ts). */
   readonly chores?: Readonly<Record<string, Chore>>;
 }

@@ -25,4 +25,6 @@ export const catalogue: Capability = {
     CategoryPatch,
     CategoryPage,
   ],
+  // A deleted pet's event carries the pet as it was.
+  events: { 'pet.created': Pet, 'pet.updated': Pet, 'pet.deleted': Pet },
 };

@@ -457,6 +457,102 @@ function finishOperation(names: SchemaNames, method: string, operation: Operatio
   operation.responses = finished;
 }
 
+/** `pet.created` → `PetCreated`, `webhook-id` → `WebhookId`. */
+const pascal = (name: string) =>
+  name.replace(/(^|[._-])([a-z])/g, (_, _separator, c: string) => c.toUpperCase());
+
+/** The headers every delivery carries (src/webhooks/dispatcher.ts): Standard Webhooks' three,
+ * and the service's own signature and event id. */
+const DELIVERY_HEADERS = [
+  ['webhook-id', 'The event id (`evt_…`): the same on every attempt, to drop duplicates by.'],
+  ['webhook-timestamp', 'When this attempt was signed, in seconds since the epoch.'],
+  [
+    'webhook-signature',
+    'Standard Webhooks: `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">` ' +
+      'under the endpoint secret (after `whsec_`, base64-decoded); during a rotation, one per ' +
+      'secret, space-separated. Verify the raw body as received.',
+  ],
+  [
+    'animal-store-signature',
+    '`t=<timestamp>,v1=<hex HMAC-SHA256 of "{t}.{body}">`, one `v1` per secret.',
+  ],
+  ['animal-store-event-id', 'The event id, as `webhook-id`.'],
+] as const;
+
+/** The delivery headers as parameters (`#/components/parameters/WebhookSignatureHeader`…). */
+function deliveryHeaders(): Record<string, Json> {
+  return Object.fromEntries(
+    DELIVERY_HEADERS.map(([header, description]) => [
+      `${pascal(header)}Header`,
+      {
+        name: header,
+        in: 'header',
+        required: true,
+        description,
+        schema: { type: 'string', maxLength: 1024, pattern: '^[\\x20-\\x7E]+$' },
+      },
+    ]),
+  );
+}
+
+/**
+ * `Event` as one of a schema per event type, told apart by `type`, each with its `data`'s own
+ * schema; and the OpenAPI 3.1 `webhooks` section: each type's delivery, its body and headers.
+ * The route schemas keep `data` open (it is the resource as its own operations answer it);
+ * the document says which resource each type carries.
+ */
+function eventsByType(names: SchemaNames, events: Readonly<Record<string, TSchema>>): Json {
+  const base = names.schemas.Event as Json & { properties: Json; required: string[] };
+  const mapping: Record<string, string> = {};
+  const webhooks: Record<string, Json> = {};
+  for (const [type, data] of Object.entries(events)) {
+    const name = `${pascal(type)}Event`;
+    const hoisted = names.hoist(data);
+    const description = `A \`${type}\` event: its \`data\` is a ${String((data as Json).title)}.`;
+    names.schemas[name] = {
+      title: name,
+      description,
+      type: 'object',
+      additionalProperties: false,
+      required: base.required,
+      properties: {
+        ...base.properties,
+        type: { type: 'string', const: type, description: 'What happened.' },
+        data: hoisted,
+      },
+      examples: [{ ...(names.example(base) as Json), type, data: names.example(hoisted) }],
+    };
+    mapping[type] = schemaRef(name);
+    webhooks[type] = {
+      post: {
+        summary: `${type} delivery`,
+        description:
+          `${description} POSTed to each enabled endpoint that wants \`${type}\`, signed; ` +
+          'answer 2xx within the timeout, or it is retried with back-off.',
+        tags: ['Webhooks'],
+        parameters: DELIVERY_HEADERS.map(([header]) => ({
+          $ref: `#/components/parameters/${pascal(header)}Header`,
+        })),
+        requestBody: {
+          required: true,
+          content: { 'application/json': { schema: { $ref: schemaRef(name) } } },
+        },
+        responses: {
+          '200': { description: 'Received (any 2xx will do); anything else is retried.' },
+        },
+      },
+    };
+  }
+  names.schemas.Event = {
+    title: 'Event',
+    description: base.description,
+    examples: base.examples,
+    oneOf: Object.values(mapping).map(($ref) => ({ $ref })),
+    discriminator: { propertyName: 'type', mapping },
+  };
+  return webhooks;
+}
+
 /** The quickstart endpoint has its own base address, without the /v1 prefix (seed). */
 function withMessagesServer(paths: Record<string, Json>, url: string): void {
   for (const [path, item] of Object.entries(paths)) {
@@ -510,9 +606,15 @@ export function finishDocument<T>(
   messagesUrl: string,
   /** The capabilities' titled schemas, named beside the core's (src/capability.ts). */
   components: readonly TSchema[] = [],
+  /** The capabilities' events, by type, with the schema of their `data`. */
+  events: Readonly<Record<string, TSchema>> = {},
 ): T {
-  const doc = document as Json & { paths?: Record<string, Json>; components?: Json };
-  const names = new SchemaNames([...COMPONENTS, ...components]);
+  const doc = document as Json & {
+    paths?: Record<string, Json>;
+    components?: Json;
+    webhooks?: Json;
+  };
+  const names = new SchemaNames([...COMPONENTS, ...components, ...Object.values(events)]);
   const paths = doc.paths ?? {};
   const operations: Array<[method: string, operation: Operation]> = [];
   for (const item of Object.values(paths)) {
@@ -529,11 +631,18 @@ export function finishDocument<T>(
   const parameters = shareParameters(operations.map(([, operation]) => operation));
   for (const [method, operation] of operations) finishOperation(names, method, operation);
   withMessagesServer(paths, messagesUrl);
+  if (names.schemas.Event && Object.keys(events).length > 0) {
+    doc.webhooks = eventsByType(names, events);
+  }
   doc.components = {
     ...doc.components,
     schemas: names.schemas,
     responses: sharedResponses(),
-    parameters: { ...parameters, IdempotencyKey: IDEMPOTENCY_PARAMETER },
+    parameters: {
+      ...parameters,
+      IdempotencyKey: IDEMPOTENCY_PARAMETER,
+      ...(doc.webhooks && deliveryHeaders()),
+    },
     headers: headerComponents(),
   };
   return document;

@@ -87,6 +87,8 @@ export async function registerOpenApi(
   config: Config,
   /** The capabilities' titled schemas: named as components beside the core's. */
   components: readonly TSchema[] = [],
+  /** The capabilities' events, by type, with the schema of their `data`. */
+  events: Readonly<Record<string, TSchema>> = {},
 ): Promise<void> {
   const local = `http://${config.host}:${config.port}`;
   await app.register(swagger, {
@@ -151,6 +153,7 @@ export async function registerOpenApi(
         'openapiObject' in document ? document.openapiObject : {},
         config.messagesBaseUrl ?? local,
         components,
+        events,
       ),
     // Operations live under /v1 and the servers carry the prefix, so paths are written without
     // it. A body that may be left out is marked so (TypeBox's Optional is not in the JSON).

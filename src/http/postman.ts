@@ -434,15 +434,25 @@ function fieldCheck(doc: Document, target: string, field: string, schema: Schema
   return test ? [`${expect}.to.satisfy((v) => ${test});`] : [];
 }
 
-/** Checks that `target` has the schema's required fields, each of its type. */
+/**
+ * Checks that `target` has the schema's required fields, each of its type. Of one of several
+ * objects (an Event, by its `type`), the fields they all require, each of any of their types.
+ */
 function objectChecks(doc: Document, target: string, schema: Schema): string[] {
   const s = resolve(doc, schema);
-  const required = s.required ?? [];
+  const variants = s.oneOf?.map((variant) => resolve(doc, variant));
+  const required = variants
+    ? (variants[0]?.required ?? []).filter((f) => variants.every((v) => v.required?.includes(f)))
+    : (s.required ?? []);
   if (required.length === 0) return fieldCheck(doc, target, 'body', s);
+  const fieldSchema = (field: string): Schema =>
+    variants
+      ? { anyOf: variants.map((variant) => variant.properties?.[field] ?? {}) }
+      : (s.properties?.[field] ?? {});
   return [
     `pm.expect(${target}).to.be.an('object');`,
     `pm.expect(${target}).to.include.all.keys(${required.map(quote).join(', ')});`,
-    ...required.flatMap((field) => fieldCheck(doc, target, field, s.properties?.[field] ?? {})),
+    ...required.flatMap((field) => fieldCheck(doc, target, field, fieldSchema(field))),
   ];
 }
 

@@ -9,7 +9,7 @@ import { createMessageQueue } from './create-queue.js';
 import type { MessageQueue } from './queue.js';
 import { countUnsettled, oldestQueued } from './repository.js';
 import { messageRoutes } from './routes.js';
-import { MessageRecord, NewMessage, QueuedMessage } from './schemas.js';
+import { MessageEventData, MessageRecord, NewMessage, QueuedMessage } from './schemas.js';
 import { LogSink, type MessageSink } from './sink.js';
 
 declare module 'fastify' {
@@ -79,6 +79,7 @@ export function messages(sink?: MessageSink): Capability {
       await app.register(keyedRoutes('/v1', undocumented(messageRoutes)));
     },
     components: [NewMessage, QueuedMessage, MessageRecord],
+    events: { 'message.sent': MessageEventData, 'message.failed': MessageEventData },
   };
 }
 

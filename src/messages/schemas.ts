@@ -100,6 +100,30 @@ export const MessageRecord = ClosedObject(
   },
 );
 
+/** A message's record in its `message.sent` and `message.failed` events (src/messages/processor.ts). */
+export const MessageEventData = ClosedObject(
+  {
+    id: Id,
+    message: Text,
+    status: StringEnum(['sent', 'failed'], { description: 'How it settled.' }),
+    createdAt: CreatedAt,
+    updatedAt: Timestamp('When it settled (UTC).'),
+    failureReason: Type.Union(
+      [Type.String({ maxLength: 1024, pattern: STORABLE_TEXT_PATTERN }), Type.Null()],
+      {
+        description: 'Why delivery failed (`failed`); null when sent.',
+      },
+    ),
+  },
+  {
+    title: 'MessageEventData',
+    description: 'The message as it settled.',
+    examples: [
+      { ...queued, status: 'sent', updatedAt: '2026-01-05T10:00:00.120Z', failureReason: null },
+    ],
+  },
+);
+
 export const MessageParams = Type.Object({
   messageId: IdParam('Identifier of the message record (`msg_…`).'),
 });

@@ -11,4 +11,10 @@ export const orders: Capability = {
   name: 'orders',
   routes: keyedRoutes('/v1', storeRoutes),
   components: [Order, NewOrder, OrderPatch, OrderPage, OrderStatus, Inventory],
+  events: {
+    'order.placed': Order,
+    'order.approved': Order,
+    'order.delivered': Order,
+    'order.cancelled': Order,
+  },
 };

@@ -6,6 +6,8 @@ import type { Basics } from './basics.js';
 export interface DocsOptions extends Basics {
   /** The capabilities' titled schemas, named as components beside the core's. */
   components: readonly TSchema[];
+  /** The capabilities' events, by type, with the schema of their `data`. */
+  events: Readonly<Record<string, TSchema>>;
 }
 
 /**
@@ -13,8 +15,8 @@ export interface DocsOptions extends Basics {
  * registered after it. Opens nothing.
  */
 export const docsPlugin = fp<DocsOptions>(
-  async (app, { config, components }) => {
-    await registerOpenApi(app, config, components);
+  async (app, { config, components, events }) => {
+    await registerOpenApi(app, config, components, events);
   },
   { name: 'docs' },
 );

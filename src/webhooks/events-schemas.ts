@@ -1,5 +1,12 @@
 import { Type } from 'typebox';
-import { ClosedObject, ListQuery, Page, StringEnum, Timestamp } from '../http/schemas/common.js';
+import {
+  ClosedObject,
+  ListQuery,
+  Page,
+  StringEnum,
+  Text,
+  Timestamp,
+} from '../http/schemas/common.js';
 import { EVENT_TYPES, TEST_EVENT_TYPE } from './events.js';
 
 export const EventType = StringEnum([...EVENT_TYPES, TEST_EVENT_TYPE], {
@@ -39,6 +46,23 @@ export const Event = ClosedObject(
     title: 'Event',
     description: 'Also the body of every webhook delivery.',
     examples: [EVENT_EXAMPLE],
+  },
+);
+
+/** The `data` of a `webhook.test` event (`POST /v1/webhooks/{id}/test`). */
+export const WebhookTestData = ClosedObject(
+  {
+    webhookId: Type.String({
+      maxLength: 64,
+      pattern: '^[A-Za-z0-9_]+$',
+      description: 'The endpoint it was sent to (`we_…`).',
+    }),
+    message: Text('A line saying what it is.'),
+  },
+  {
+    title: 'WebhookTestData',
+    description: 'A test event, sent to one endpoint.',
+    examples: [{ webhookId: 'we_0aBcDeFgHiJkLmNoPq', message: 'A test event from Animal Store.' }],
   },
 );
 

@@ -6,10 +6,10 @@ import { keyedRoutes } from '../http/auth.js';
 import type { Basics } from '../plugins/basics.js';
 import { WebhookDispatcher } from './dispatcher.js';
 import type { WebhookRules } from './domain.js';
-import { eventsKeptSince } from './events.js';
+import { eventsKeptSince, TEST_EVENT_TYPE } from './events.js';
 import { deleteOldDeliveries, deleteOldEvents } from './events-repository.js';
 import { eventRoutes } from './events-routes.js';
-import { Event, EventPage, EventType } from './events-schemas.js';
+import { Event, EventPage, EventType, WebhookTestData } from './events-schemas.js';
 import { webhookPages } from './portal.js';
 import { dueBacklog } from './repository.js';
 import { webhookRoutes } from './routes.js';
@@ -95,6 +95,7 @@ export const webhooks: Capability = {
   services,
   routes: keyedRoutes('/v1', eventRoutes, webhookRoutes),
   portal: webhookPages,
+  events: { [TEST_EVENT_TYPE]: WebhookTestData },
   components: [
     Event,
     EventPage,

@@ -577,7 +577,528 @@ export interface paths {
         trace?: never;
     };
 }
-export type webhooks = Record<string, never>;
+export interface webhooks {
+    "pet.created": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * pet.created delivery
+         * @description A `pet.created` event: its `data` is a Pet. POSTed to each enabled endpoint that wants `pet.created`, signed; answer 2xx within the timeout, or it is retried with back-off.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The event id (`evt_…`): the same on every attempt, to drop duplicates by. */
+                    "webhook-id": components["parameters"]["WebhookIdHeader"];
+                    /** @description When this attempt was signed, in seconds since the epoch. */
+                    "webhook-timestamp": components["parameters"]["WebhookTimestampHeader"];
+                    /** @description Standard Webhooks: `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">` under the endpoint secret (after `whsec_`, base64-decoded); during a rotation, one per secret, space-separated. Verify the raw body as received. */
+                    "webhook-signature": components["parameters"]["WebhookSignatureHeader"];
+                    /** @description `t=<timestamp>,v1=<hex HMAC-SHA256 of "{t}.{body}">`, one `v1` per secret. */
+                    "animal-store-signature": components["parameters"]["AnimalStoreSignatureHeader"];
+                    /** @description The event id, as `webhook-id`. */
+                    "animal-store-event-id": components["parameters"]["AnimalStoreEventIdHeader"];
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["PetCreatedEvent"];
+                };
+            };
+            responses: {
+                /** @description Received (any 2xx will do); anything else is retried. */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "pet.updated": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * pet.updated delivery
+         * @description A `pet.updated` event: its `data` is a Pet. POSTed to each enabled endpoint that wants `pet.updated`, signed; answer 2xx within the timeout, or it is retried with back-off.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The event id (`evt_…`): the same on every attempt, to drop duplicates by. */
+                    "webhook-id": components["parameters"]["WebhookIdHeader"];
+                    /** @description When this attempt was signed, in seconds since the epoch. */
+                    "webhook-timestamp": components["parameters"]["WebhookTimestampHeader"];
+                    /** @description Standard Webhooks: `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">` under the endpoint secret (after `whsec_`, base64-decoded); during a rotation, one per secret, space-separated. Verify the raw body as received. */
+                    "webhook-signature": components["parameters"]["WebhookSignatureHeader"];
+                    /** @description `t=<timestamp>,v1=<hex HMAC-SHA256 of "{t}.{body}">`, one `v1` per secret. */
+                    "animal-store-signature": components["parameters"]["AnimalStoreSignatureHeader"];
+                    /** @description The event id, as `webhook-id`. */
+                    "animal-store-event-id": components["parameters"]["AnimalStoreEventIdHeader"];
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["PetUpdatedEvent"];
+                };
+            };
+            responses: {
+                /** @description Received (any 2xx will do); anything else is retried. */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "pet.deleted": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * pet.deleted delivery
+         * @description A `pet.deleted` event: its `data` is a Pet. POSTed to each enabled endpoint that wants `pet.deleted`, signed; answer 2xx within the timeout, or it is retried with back-off.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The event id (`evt_…`): the same on every attempt, to drop duplicates by. */
+                    "webhook-id": components["parameters"]["WebhookIdHeader"];
+                    /** @description When this attempt was signed, in seconds since the epoch. */
+                    "webhook-timestamp": components["parameters"]["WebhookTimestampHeader"];
+                    /** @description Standard Webhooks: `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">` under the endpoint secret (after `whsec_`, base64-decoded); during a rotation, one per secret, space-separated. Verify the raw body as received. */
+                    "webhook-signature": components["parameters"]["WebhookSignatureHeader"];
+                    /** @description `t=<timestamp>,v1=<hex HMAC-SHA256 of "{t}.{body}">`, one `v1` per secret. */
+                    "animal-store-signature": components["parameters"]["AnimalStoreSignatureHeader"];
+                    /** @description The event id, as `webhook-id`. */
+                    "animal-store-event-id": components["parameters"]["AnimalStoreEventIdHeader"];
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["PetDeletedEvent"];
+                };
+            };
+            responses: {
+                /** @description Received (any 2xx will do); anything else is retried. */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "order.placed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * order.placed delivery
+         * @description A `order.placed` event: its `data` is a Order. POSTed to each enabled endpoint that wants `order.placed`, signed; answer 2xx within the timeout, or it is retried with back-off.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The event id (`evt_…`): the same on every attempt, to drop duplicates by. */
+                    "webhook-id": components["parameters"]["WebhookIdHeader"];
+                    /** @description When this attempt was signed, in seconds since the epoch. */
+                    "webhook-timestamp": components["parameters"]["WebhookTimestampHeader"];
+                    /** @description Standard Webhooks: `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">` under the endpoint secret (after `whsec_`, base64-decoded); during a rotation, one per secret, space-separated. Verify the raw body as received. */
+                    "webhook-signature": components["parameters"]["WebhookSignatureHeader"];
+                    /** @description `t=<timestamp>,v1=<hex HMAC-SHA256 of "{t}.{body}">`, one `v1` per secret. */
+                    "animal-store-signature": components["parameters"]["AnimalStoreSignatureHeader"];
+                    /** @description The event id, as `webhook-id`. */
+                    "animal-store-event-id": components["parameters"]["AnimalStoreEventIdHeader"];
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["OrderPlacedEvent"];
+                };
+            };
+            responses: {
+                /** @description Received (any 2xx will do); anything else is retried. */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "order.approved": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * order.approved delivery
+         * @description A `order.approved` event: its `data` is a Order. POSTed to each enabled endpoint that wants `order.approved`, signed; answer 2xx within the timeout, or it is retried with back-off.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The event id (`evt_…`): the same on every attempt, to drop duplicates by. */
+                    "webhook-id": components["parameters"]["WebhookIdHeader"];
+                    /** @description When this attempt was signed, in seconds since the epoch. */
+                    "webhook-timestamp": components["parameters"]["WebhookTimestampHeader"];
+                    /** @description Standard Webhooks: `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">` under the endpoint secret (after `whsec_`, base64-decoded); during a rotation, one per secret, space-separated. Verify the raw body as received. */
+                    "webhook-signature": components["parameters"]["WebhookSignatureHeader"];
+                    /** @description `t=<timestamp>,v1=<hex HMAC-SHA256 of "{t}.{body}">`, one `v1` per secret. */
+                    "animal-store-signature": components["parameters"]["AnimalStoreSignatureHeader"];
+                    /** @description The event id, as `webhook-id`. */
+                    "animal-store-event-id": components["parameters"]["AnimalStoreEventIdHeader"];
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["OrderApprovedEvent"];
+                };
+            };
+            responses: {
+                /** @description Received (any 2xx will do); anything else is retried. */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "order.delivered": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * order.delivered delivery
+         * @description A `order.delivered` event: its `data` is a Order. POSTed to each enabled endpoint that wants `order.delivered`, signed; answer 2xx within the timeout, or it is retried with back-off.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The event id (`evt_…`): the same on every attempt, to drop duplicates by. */
+                    "webhook-id": components["parameters"]["WebhookIdHeader"];
+                    /** @description When this attempt was signed, in seconds since the epoch. */
+                    "webhook-timestamp": components["parameters"]["WebhookTimestampHeader"];
+                    /** @description Standard Webhooks: `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">` under the endpoint secret (after `whsec_`, base64-decoded); during a rotation, one per secret, space-separated. Verify the raw body as received. */
+                    "webhook-signature": components["parameters"]["WebhookSignatureHeader"];
+                    /** @description `t=<timestamp>,v1=<hex HMAC-SHA256 of "{t}.{body}">`, one `v1` per secret. */
+                    "animal-store-signature": components["parameters"]["AnimalStoreSignatureHeader"];
+                    /** @description The event id, as `webhook-id`. */
+                    "animal-store-event-id": components["parameters"]["AnimalStoreEventIdHeader"];
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["OrderDeliveredEvent"];
+                };
+            };
+            responses: {
+                /** @description Received (any 2xx will do); anything else is retried. */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "order.cancelled": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * order.cancelled delivery
+         * @description A `order.cancelled` event: its `data` is a Order. POSTed to each enabled endpoint that wants `order.cancelled`, signed; answer 2xx within the timeout, or it is retried with back-off.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The event id (`evt_…`): the same on every attempt, to drop duplicates by. */
+                    "webhook-id": components["parameters"]["WebhookIdHeader"];
+                    /** @description When this attempt was signed, in seconds since the epoch. */
+                    "webhook-timestamp": components["parameters"]["WebhookTimestampHeader"];
+                    /** @description Standard Webhooks: `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">` under the endpoint secret (after `whsec_`, base64-decoded); during a rotation, one per secret, space-separated. Verify the raw body as received. */
+                    "webhook-signature": components["parameters"]["WebhookSignatureHeader"];
+                    /** @description `t=<timestamp>,v1=<hex HMAC-SHA256 of "{t}.{body}">`, one `v1` per secret. */
+                    "animal-store-signature": components["parameters"]["AnimalStoreSignatureHeader"];
+                    /** @description The event id, as `webhook-id`. */
+                    "animal-store-event-id": components["parameters"]["AnimalStoreEventIdHeader"];
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["OrderCancelledEvent"];
+                };
+            };
+            responses: {
+                /** @description Received (any 2xx will do); anything else is retried. */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "webhook.test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * webhook.test delivery
+         * @description A `webhook.test` event: its `data` is a WebhookTestData. POSTed to each enabled endpoint that wants `webhook.test`, signed; answer 2xx within the timeout, or it is retried with back-off.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The event id (`evt_…`): the same on every attempt, to drop duplicates by. */
+                    "webhook-id": components["parameters"]["WebhookIdHeader"];
+                    /** @description When this attempt was signed, in seconds since the epoch. */
+                    "webhook-timestamp": components["parameters"]["WebhookTimestampHeader"];
+                    /** @description Standard Webhooks: `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">` under the endpoint secret (after `whsec_`, base64-decoded); during a rotation, one per secret, space-separated. Verify the raw body as received. */
+                    "webhook-signature": components["parameters"]["WebhookSignatureHeader"];
+                    /** @description `t=<timestamp>,v1=<hex HMAC-SHA256 of "{t}.{body}">`, one `v1` per secret. */
+                    "animal-store-signature": components["parameters"]["AnimalStoreSignatureHeader"];
+                    /** @description The event id, as `webhook-id`. */
+                    "animal-store-event-id": components["parameters"]["AnimalStoreEventIdHeader"];
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["WebhookTestEvent"];
+                };
+            };
+            responses: {
+                /** @description Received (any 2xx will do); anything else is retried. */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "message.sent": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * message.sent delivery
+         * @description A `message.sent` event: its `data` is a MessageEventData. POSTed to each enabled endpoint that wants `message.sent`, signed; answer 2xx within the timeout, or it is retried with back-off.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The event id (`evt_…`): the same on every attempt, to drop duplicates by. */
+                    "webhook-id": components["parameters"]["WebhookIdHeader"];
+                    /** @description When this attempt was signed, in seconds since the epoch. */
+                    "webhook-timestamp": components["parameters"]["WebhookTimestampHeader"];
+                    /** @description Standard Webhooks: `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">` under the endpoint secret (after `whsec_`, base64-decoded); during a rotation, one per secret, space-separated. Verify the raw body as received. */
+                    "webhook-signature": components["parameters"]["WebhookSignatureHeader"];
+                    /** @description `t=<timestamp>,v1=<hex HMAC-SHA256 of "{t}.{body}">`, one `v1` per secret. */
+                    "animal-store-signature": components["parameters"]["AnimalStoreSignatureHeader"];
+                    /** @description The event id, as `webhook-id`. */
+                    "animal-store-event-id": components["parameters"]["AnimalStoreEventIdHeader"];
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["MessageSentEvent"];
+                };
+            };
+            responses: {
+                /** @description Received (any 2xx will do); anything else is retried. */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "message.failed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * message.failed delivery
+         * @description A `message.failed` event: its `data` is a MessageEventData. POSTed to each enabled endpoint that wants `message.failed`, signed; answer 2xx within the timeout, or it is retried with back-off.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The event id (`evt_…`): the same on every attempt, to drop duplicates by. */
+                    "webhook-id": components["parameters"]["WebhookIdHeader"];
+                    /** @description When this attempt was signed, in seconds since the epoch. */
+                    "webhook-timestamp": components["parameters"]["WebhookTimestampHeader"];
+                    /** @description Standard Webhooks: `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">` under the endpoint secret (after `whsec_`, base64-decoded); during a rotation, one per secret, space-separated. Verify the raw body as received. */
+                    "webhook-signature": components["parameters"]["WebhookSignatureHeader"];
+                    /** @description `t=<timestamp>,v1=<hex HMAC-SHA256 of "{t}.{body}">`, one `v1` per secret. */
+                    "animal-store-signature": components["parameters"]["AnimalStoreSignatureHeader"];
+                    /** @description The event id, as `webhook-id`. */
+                    "animal-store-event-id": components["parameters"]["AnimalStoreEventIdHeader"];
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["MessageFailedEvent"];
+                };
+            };
+            responses: {
+                /** @description Received (any 2xx will do); anything else is retried. */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+}
 export interface components {
     schemas: {
         /**
@@ -1309,18 +1830,7 @@ export interface components {
          *       }
          *     }
          */
-        Event: {
-            /** @description The event id (`evt_…`); ids sort by time. */
-            id: string;
-            type: components["schemas"]["EventType"];
-            /**
-             * Format: date-time
-             * @description When it happened (UTC).
-             */
-            createdAt: string;
-            /** @description The resource as the API shows it after the change (before it, for `pet.deleted`): a Pet, an Order or a Message. */
-            data: unknown;
-        };
+        Event: components["schemas"]["PetCreatedEvent"] | components["schemas"]["PetUpdatedEvent"] | components["schemas"]["PetDeletedEvent"] | components["schemas"]["OrderPlacedEvent"] | components["schemas"]["OrderApprovedEvent"] | components["schemas"]["OrderDeliveredEvent"] | components["schemas"]["OrderCancelledEvent"] | components["schemas"]["WebhookTestEvent"] | components["schemas"]["MessageSentEvent"] | components["schemas"]["MessageFailedEvent"];
         /**
          * EventType
          * @description What happened: `pet.created`, `pet.updated`, `pet.deleted`, `order.placed`, `order.approved`, `order.delivered`, `order.cancelled`, `message.sent`, `message.failed`; `webhook.test` for a test sent to one endpoint.
@@ -1643,6 +2153,361 @@ export interface components {
              */
             failed: number;
         };
+        /**
+         * WebhookTestData
+         * @description A test event, sent to one endpoint.
+         * @example {
+         *       "webhookId": "we_0aBcDeFgHiJkLmNoPq",
+         *       "message": "A test event from Animal Store."
+         *     }
+         */
+        WebhookTestData: {
+            /** @description The endpoint it was sent to (`we_…`). */
+            webhookId: string;
+            /** @description A line saying what it is. */
+            message: string;
+        };
+        /**
+         * MessageEventData
+         * @description The message as it settled.
+         * @example {
+         *       "id": "msg_0Lxq7GZ1aB3cD",
+         *       "message": "Hello, store!",
+         *       "status": "sent",
+         *       "createdAt": "2026-01-05T10:00:00.000Z",
+         *       "updatedAt": "2026-01-05T10:00:00.120Z",
+         *       "failureReason": null
+         *     }
+         */
+        MessageEventData: {
+            /** @description Identifier of the message record (`msg_…`). */
+            id: string;
+            /** @description The text, 1 to 4096 characters. */
+            message: string;
+            /**
+             * @description How it settled.
+             * @enum {string}
+             */
+            status: "sent" | "failed";
+            /**
+             * Format: date-time
+             * @description Creation time (UTC, `Z`).
+             */
+            createdAt: string;
+            /**
+             * Format: date-time
+             * @description When it settled (UTC).
+             */
+            updatedAt: string;
+            /** @description Why delivery failed (`failed`); null when sent. */
+            failureReason: string | null;
+        };
+        /**
+         * PetCreatedEvent
+         * @description A `pet.created` event: its `data` is a Pet.
+         * @example {
+         *       "id": "evt_0aBcDeF0001xYz12AbCd",
+         *       "type": "pet.created",
+         *       "createdAt": "2026-11-24T12:00:00.000Z",
+         *       "data": {
+         *         "id": 1,
+         *         "name": "Rex",
+         *         "categoryId": 1,
+         *         "status": "available"
+         *       }
+         *     }
+         */
+        PetCreatedEvent: {
+            /** @description The event id (`evt_…`); ids sort by time. */
+            id: string;
+            /**
+             * @description What happened. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            type: "pet.created";
+            /**
+             * Format: date-time
+             * @description When it happened (UTC).
+             */
+            createdAt: string;
+            data: components["schemas"]["Pet"];
+        };
+        /**
+         * PetUpdatedEvent
+         * @description A `pet.updated` event: its `data` is a Pet.
+         * @example {
+         *       "id": "evt_0aBcDeF0001xYz12AbCd",
+         *       "type": "pet.updated",
+         *       "createdAt": "2026-11-24T12:00:00.000Z",
+         *       "data": {
+         *         "id": 1,
+         *         "name": "Rex",
+         *         "categoryId": 1,
+         *         "status": "available"
+         *       }
+         *     }
+         */
+        PetUpdatedEvent: {
+            /** @description The event id (`evt_…`); ids sort by time. */
+            id: string;
+            /**
+             * @description What happened. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            type: "pet.updated";
+            /**
+             * Format: date-time
+             * @description When it happened (UTC).
+             */
+            createdAt: string;
+            data: components["schemas"]["Pet"];
+        };
+        /**
+         * PetDeletedEvent
+         * @description A `pet.deleted` event: its `data` is a Pet.
+         * @example {
+         *       "id": "evt_0aBcDeF0001xYz12AbCd",
+         *       "type": "pet.deleted",
+         *       "createdAt": "2026-11-24T12:00:00.000Z",
+         *       "data": {
+         *         "id": 1,
+         *         "name": "Rex",
+         *         "categoryId": 1,
+         *         "status": "available"
+         *       }
+         *     }
+         */
+        PetDeletedEvent: {
+            /** @description The event id (`evt_…`); ids sort by time. */
+            id: string;
+            /**
+             * @description What happened. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            type: "pet.deleted";
+            /**
+             * Format: date-time
+             * @description When it happened (UTC).
+             */
+            createdAt: string;
+            data: components["schemas"]["Pet"];
+        };
+        /**
+         * OrderPlacedEvent
+         * @description A `order.placed` event: its `data` is a Order.
+         * @example {
+         *       "id": "evt_0aBcDeF0001xYz12AbCd",
+         *       "type": "order.placed",
+         *       "createdAt": "2026-11-24T12:00:00.000Z",
+         *       "data": {
+         *         "id": 1,
+         *         "petId": 1,
+         *         "status": "placed",
+         *         "createdAt": "2026-01-05T10:00:00.000Z",
+         *         "updatedAt": "2026-01-05T10:00:00.000Z"
+         *       }
+         *     }
+         */
+        OrderPlacedEvent: {
+            /** @description The event id (`evt_…`); ids sort by time. */
+            id: string;
+            /**
+             * @description What happened. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            type: "order.placed";
+            /**
+             * Format: date-time
+             * @description When it happened (UTC).
+             */
+            createdAt: string;
+            data: components["schemas"]["Order"];
+        };
+        /**
+         * OrderApprovedEvent
+         * @description A `order.approved` event: its `data` is a Order.
+         * @example {
+         *       "id": "evt_0aBcDeF0001xYz12AbCd",
+         *       "type": "order.approved",
+         *       "createdAt": "2026-11-24T12:00:00.000Z",
+         *       "data": {
+         *         "id": 1,
+         *         "petId": 1,
+         *         "status": "placed",
+         *         "createdAt": "2026-01-05T10:00:00.000Z",
+         *         "updatedAt": "2026-01-05T10:00:00.000Z"
+         *       }
+         *     }
+         */
+        OrderApprovedEvent: {
+            /** @description The event id (`evt_…`); ids sort by time. */
+            id: string;
+            /**
+             * @description What happened. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            type: "order.approved";
+            /**
+             * Format: date-time
+             * @description When it happened (UTC).
+             */
+            createdAt: string;
+            data: components["schemas"]["Order"];
+        };
+        /**
+         * OrderDeliveredEvent
+         * @description A `order.delivered` event: its `data` is a Order.
+         * @example {
+         *       "id": "evt_0aBcDeF0001xYz12AbCd",
+         *       "type": "order.delivered",
+         *       "createdAt": "2026-11-24T12:00:00.000Z",
+         *       "data": {
+         *         "id": 1,
+         *         "petId": 1,
+         *         "status": "placed",
+         *         "createdAt": "2026-01-05T10:00:00.000Z",
+         *         "updatedAt": "2026-01-05T10:00:00.000Z"
+         *       }
+         *     }
+         */
+        OrderDeliveredEvent: {
+            /** @description The event id (`evt_…`); ids sort by time. */
+            id: string;
+            /**
+             * @description What happened. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            type: "order.delivered";
+            /**
+             * Format: date-time
+             * @description When it happened (UTC).
+             */
+            createdAt: string;
+            data: components["schemas"]["Order"];
+        };
+        /**
+         * OrderCancelledEvent
+         * @description A `order.cancelled` event: its `data` is a Order.
+         * @example {
+         *       "id": "evt_0aBcDeF0001xYz12AbCd",
+         *       "type": "order.cancelled",
+         *       "createdAt": "2026-11-24T12:00:00.000Z",
+         *       "data": {
+         *         "id": 1,
+         *         "petId": 1,
+         *         "status": "placed",
+         *         "createdAt": "2026-01-05T10:00:00.000Z",
+         *         "updatedAt": "2026-01-05T10:00:00.000Z"
+         *       }
+         *     }
+         */
+        OrderCancelledEvent: {
+            /** @description The event id (`evt_…`); ids sort by time. */
+            id: string;
+            /**
+             * @description What happened. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            type: "order.cancelled";
+            /**
+             * Format: date-time
+             * @description When it happened (UTC).
+             */
+            createdAt: string;
+            data: components["schemas"]["Order"];
+        };
+        /**
+         * WebhookTestEvent
+         * @description A `webhook.test` event: its `data` is a WebhookTestData.
+         * @example {
+         *       "id": "evt_0aBcDeF0001xYz12AbCd",
+         *       "type": "webhook.test",
+         *       "createdAt": "2026-11-24T12:00:00.000Z",
+         *       "data": {
+         *         "webhookId": "we_0aBcDeFgHiJkLmNoPq",
+         *         "message": "A test event from Animal Store."
+         *       }
+         *     }
+         */
+        WebhookTestEvent: {
+            /** @description The event id (`evt_…`); ids sort by time. */
+            id: string;
+            /**
+             * @description What happened. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            type: "webhook.test";
+            /**
+             * Format: date-time
+             * @description When it happened (UTC).
+             */
+            createdAt: string;
+            data: components["schemas"]["WebhookTestData"];
+        };
+        /**
+         * MessageSentEvent
+         * @description A `message.sent` event: its `data` is a MessageEventData.
+         * @example {
+         *       "id": "evt_0aBcDeF0001xYz12AbCd",
+         *       "type": "message.sent",
+         *       "createdAt": "2026-11-24T12:00:00.000Z",
+         *       "data": {
+         *         "id": "msg_0Lxq7GZ1aB3cD",
+         *         "message": "Hello, store!",
+         *         "status": "sent",
+         *         "createdAt": "2026-01-05T10:00:00.000Z",
+         *         "updatedAt": "2026-01-05T10:00:00.120Z",
+         *         "failureReason": null
+         *       }
+         *     }
+         */
+        MessageSentEvent: {
+            /** @description The event id (`evt_…`); ids sort by time. */
+            id: string;
+            /**
+             * @description What happened. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            type: "message.sent";
+            /**
+             * Format: date-time
+             * @description When it happened (UTC).
+             */
+            createdAt: string;
+            data: components["schemas"]["MessageEventData"];
+        };
+        /**
+         * MessageFailedEvent
+         * @description A `message.failed` event: its `data` is a MessageEventData.
+         * @example {
+         *       "id": "evt_0aBcDeF0001xYz12AbCd",
+         *       "type": "message.failed",
+         *       "createdAt": "2026-11-24T12:00:00.000Z",
+         *       "data": {
+         *         "id": "msg_0Lxq7GZ1aB3cD",
+         *         "message": "Hello, store!",
+         *         "status": "sent",
+         *         "createdAt": "2026-01-05T10:00:00.000Z",
+         *         "updatedAt": "2026-01-05T10:00:00.120Z",
+         *         "failureReason": null
+         *       }
+         *     }
+         */
+        MessageFailedEvent: {
+            /** @description The event id (`evt_…`); ids sort by time. */
+            id: string;
+            /**
+             * @description What happened. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            type: "message.failed";
+            /**
+             * Format: date-time
+             * @description When it happened (UTC).
+             */
+            createdAt: string;
+            data: components["schemas"]["MessageEventData"];
+        };
     };
     responses: {
         /** @description `missing_credentials`: No `Authorization` header was sent. `malformed_authorization`: The `Authorization` header is not of the form the operation needs. `invalid_api_key`: The API key is unknown, revoked, or belongs to another environment. */
@@ -1811,6 +2676,16 @@ export interface components {
          * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
          */
         IdempotencyKey: string;
+        /** @description The event id (`evt_…`): the same on every attempt, to drop duplicates by. */
+        WebhookIdHeader: string;
+        /** @description When this attempt was signed, in seconds since the epoch. */
+        WebhookTimestampHeader: string;
+        /** @description Standard Webhooks: `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">` under the endpoint secret (after `whsec_`, base64-decoded); during a rotation, one per secret, space-separated. Verify the raw body as received. */
+        WebhookSignatureHeader: string;
+        /** @description `t=<timestamp>,v1=<hex HMAC-SHA256 of "{t}.{body}">`, one `v1` per secret. */
+        AnimalStoreSignatureHeader: string;
+        /** @description The event id, as `webhook-id`. */
+        AnimalStoreEventIdHeader: string;
     };
     requestBodies: never;
     headers: {
