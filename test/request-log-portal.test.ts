@@ -36,16 +36,23 @@ describe('portal: requests', () => {
   it('opens with the 7-day chart drawn by the service, fed by the hourly counts', async () => {
     const page = await visitor.get('/portal/requests');
     assert.equal(page.statusCode, 200);
-    assert.match(page.body, /<svg viewBox="0 0 720 200" role="img"/);
+    // A column a day: the 168 hours span 8 days, or 7 when they end at 23:00.
     assert.match(
       page.body,
-      /<desc id="chart-desc">4 requests: 3 2xx, 1 4xx, 0 429, 0 5xx\.<\/desc>/,
+      /<svg viewBox="0 0 (168|192) 100" preserveAspectRatio="none" role="img"/,
     );
-    assert.equal(
-      page.body.match(/<rect class="bar-\w+" x=/g)?.length,
-      2,
-      'one bar of each kind this hour',
+    assert.match(
+      page.body,
+      /<desc id="chart-desc">4 requests: 3 2xx, 1 4xx, 0 429, 0 5xx; 4 today\.<\/desc>/,
     );
+    for (const scale of ['hourly', 'daily']) {
+      const bars = new RegExp(`<g class="${scale}">(.*?)</g>`, 's').exec(page.body)?.[1] ?? '';
+      assert.equal(
+        bars.match(/<rect class="bar-\w+ today" x=/g)?.length,
+        2,
+        `${scale}: one part of each kind, today`,
+      );
+    }
     assert.doesNotMatch(page.body, /<script[^>]*src="http/, 'nothing from another origin');
   });
 
@@ -120,9 +127,14 @@ describe('portal: requests', () => {
     }));
     const svg = requestsChart(hours, 'Two days').value;
     assert.match(svg, /1,128 2xx, 24 4xx, 0 429, 3 5xx/);
-    // The tallest hour (47 + 1 + 3 = 51) under a round top of 100.
-    assert.match(svg, /text-anchor="end">100<\/text>/);
-    assert.equal(svg.match(/class="axis" x="[\d.]+" y="194">/g)?.length, 2, 'a label per day');
+    // The tallest hour (47 + 1 + 3 = 51) under a round top of 100; the busier day (24 to 47:
+    // 852, 12 4xx and 3 5xx, 867) under 1,000.
+    assert.match(svg, /<div class="chart-y hourly" aria-hidden="true"><span>100<\/span>/);
+    assert.match(svg, /<div class="chart-y daily" aria-hidden="true"><span>1,000<\/span>/);
+    assert.match(
+      svg,
+      /<li title="2026-11-25">11-25<\/li><li class="today" title="2026-11-26">Today<\/li>/,
+    );
   });
 });
 

@@ -78,7 +78,7 @@ export function requestsPage(context: PageContext, view: RequestsView): Html {
   return layout(
     { ...context, current: 'requests' },
     'Requests',
-    html`${requestsChart(view.stats.hours, 'API requests per hour, last 7 days')}
+    html`${requestsChart(view.stats.hours, 'API requests, last 7 days')}
 <p>Your API requests of the last 7 days (at most 10,000), newest first: each shows here within
 a second of its answer. The log is for finding out what happened; a crash of the service may
 lose its last fraction of a second, so it is not a record.</p>

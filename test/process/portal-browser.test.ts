@@ -225,7 +225,7 @@ describe('developer portal in Chromium', { skip }, () => {
     await t.app.requestLog.flush();
 
     await page.getByRole('navigation').getByRole('link', { name: 'Requests' }).click();
-    const chart = page.getByRole('img', { name: /API requests per hour, last 7 days/ });
+    const chart = page.getByRole('img', { name: /API requests, last 7 days/ });
     await chart.waitFor();
     await page
       .locator('ul.legend')
