@@ -1,10 +1,70 @@
 /**
- * The portal's pages say what is true and fit what they show (issue 54): the chart shows today
- * however little happened.
+ * The portal's pages say what is true and fit what they show (issue 54): the key form offers the
+ * scopes some operation needs and no other, and the chart shows today however little happened.
  */
 import assert from 'node:assert/strict';
-import { describe, it } from 'node:test';
+import { after, before, describe, it } from 'node:test';
+import { SCOPES } from '../src/domain/scopes.js';
+import { operationScopes } from '../src/http/scopes.js';
 import { type HourCounts, requestsChart } from '../src/request-log/portal-chart.js';
+import { startApp, type TestApp } from './helpers.js';
+import { Visitor } from './portal-visitor.js';
+
+const newEmail = () => `fit-${crypto.randomUUID()}@example.com`;
+
+describe('portal: what the pages offer and name', () => {
+  let t: TestApp;
+  before(async () => {
+    t = await startApp();
+  });
+  after(() => t.close());
+
+  it('offers the scopes some operation needs, and refuses the others as the form would', async () => {
+    await t.app.ready();
+    const document = t.app.swagger() as { paths?: Record<string, Record<string, unknown>> };
+    // What the operations need, read from the document the routes make.
+    const needed = new Set<string>();
+    for (const item of Object.values(document.paths ?? {})) {
+      for (const operation of Object.values(item)) {
+        const security = (operation as { security?: Array<Record<string, string[]>> }).security;
+        const scope = security?.[0]?.bearerAuth?.[0];
+        if (scope) needed.add(scope);
+      }
+    }
+    assert.deepEqual(
+      operationScopes(document),
+      SCOPES.filter((scope) => needed.has(scope)),
+    );
+    for (const scope of ['events:write', 'requests:write']) assert.ok(!needed.has(scope), scope);
+
+    const visitor = new Visitor(t.app);
+    await visitor.signUp(newEmail());
+    const form = await visitor.get('/portal/keys');
+    for (const scope of SCOPES) {
+      const box = form.body.includes(`name="scope" value="${scope}"`);
+      assert.equal(box, needed.has(scope), `${scope}: ${box ? 'offered' : 'not offered'}`);
+    }
+    assert.match(
+      form.body,
+      /<td class="muted"><span aria-hidden="true">—<\/span><span class="visually-hidden">no write<\/span><\/td>/,
+    );
+
+    for (const scope of ['events:write', 'requests:write']) {
+      const refused = await visitor.post('/portal/keys', {
+        name: scope,
+        access: 'custom',
+        scope: ['events:read', scope],
+      });
+      assert.equal(refused.statusCode, 400, scope);
+      const error = /<p class="field-error" id="access-error">([^<]*)<\/p>/.exec(refused.body)?.[1];
+      assert.ok(error?.includes(`Unknown scope &quot;${scope}&quot;`), error);
+      assert.ok(error?.includes('events:read, webhooks:read'), error);
+      assert.doesNotMatch(refused.body, /id="new-key"/, `${scope}: no key made`);
+      await visitor.get('/portal/keys');
+    }
+    assert.doesNotMatch((await visitor.get('/portal/keys')).body, /data-label="Name">events:write/);
+  });
+});
 
 describe('portal: the requests chart', () => {
   /** 48 hours from 01:00 UTC: the last is the first hour of a third day, today. */

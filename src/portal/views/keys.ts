@@ -35,6 +35,8 @@ export interface KeysView {
   created?: NewKey;
   /** The catalogue's base address, for the example call. */
   apiBase: string;
+  /** The scopes the form offers: those some operation needs (`events` has no `write`). */
+  offered: readonly Scope[];
   notice?: Notice;
   nameError?: string;
   name?: string;
@@ -97,10 +99,17 @@ function accessFieldset(view: KeysView): Html {
     html`<label class="choice"><input type="radio" name="access" value="${value}"${
       access === value ? html` checked` : ''
     }> ${label} <span class="hint">${hint}</span></label>`;
+  const offered = new Set(view.offered);
+  // A resource without a write operation has no write box: nothing could use it.
   const box = (scope: Scope, label: string) =>
-    html`<td><label class="choice"><input type="checkbox" name="scope" value="${scope}"${
-      ticked.has(scope) ? html` checked` : ''
-    }> <span class="visually-hidden">${scope.split(':')[0]} </span>${label}</label></td>`;
+    offered.has(scope)
+      ? html`<td><label class="choice"><input type="checkbox" name="scope" value="${scope}"${
+          ticked.has(scope) ? html` checked` : ''
+        }> <span class="visually-hidden">${scope.split(':')[0]} </span>${label}</label></td>`
+      : html`<td class="muted"><span aria-hidden="true">—</span><span class="visually-hidden">no ${label}</span></td>`;
+  const resources = SCOPE_RESOURCES.filter(
+    (resource) => offered.has(`${resource}:read`) || offered.has(`${resource}:write`),
+  );
   const described = [view.accessError && 'access-error', view.scopesError && 'scopes-error']
     .filter(Boolean)
     .join(' ');
@@ -113,7 +122,7 @@ function accessFieldset(view: KeysView): Html {
   ${view.scopesError && html`<p class="field-error" id="scopes-error">${view.scopesError}</p>`}
   <div class="table-wrap"><table class="scopes">
     <thead><tr><th scope="col">Resource</th><th scope="col">Read</th><th scope="col">Write</th></tr></thead>
-    <tbody>${SCOPE_RESOURCES.map(
+    <tbody>${resources.map(
       (resource) =>
         html`<tr><th scope="row">${resource}</th>${box(`${resource}:read`, 'read')}${box(
           `${resource}:write`,
