@@ -1,6 +1,7 @@
 /**
  * The portal's pages say what is true and fit what they show (issue 54): the key form offers the
- * scopes some operation needs and no other, and the chart shows today however little happened.
+ * scopes some operation needs and no other, a new key's curl line is a command, and the chart
+ * shows today however little happened.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
@@ -11,6 +12,12 @@ import { startApp, type TestApp } from './helpers.js';
 import { Visitor } from './portal-visitor.js';
 
 const newEmail = () => `fit-${crypto.randomUUID()}@example.com`;
+
+function secretOf(body: string): string {
+  const secret = /id="new-key" type="text" readonly value="([^"]+)"/.exec(body)?.[1];
+  assert.ok(secret, 'the new key is on the page');
+  return secret;
+}
 
 describe('portal: what the pages offer and name', () => {
   let t: TestApp;
@@ -63,6 +70,24 @@ describe('portal: what the pages offer and name', () => {
       await visitor.get('/portal/keys');
     }
     assert.doesNotMatch((await visitor.get('/portal/keys')).body, /data-label="Name">events:write/);
+  });
+
+  it("shows a new key's curl line as a command, broken only at a space", async () => {
+    const visitor = new Visitor(t.app);
+    await visitor.signUp(newEmail());
+    await visitor.get('/portal/keys');
+    const made = await visitor.post('/portal/keys', { name: 'curl' });
+    const secret = secretOf(made.body);
+    const command = /<pre class="command" tabindex="0"><code>([^<]*)<\/code><\/pre>/.exec(
+      made.body,
+    );
+    assert.ok(command, 'the command is in a block of its own');
+    assert.match(
+      command[1] ?? '',
+      new RegExp(
+        `^curl -H "Authorization: Bearer ${secret}" \\\\\\n  http://[^ ]+/v1/pets$`,
+      ),
+    );
   });
 });
 

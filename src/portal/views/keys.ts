@@ -65,7 +65,8 @@ function createdPanel(created: NewKey, apiBase: string): Html {
     <p class="copy-status" role="status" aria-live="polite"></p>
   </div>
   <p>Try it:</p>
-  <pre><code>curl -H "Authorization: Bearer ${created.secret}" ${apiBase}/pets</code></pre>
+  <pre class="command" tabindex="0"><code>curl -H "Authorization: Bearer ${created.secret}" \\
+  ${apiBase}/pets</code></pre>
 </section>`;
 }
 
