@@ -1,7 +1,7 @@
 /**
  * The portal's pages say what is true and fit what they show (issue 54): the key form offers the
- * scopes some operation needs and no other, a new key's curl line is a command, and the chart
- * shows today however little happened.
+ * scopes some operation needs and no other, a new key's curl line is a command, an entry of the
+ * request log names its key, and the chart shows today however little happened.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
@@ -88,6 +88,42 @@ describe('portal: what the pages offer and name', () => {
         `^curl -H "Authorization: Bearer ${secret}" \\\\\\n  http://[^ ]+/v1/pets$`,
       ),
     );
+  });
+
+  it("names an entry's key as the list does, its id beside it; a revoked key by its id", async () => {
+    const visitor = new Visitor(t.app);
+    await visitor.signUp(newEmail());
+    await visitor.get('/portal/keys');
+    const secret = secretOf((await visitor.post('/portal/keys', { name: 'nightly job' })).body);
+    const call = await t.app.inject({
+      url: '/v1/pets',
+      headers: { authorization: `Bearer ${secret}` },
+    });
+    const requestId = call.headers['x-request-id'] as string;
+    await t.app.requestLog.flush();
+    const keyId = /href="\/portal\/keys\/(key_[0-9A-Za-z]+)\/revoke"/.exec(
+      (await visitor.get('/portal/keys')).body,
+    )?.[1];
+    assert.ok(keyId);
+    const label = `nightly job (${secret.slice(0, 12)}…)`;
+
+    const entry = await visitor.get(`/portal/requests/${requestId}`);
+    assert.equal(entry.statusCode, 200);
+    assert.ok(
+      entry.body.includes(
+        `<dt>Key</dt><dd>${label} <span class="muted">· <code>${keyId}</code></span></dd>`,
+      ),
+      'the name, then the id',
+    );
+    assert.ok(
+      (await visitor.get('/portal/requests')).body.includes(`<td data-label="Key">${label}</td>`),
+    );
+
+    await visitor.get(`/portal/keys/${keyId}/revoke`);
+    await visitor.post(`/portal/keys/${keyId}/revoke`);
+    const revoked = `<span class="muted">a revoked key</span> <code>${keyId}</code>`;
+    assert.ok((await visitor.get(`/portal/requests/${requestId}`)).body.includes(revoked));
+    assert.ok((await visitor.get('/portal/requests')).body.includes(revoked));
   });
 });
 

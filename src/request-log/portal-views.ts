@@ -14,8 +14,8 @@ export interface RequestsView {
   stats: RequestStats;
   entries: RequestLogEntry[];
   filters: RequestFilters;
-  /** The account's live keys, for the key filter. */
-  keys: Array<{ id: string; label: string }>;
+  /** The account's live keys, for the key filter and to name each entry's. */
+  keys: KeyLabels;
   /** The next page's address, when there is one. */
   next?: string;
   /** The docs page's errors section. */
@@ -38,14 +38,30 @@ function duration(ms: number): string {
   return `${ms < 10 ? ms.toFixed(1) : Math.round(ms)} ms`;
 }
 
+/** The account's live keys as the pages name them: their name and prefix. */
+export type KeyLabels = Array<{ id: string; label: string }>;
+
+/**
+ * Who sent a request, as a person knows the key: its name (the id kept in the log beside it,
+ * where `withId`); a key no longer live is a revoked one, known by its id alone.
+ */
+function sender(keyId: string | null, keys: KeyLabels, withId: boolean): Html {
+  if (keyId === null) return html`<span class="muted">email and password</span>`;
+  const label = keys.find((key) => key.id === keyId)?.label;
+  if (label === undefined)
+    return html`<span class="muted">a revoked key</span> <code>${keyId}</code>`;
+  return withId
+    ? html`${label} <span class="muted">· <code>${keyId}</code></span>`
+    : html`${label}`;
+}
+
 function entryRow(entry: RequestLogEntry, view: RequestsView): Html {
   const { errorsDocs } = view;
-  const label = entry.keyId && view.keys.find((key) => key.id === entry.keyId)?.label;
   return html`<tr>
   <td data-label="When">${time(entry.createdAt)}</td>
   <td data-label="Request"><a href="/portal/requests/${encodeURIComponent(entry.id)}"><code>${entry.method} ${entry.path}</code></a></td>
   <td data-label="Status">${statusBadge(entry.status)} ${codeLink(entry.errorCode, errorsDocs)}</td>
-  <td data-label="Key">${entry.keyId ? (label ?? html`<code>${entry.keyId}</code>`) : html`<span class="muted">password</span>`}</td>
+  <td data-label="Key">${sender(entry.keyId, view.keys, false)}</td>
   <td data-label="Time">${duration(entry.durationMs)}</td>
 </tr>`;
 }
@@ -100,6 +116,7 @@ export function requestPage(
   context: PageContext,
   entry: RequestLogEntryDetail,
   errorsDocs: string,
+  keys: KeyLabels,
 ): Html {
   const meaning = entry.errorCode ? ERRORS[entry.errorCode as ErrorCode]?.description : undefined;
   return layout(
@@ -111,7 +128,7 @@ export function requestPage(
   <dt>When</dt><dd>${time(entry.createdAt)}</dd>
   <dt>Operation</dt><dd><code>${entry.method} ${entry.route ?? entry.path}</code></dd>
   <dt>Status</dt><dd>${statusBadge(entry.status)} ${codeLink(entry.errorCode, errorsDocs)}</dd>
-  <dt>Key</dt><dd>${entry.keyId ? html`<code>${entry.keyId}</code>` : 'email and password'}</dd>
+  <dt>Key</dt><dd>${sender(entry.keyId, keys, true)}</dd>
   <dt>Time</dt><dd>${duration(entry.durationMs)}</dd>
   <dt>Client</dt><dd><code>${entry.clientAddress}</code></dd>
   ${entry.traceId !== null && html`<dt>Trace</dt><dd><code>${entry.traceId}</code></dd>`}

@@ -1,12 +1,13 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { BoundedCache } from '../bounded-cache.js';
-import { listApiKeys } from '../domain/api-keys.js';
+import { type ApiKey, listApiKeys } from '../domain/api-keys.js';
 import { ApiError } from '../errors.js';
 import { docsUrl } from '../http/links.js';
 import { requireAccount, signedInAccount } from '../portal/forms.js';
 import { pageContext, sendHtml } from '../portal/render.js';
 import { getRequestEntry, listRequestPage, REQUEST_LOG_OFF, requestStats } from './domain.js';
 import {
+  type KeyLabels,
   type RequestFilters,
   requestLogOffPage,
   requestPage,
@@ -26,6 +27,14 @@ interface ListQuery {
 interface Refused {
   error: ApiError;
   untilMs: number;
+}
+
+/** Keys as the pages name them: the name a person gave, and the prefix that tells it apart. */
+function keyLabels(keys: readonly ApiKey[]): KeyLabels {
+  return keys.map((key) => ({
+    id: key.id,
+    label: key.name ? `${key.name} (${key.prefix}…)` : `${key.prefix}…`,
+  }));
 }
 
 /** Sessions refused at once, at most: past it, the oldest are read and counted again. */
@@ -112,10 +121,7 @@ export async function requestPages(app: FastifyInstance): Promise<void> {
         stats,
         entries: page.value.items,
         filters,
-        keys: keys.map((key) => ({
-          id: key.id,
-          label: key.name ? `${key.name} (${key.prefix}…)` : `${key.prefix}…`,
-        })),
+        keys: keyLabels(keys),
         ...(next && { next }),
         errorsDocs: errorsDocs(request),
       }),
@@ -128,13 +134,17 @@ export async function requestPages(app: FastifyInstance): Promise<void> {
     async (request, reply) => {
       if (!config.requestLog.enabled) throw new ApiError('not_found', REQUEST_LOG_OFF);
       const id = request.params.requestId;
-      const found = REQUEST_ID.test(id)
-        ? await getRequestEntry(database.reader, signedInAccount(request).id, clock.now(), id)
-        : undefined;
+      const accountId = signedInAccount(request).id;
+      const [found, keys] = await Promise.all([
+        REQUEST_ID.test(id)
+          ? getRequestEntry(database.reader, accountId, clock.now(), id)
+          : undefined,
+        listApiKeys(database.reader, accountId),
+      ]);
       if (!found?.ok) throw new ApiError('not_found', 'No request with this id in your log.');
       return sendHtml(
         reply,
-        requestPage(pageContext(request, reply), found.value, errorsDocs(request)),
+        requestPage(pageContext(request, reply), found.value, errorsDocs(request), keyLabels(keys)),
       );
     },
   );
