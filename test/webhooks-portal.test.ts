@@ -66,11 +66,12 @@ describe('portal: webhooks page', () => {
     await until(() => bodies.length >= 1, 'the test event');
     assert.equal(JSON.parse(bodies[0] ?? '').type, 'webhook.test');
     await until(
-      async () => /<td>delivered<\/td>/.test((await visitor.get(`/portal/webhooks/${id}`)).body),
+      async () =>
+        /<td[^>]*>delivered<\/td>/.test((await visitor.get(`/portal/webhooks/${id}`)).body),
       'the log to say delivered',
     );
     const detail = await visitor.get(`/portal/webhooks/${id}`);
-    const eventId = /<td><code>(evt_[0-9A-Za-z]{20})<\/code><\/td>/.exec(detail.body)?.[1];
+    const eventId = /<td[^>]*><code>(evt_[0-9A-Za-z]{20})<\/code><\/td>/.exec(detail.body)?.[1];
     assert.ok(eventId);
     const retried = await visitor.post(`/portal/webhooks/${id}/deliveries/${eventId}/retry`);
     assert.equal(retried.statusCode, 303);

@@ -38,3 +38,17 @@ export function html(strings: TemplateStringsArray, ...values: Value[]): Html {
   });
   return new Html(out);
 }
+
+/**
+ * An address or a path with a line break allowed after each `/` and before each `?` and `&`:
+ * it wraps at its parts in a narrow column, where a table would otherwise be as wide as the
+ * whole address, and not inside a part.
+ */
+export function breakable(text: string): Html {
+  return new Html(
+    text
+      .split(/(?<=\/)(?=[^/])|(?=[?&])/)
+      .map(escapeHtml)
+      .join('<wbr>'),
+  );
+}

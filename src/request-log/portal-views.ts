@@ -1,5 +1,5 @@
 import { ERRORS, type ErrorCode } from '../errors.js';
-import { type Html, html } from '../portal/html.js';
+import { breakable, type Html, html } from '../portal/html.js';
 import { layout, type PageContext, time } from '../portal/views/layout.js';
 import type { RequestLogEntry, RequestLogEntryDetail, RequestStats } from './domain.js';
 import { requestsChart } from './portal-chart.js';
@@ -59,10 +59,10 @@ function entryRow(entry: RequestLogEntry, view: RequestsView): Html {
   const { errorsDocs } = view;
   return html`<tr>
   <td data-label="When">${time(entry.createdAt)}</td>
-  <td data-label="Request"><a href="/portal/requests/${encodeURIComponent(entry.id)}"><code>${entry.method} ${entry.path}</code></a></td>
+  <td data-label="Request"><a href="/portal/requests/${encodeURIComponent(entry.id)}"><code>${entry.method} ${breakable(entry.path)}</code></a></td>
   <td data-label="Status">${statusBadge(entry.status)} ${codeLink(entry.errorCode, errorsDocs)}</td>
   <td data-label="Key">${sender(entry.keyId, view.keys, false)}</td>
-  <td data-label="Time">${duration(entry.durationMs)}</td>
+  <td data-label="Time" class="number">${duration(entry.durationMs)}</td>
 </tr>`;
 }
 
@@ -104,7 +104,7 @@ ${
     ? html`<p>No requests${view.filters.errorsOnly || view.filters.keyId ? ' match these filters' : ' yet'}.</p>`
     : html`<div class="table-wrap stacks"><table>
   <caption>Requests</caption>
-  <thead><tr><th scope="col">When</th><th scope="col">Request</th><th scope="col">Status</th><th scope="col">Key</th><th scope="col">Time</th></tr></thead>
+  <thead><tr><th scope="col">When</th><th scope="col">Request</th><th scope="col">Status</th><th scope="col">Key</th><th scope="col" class="number">Time</th></tr></thead>
   <tbody>${entries.map((entry) => entryRow(entry, view))}</tbody>
 </table></div>`
 }
@@ -126,7 +126,7 @@ export function requestPage(
 <dl class="facts">
   <dt>Request id</dt><dd><code>${entry.id}</code></dd>
   <dt>When</dt><dd>${time(entry.createdAt)}</dd>
-  <dt>Operation</dt><dd><code>${entry.method} ${entry.route ?? entry.path}</code></dd>
+  <dt>Operation</dt><dd><code>${entry.method} ${breakable(entry.route ?? entry.path)}</code></dd>
   <dt>Status</dt><dd>${statusBadge(entry.status)} ${codeLink(entry.errorCode, errorsDocs)}</dd>
   <dt>Key</dt><dd>${sender(entry.keyId, keys, true)}</dd>
   <dt>Time</dt><dd>${duration(entry.durationMs)}</dd>

@@ -1,4 +1,4 @@
-import { type Html, html } from '../portal/html.js';
+import { breakable, type Html, html } from '../portal/html.js';
 import {
   csrfField,
   field,
@@ -29,10 +29,10 @@ function state(endpoint: WebhookEndpoint): Html {
 
 function endpointRow(endpoint: WebhookEndpoint): Html {
   return html`<tr>
-  <td><a href="/portal/webhooks/${endpoint.id}"><code>${endpoint.url}</code></a></td>
-  <td>${endpoint.events.join(', ')}</td>
-  <td>${state(endpoint)}</td>
-  <td>${time(endpoint.createdAt)}</td>
+  <td data-label="URL"><a href="/portal/webhooks/${endpoint.id}"><code>${breakable(endpoint.url)}</code></a></td>
+  <td data-label="Events">${endpoint.events.join(', ')}</td>
+  <td data-label="State">${state(endpoint)}</td>
+  <td data-label="Created">${time(endpoint.createdAt)}</td>
 </tr>`;
 }
 
@@ -40,7 +40,7 @@ export function webhooksPage(context: PageContext, view: WebhooksView): Html {
   const table =
     view.endpoints.length === 0
       ? html`<p>No endpoints yet.</p>`
-      : html`<div class="table-wrap"><table>
+      : html`<div class="table-wrap stacks"><table>
   <caption>Endpoints</caption>
   <thead><tr><th scope="col">URL</th><th scope="col">Events</th><th scope="col">State</th><th scope="col">Created</th></tr></thead>
   <tbody>${view.endpoints.map(endpointRow)}</tbody>
@@ -52,7 +52,7 @@ export function webhooksPage(context: PageContext, view: WebhooksView): Html {
       view.created &&
       html`<section class="card created" aria-labelledby="created-title">
   <h2 id="created-title">Your new endpoint</h2>
-  <p>Events go to <code>${view.created.url}</code>, signed with this secret. <strong>Copy it
+  <p>Events go to <code>${breakable(view.created.url)}</code>, signed with this secret. <strong>Copy it
   now:</strong> it is shown this once.</p>
   <div class="field">
     <label for="new-secret">Signing secret</label>
@@ -85,13 +85,13 @@ ${table}`,
 
 function deliveryRow(endpointId: string, csrf: string, delivery: WebhookDelivery): Html {
   return html`<tr>
-  <td><code>${delivery.id}</code></td>
-  <td>${delivery.eventType}</td>
-  <td>${delivery.status}</td>
-  <td>${delivery.attempts}</td>
-  <td>${delivery.lastStatusCode ?? '—'}</td>
-  <td>${time(delivery.lastAttemptAt)}</td>
-  <td><form method="post" action="/portal/webhooks/${endpointId}/deliveries/${delivery.id}/retry">
+  <td data-label="Event" class="id"><code>${delivery.id}</code></td>
+  <td data-label="Type">${delivery.eventType}</td>
+  <td data-label="Status">${delivery.status}</td>
+  <td data-label="Attempts" class="number">${delivery.attempts}</td>
+  <td data-label="Last answer" class="number">${delivery.lastStatusCode ?? '—'}</td>
+  <td data-label="Last attempt">${time(delivery.lastAttemptAt)}</td>
+  <td class="row-actions"><form method="post" action="/portal/webhooks/${endpointId}/deliveries/${delivery.id}/retry">
     ${csrfField(csrf)}
     <button type="submit" class="link" aria-label="Send ${delivery.id} again">Retry</button>
   </form></td>
@@ -107,16 +107,16 @@ export function webhookPage(
   const log =
     deliveries.length === 0
       ? html`<p>No deliveries yet.</p>`
-      : html`<div class="table-wrap"><table>
+      : html`<div class="table-wrap stacks"><table>
   <caption>Latest deliveries</caption>
-  <thead><tr><th scope="col">Event</th><th scope="col">Type</th><th scope="col">Status</th><th scope="col">Attempts</th><th scope="col">Last answer</th><th scope="col">Last attempt</th><th scope="col"><span class="visually-hidden">Actions</span></th></tr></thead>
+  <thead><tr><th scope="col">Event</th><th scope="col">Type</th><th scope="col">Status</th><th scope="col" class="number">Attempts</th><th scope="col" class="number">Last answer</th><th scope="col">Last attempt</th><th scope="col"><span class="visually-hidden">Actions</span></th></tr></thead>
   <tbody>${deliveries.map((d) => deliveryRow(endpoint.id, context.csrf, d))}</tbody>
 </table></div>`;
   return layout(
     { ...context, current: 'webhooks' },
     'Webhook endpoint',
     html`${noticeBlock(notice)}
-<p><code>${endpoint.url}</code>: ${endpoint.events.join(', ')}. ${state(endpoint)}.</p>
+<p><code>${breakable(endpoint.url)}</code>: ${endpoint.events.join(', ')}. ${state(endpoint)}.</p>
 <form method="post" action="/portal/webhooks/${endpoint.id}/test" class="card inline">
   ${csrfField(context.csrf)}
   <button type="submit">Send a test event</button>
