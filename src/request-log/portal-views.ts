@@ -109,6 +109,7 @@ ${
 </table></div>`
 }
 ${view.next && html`<p><a href="${view.next}">Older requests</a></p>`}`,
+    { wide: true },
   );
 }
 

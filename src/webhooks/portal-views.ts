@@ -80,6 +80,7 @@ signed in the <code>Animal-Store-Signature</code> header, and retried for 3 days
   <button type="submit">Add endpoint</button>
 </form>
 ${table}`,
+    { wide: true },
   );
 }
 
@@ -123,5 +124,6 @@ export function webhookPage(
 </form>
 ${log}
 <p><a href="/portal/webhooks">All endpoints</a></p>`,
+    { wide: true },
   );
 }

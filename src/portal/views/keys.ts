@@ -171,6 +171,7 @@ needs, and a call outside them is refused (<code>403 insufficient_scope</code>).
   <button type="submit">Create key</button>
 </form>
 ${keyTable(view)}`,
+    { wide: true },
   );
 }
 

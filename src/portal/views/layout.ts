@@ -64,8 +64,17 @@ export function noticeBlock(notice: Notice | undefined): Html {
   return html`<p class="notice ${notice.kind}" role="${role}">${notice.text}</p>`;
 }
 
-/** The page around every portal view: head, skip link, header with navigation, main. */
-export function layout(context: PageContext, title: string, body: Html): Html {
+/**
+ * The page around every portal view: head, skip link, header with navigation, main. A `wide`
+ * page (a list in a table) takes more of a large screen, so its columns need not wrap; its prose
+ * keeps the measure of the others (public/portal/portal.css).
+ */
+export function layout(
+  context: PageContext,
+  title: string,
+  body: Html,
+  options: { wide?: boolean } = {},
+): Html {
   return html`<!doctype html>
 <html lang="en">
 <head>
@@ -82,7 +91,7 @@ export function layout(context: PageContext, title: string, body: Html): Html {
   <a class="brand" href="/portal">Animal Store <span>developers</span></a>
   ${navigation(context)}
 </header>
-<main id="main" tabindex="-1">
+<main id="main" tabindex="-1"${options.wide ? new Html(' class="wide"') : ''}>
 <h1>${title}</h1>
 ${body}
 </main>
