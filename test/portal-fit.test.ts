@@ -84,9 +84,7 @@ describe('portal: what the pages offer and name', () => {
     assert.ok(command, 'the command is in a block of its own');
     assert.match(
       command[1] ?? '',
-      new RegExp(
-        `^curl -H "Authorization: Bearer ${secret}" \\\\\\n  http://[^ ]+/v1/pets$`,
-      ),
+      new RegExp(`^curl -H "Authorization: Bearer ${secret}" \\\\\\n  http://[^ ]+/v1/pets$`),
     );
   });
 
@@ -124,6 +122,22 @@ describe('portal: what the pages offer and name', () => {
     const revoked = `<span class="muted">a revoked key</span> <code>${keyId}</code>`;
     assert.ok((await visitor.get(`/portal/requests/${requestId}`)).body.includes(revoked));
     assert.ok((await visitor.get('/portal/requests')).body.includes(revoked));
+  });
+
+  it('lists a read-only key as the form named it, a key of chosen scopes by its scopes', async () => {
+    const visitor = new Visitor(t.app);
+    await visitor.signUp(newEmail());
+    await visitor.get('/portal/keys');
+    secretOf((await visitor.post('/portal/keys', { name: 'reader', access: 'read' })).body);
+    await visitor.get('/portal/keys');
+    const scopes = { name: 'chosen', access: 'custom', scope: ['pets:read', 'orders:read'] };
+    secretOf((await visitor.post('/portal/keys', scopes)).body);
+    const list = (await visitor.get('/portal/keys')).body;
+    assert.match(list, /<td data-label="Access">Read only<\/td>/);
+    assert.match(
+      list,
+      /<td data-label="Access"><code>pets:read<\/code>, <code>orders:read<\/code><\/td>/,
+    );
   });
 });
 

@@ -1,5 +1,5 @@
 import type { ApiKey } from '../../domain/api-keys.js';
-import { SCOPE_RESOURCES, type Scope } from '../../domain/scopes.js';
+import { READ_ONLY_SCOPES, SCOPE_RESOURCES, type Scope } from '../../domain/scopes.js';
 import { type Html, html } from '../html.js';
 import {
   csrfField,
@@ -86,10 +86,15 @@ function keyRow(key: ApiKey, bannedUntil: number | undefined): Html {
 </tr>`;
 }
 
-/** A key's scopes as its row shows them. */
+/** A key's scopes as its row shows them: a read-only key as the form named it. */
 function scopesText(scopes: readonly Scope[] | null): Html {
   if (scopes === null) return html`Full access`;
+  if (sameScopes(scopes, READ_ONLY_SCOPES)) return html`Read only`;
   return html`${scopes.map((scope, i) => html`${i > 0 ? ', ' : ''}<code>${scope}</code>`)}`;
+}
+
+function sameScopes(a: readonly Scope[], b: readonly Scope[]): boolean {
+  return a.length === b.length && a.every((scope) => b.includes(scope));
 }
 
 /** Full access (the default), read only, or the scopes ticked in the table. */
