@@ -1,7 +1,8 @@
 /**
- * The portal's pages say what is true and fit what they show (issue 54): the key form offers the
- * scopes some operation needs and no other, a new key's curl line is a command, an entry of the
- * request log names its key, and the chart shows today however little happened.
+ * The portal's pages say what is true and fit what they show (issue 54): the key form offers
+ * the scopes some operation needs and no other, a new key's curl line is a command, an entry of
+ * the request log names its key, and the chart shows today however little happened. How the
+ * pages lay out in a browser is test/process/portal-fit.test.ts.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
