@@ -4,6 +4,7 @@
  * carries the answer's `X-Request-Id` as `requestId`, to quote to support.
  */
 import type { ErrorCode } from './error-codes.js';
+import type { LastResponse } from './response.js';
 import type { ErrorBody } from './types.js';
 
 /** Codes of failures the client reports itself, without an answer of the service to go by. */
@@ -33,7 +34,15 @@ export interface AnimalStoreErrorFields {
   requestId?: string | undefined;
   retryAfter?: number | undefined;
   details?: ErrorBody['details'];
+  /** The answer, when one came. */
+  lastResponse?: LastResponse | undefined;
   cause?: unknown;
+}
+
+/** What the client knew when the answer came. */
+export interface AnswerContext {
+  /** The answer's metadata (its `lastResponse`). */
+  lastResponse?: LastResponse | undefined;
 }
 
 /**
@@ -53,36 +62,54 @@ export class AnimalStoreError extends Error {
   readonly retryAfter: number | undefined;
   /** Field-level problems of a `validation_failed` answer. */
   readonly details: ErrorBody['details'];
+  /**
+   * The answer the error came in (status, headers, rate-limit state), as a result's
+   * `lastResponse`; undefined when none came (`ConnectionError`, a call the client did not send).
+   * Not enumerable, so a logged error does not print every header.
+   */
+  declare readonly lastResponse: LastResponse | undefined;
 
   constructor(fields: AnimalStoreErrorFields) {
     super(fields.message, fields.cause === undefined ? undefined : { cause: fields.cause });
     this.status = fields.status;
     this.code = fields.code;
-    this.requestId = fields.requestId;
+    this.requestId = fields.requestId ?? fields.lastResponse?.requestId;
     this.retryAfter = fields.retryAfter;
     this.details = fields.details;
+    Object.defineProperty(this, 'lastResponse', {
+      value: fields.lastResponse,
+      enumerable: false,
+      writable: false,
+      configurable: true,
+    });
   }
 
   /**
    * The error of an answer that is not a success, from its body (parsed JSON or text), as the
    * subclass of its kind.
    */
-  static fromAnswer(response: Response, body: unknown): AnimalStoreError {
+  static fromAnswer(
+    response: Response,
+    body: unknown,
+    context: AnswerContext = {},
+  ): AnimalStoreError {
     const fields = (body && typeof body === 'object' ? body : {}) as Partial<ErrorBody>;
     const code =
       typeof fields.code === 'string'
         ? (fields.code as AnimalStoreErrorCode)
         : (`http_${response.status}` as const);
+    const message =
+      typeof fields.message === 'string'
+        ? fields.message
+        : `HTTP ${response.status}${response.statusText ? ` ${response.statusText}` : ''}`;
     return errorOfKind({
       status: response.status,
       code,
-      message:
-        typeof fields.message === 'string'
-          ? fields.message
-          : `HTTP ${response.status}${response.statusText ? ` ${response.statusText}` : ''}`,
+      message,
       requestId: response.headers.get('x-request-id') ?? undefined,
       retryAfter: retryAfterSeconds(response.headers),
       details: Array.isArray(fields.details) ? fields.details : undefined,
+      lastResponse: context.lastResponse,
     });
   }
 }

@@ -33,6 +33,7 @@ export type { PetsResource } from './resources/pets.js';
 export type { RequestsResource } from './resources/requests.js';
 export type { StoreResource } from './resources/store.js';
 export type { WebhooksResource } from './resources/webhooks.js';
+export { type Answered, ApiPromise, type LastResponse, type WithResponse } from './response.js';
 export type { components, operations, paths } from './schema.js';
 export { OPERATION_SCOPES, SCOPES, type Scope } from './scopes.js';
 export type { Fetch } from './transport.js';

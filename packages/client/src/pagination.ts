@@ -3,32 +3,50 @@
  * `Link: <…>; rel="next"` (RFC 8288). A `PageList` follows those links as given (cursors are
  * opaque) through every page, lazily: nothing is sent until it is iterated.
  */
+import type { LastResponse } from './response.js';
 
 export interface Page<T> {
   readonly items: T[];
   /** The next page's URL, absent on the last page. */
   readonly next: string | undefined;
+  /** The answer the page came in (not enumerable, as a result's). */
+  readonly lastResponse: LastResponse;
 }
 
 export class PageList<T> implements AsyncIterable<T> {
+  #last: LastResponse | undefined;
+
   constructor(
     private readonly fetchFirst: () => Promise<Page<T>>,
     private readonly fetchNext: (url: string) => Promise<Page<T>>,
   ) {}
 
+  /**
+   * The answer of the page this list read last (undefined before its first): during a
+   * `for await`, the current page's; after `toArray()`, the last page's.
+   */
+  get lastResponse(): LastResponse | undefined {
+    return this.#last;
+  }
+
   /** The first page alone. */
-  firstPage(): Promise<Page<T>> {
-    return this.fetchFirst();
+  async firstPage(): Promise<Page<T>> {
+    return this.#read(await this.fetchFirst());
   }
 
   /** Every page, in order, each fetched when the previous one has been taken. */
   async *pages(): AsyncGenerator<Page<T>, void, undefined> {
-    let page = await this.fetchFirst();
+    let page = this.#read(await this.fetchFirst());
     yield page;
     while (page.next !== undefined) {
-      page = await this.fetchNext(page.next);
+      page = this.#read(await this.fetchNext(page.next));
       yield page;
     }
+  }
+
+  #read(page: Page<T>): Page<T> {
+    this.#last = page.lastResponse;
+    return page;
   }
 
   async *[Symbol.asyncIterator](): AsyncGenerator<T, void, undefined> {

@@ -89,9 +89,20 @@ describe('the SDK in a browser', () => {
         baseUrl: `${window.location.origin}/v1`,
       });
       const category = await client.categories.create({ name: 'Browser' });
-      return { category, limit: client.rateLimit?.limit };
+      const { response } = await client.categories.delete(category.id).withResponse();
+      return {
+        category,
+        limit: client.rateLimit?.limit,
+        created: category.lastResponse.status,
+        deleted: response.status,
+      };
     }, tenant.key);
-    assert.deepEqual(result, { category: { id: 1, name: 'Browser' }, limit: 1e6 });
+    assert.deepEqual(result, {
+      category: { id: 1, name: 'Browser' },
+      limit: 1e6,
+      created: 201,
+      deleted: 204,
+    });
     assert.ok(site.seen.includes('POST /v1/categories'));
     assert.equal(idempotencyKeys.length, 1);
     assert.match(String(idempotencyKeys[0]), /^[\w-]{16,}$/, 'a fresh Idempotency-Key');

@@ -49,7 +49,8 @@ try {
   missing = { base: error instanceof AnimalStoreError, kind: error instanceof NotFoundError, code: error.code };
 }
 const unsigned = await constructWebhookEvent('{}', undefined, 'whsec_x').catch((e) => e.reason);
-console.log(JSON.stringify({ category, missing, limit: client.rateLimit?.limit, VERSION, unsigned }));
+const answered = category.lastResponse.status;
+console.log(JSON.stringify({ category, answered, missing, limit: client.rateLimit?.limit, VERSION, unsigned }));
 `;
 
 describe('the packed package', () => {
@@ -158,6 +159,7 @@ describe('the packed package', () => {
         });
         assert.deepEqual(JSON.parse(stdout), {
           category: { id: 1, name: 'Packed' },
+          answered: 201,
           missing: { base: true, kind: true, code: 'not_found' },
           limit: 1e6,
           VERSION: manifest.version,

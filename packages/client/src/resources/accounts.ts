@@ -1,3 +1,4 @@
+import type { ApiPromise } from '../response.js';
 import type {
   Account,
   ApiKey,
@@ -9,8 +10,9 @@ import type {
 import {
   type CallOptions,
   type CreateOptions,
+  created,
+  nothing,
   plain,
-  post,
   type Requests,
   unwrap,
 } from './context.js';
@@ -23,9 +25,9 @@ export interface Credentials {
 
 export interface AccountsResource {
   /** Signs up (no key needed). */
-  create(account: NewAccount, options?: CreateOptions): Promise<CreatedAccount>;
+  create(account: NewAccount, options?: CreateOptions): ApiPromise<CreatedAccount>;
   /** The key's account, with its plan's limits and usage. */
-  get(options?: CallOptions): Promise<Account>;
+  get(options?: CallOptions): ApiPromise<Account>;
 }
 
 /** API keys, managed with the account's email and password. */
@@ -35,40 +37,41 @@ export interface KeysResource {
     credentials: Credentials,
     key?: NewApiKey,
     options?: CreateOptions,
-  ): Promise<CreatedApiKey>;
-  list(credentials: Credentials, options?: CallOptions): Promise<ApiKey[]>;
-  revoke(credentials: Credentials, keyId: string, options?: CallOptions): Promise<void>;
+  ): ApiPromise<CreatedApiKey>;
+  list(credentials: Credentials, options?: CallOptions): ApiPromise<ApiKey[]>;
+  revoke(credentials: Credentials, keyId: string, options?: CallOptions): ApiPromise<void>;
 }
 
-export function accountsResource({ api }: Requests): AccountsResource {
+export function accountsResource(requests: Requests): AccountsResource {
+  const { api } = requests;
   return {
-    create: (account, o) => unwrap(api.POST('/accounts', { body: account, ...post(o) })),
+    create: (account, o) => created((init) => api.POST('/accounts', { body: account, ...init }), o),
     get: (o) => unwrap(api.GET('/account', plain(o))),
   };
 }
 
-export function keysResource({ api }: Requests): KeysResource {
+export function keysResource(requests: Requests): KeysResource {
+  const { api } = requests;
   const basic = (credentials: Credentials) => ({
     authorization: `Basic ${base64(`${credentials.email}:${credentials.password}`)}`,
   });
   return {
-    create: (credentials, key = {}, o) => {
-      const { signal, headers } = post(o);
-      return unwrap(
-        api.POST('/keys', { body: key, signal, headers: { ...headers, ...basic(credentials) } }),
-      );
-    },
+    create: (credentials, key = {}, o) =>
+      created(
+        ({ signal, headers }) =>
+          api.POST('/keys', { body: key, signal, headers: { ...headers, ...basic(credentials) } }),
+        o,
+      ),
     list: (credentials, o) =>
       unwrap(api.GET('/keys', { headers: basic(credentials), ...plain(o) })),
-    revoke: async (credentials, keyId, o) => {
-      await unwrap(
+    revoke: (credentials, keyId, o) =>
+      nothing(
         api.DELETE('/keys/{keyId}', {
           params: { path: { keyId } },
           headers: basic(credentials),
           ...plain(o),
         }),
-      );
-    },
+      ),
   };
 }
 

@@ -1,22 +1,24 @@
 import type { PageList } from '../pagination.js';
+import type { ApiPromise } from '../response.js';
 import type { Category, CategoryUpdate, ListCategoriesQuery, NewCategory } from '../types.js';
 import {
   type CallOptions,
   type CreateOptions,
+  created,
+  nothing,
   pages,
   plain,
-  post,
   type Requests,
   unwrap,
 } from './context.js';
 
 export interface CategoriesResource {
   list(query?: ListCategoriesQuery, options?: CallOptions): PageList<Category>;
-  get(categoryId: number, options?: CallOptions): Promise<Category>;
-  create(category: NewCategory, options?: CreateOptions): Promise<Category>;
-  update(categoryId: number, changes: CategoryUpdate, options?: CallOptions): Promise<Category>;
+  get(categoryId: number, options?: CallOptions): ApiPromise<Category>;
+  create(category: NewCategory, options?: CreateOptions): ApiPromise<Category>;
+  update(categoryId: number, changes: CategoryUpdate, options?: CallOptions): ApiPromise<Category>;
   /** Refused (`ConflictError`, `category_in_use`) while the category has pets. */
-  delete(categoryId: number, options?: CallOptions): Promise<void>;
+  delete(categoryId: number, options?: CallOptions): ApiPromise<void>;
 }
 
 export function categoriesResource(requests: Requests): CategoriesResource {
@@ -26,18 +28,18 @@ export function categoriesResource(requests: Requests): CategoriesResource {
     list: (query = {}, o) =>
       pages<Category>(
         requests,
-        (signal) => api.GET('/categories', { params: { query }, signal }),
+        (init) => api.GET('/categories', { params: { query }, ...init }),
         o,
       ),
     get: (categoryId, o) =>
       unwrap(api.GET('/categories/{categoryId}', { ...path(categoryId), ...plain(o) })),
-    create: (category, o) => unwrap(api.POST('/categories', { body: category, ...post(o) })),
+    create: (category, o) =>
+      created((init) => api.POST('/categories', { body: category, ...init }), o),
     update: (categoryId, changes, o) =>
       unwrap(
         api.PATCH('/categories/{categoryId}', { ...path(categoryId), body: changes, ...plain(o) }),
       ),
-    delete: async (categoryId, o) => {
-      await unwrap(api.DELETE('/categories/{categoryId}', { ...path(categoryId), ...plain(o) }));
-    },
+    delete: (categoryId, o) =>
+      nothing(api.DELETE('/categories/{categoryId}', { ...path(categoryId), ...plain(o) })),
   };
 }

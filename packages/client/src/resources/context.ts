@@ -1,13 +1,14 @@
 /**
- * What every resource calls through: the typed openapi-fetch clients, the answer unwrapped or
- * thrown as the error of its kind, and lists walked page by page with the call's own signal
- * and time limit on every page.
+ * What every resource calls through: the typed openapi-fetch clients, the answer unwrapped with
+ * its metadata (`lastResponse`, `withResponse()`) or thrown as the error of its kind, and lists
+ * walked page by page with the call's own signal and time limit on every page.
  */
 import type { Client } from 'openapi-fetch';
 import { AnimalStoreError } from '../errors.js';
 import { nextLink, type Page, PageList } from '../pagination.js';
+import { type Answered, ApiPromise, lastResponseOf, withLastResponse } from '../response.js';
 import type { paths } from '../schema.js';
-import { anySignal, noAnswer } from '../transport.js';
+import { anySignal, newIdempotencyKey, noAnswer } from '../transport.js';
 
 /** Per-call options. */
 export interface CallOptions {
@@ -62,19 +63,35 @@ export function plain(options: CallOptions | undefined): { signal: AbortSignal |
   return { signal: signalOf(options) };
 }
 
-/** openapi-fetch's options of a POST: its signal, and its `Idempotency-Key` when given. */
-export function post(options: CreateOptions | undefined) {
-  const key = options?.idempotencyKey;
-  return {
-    signal: signalOf(options),
-    headers: key ? { 'idempotency-key': key } : {},
-  };
+const IDEMPOTENCY_KEY = 'idempotency-key';
+
+/** openapi-fetch's options of a POST: its signal, and its `Idempotency-Key`. */
+export interface PostInit {
+  signal: AbortSignal | null;
+  headers: Readonly<Record<string, string>>;
 }
 
-/** The answer's data, or its error thrown as the `AnimalStoreError` of its kind. */
-export async function unwrap<R extends FetchResult>(
+/**
+ * A POST's result, sent by `send` with its options: the call's signal, and its
+ * `Idempotency-Key` (the one given, else a fresh one), which the result's `lastResponse` names.
+ */
+export function created<R extends FetchResult>(
+  send: (init: PostInit) => Promise<R>,
+  options: CreateOptions | undefined,
+): ApiPromise<NonNullable<R['data']>> {
+  const key = options?.idempotencyKey || newIdempotencyKey();
+  const init = { signal: signalOf(options), headers: { [IDEMPOTENCY_KEY]: key } };
+  return new ApiPromise(answerOf(send(init), key));
+}
+
+/**
+ * A call's result with the answer it came in, or its error thrown as the `AnimalStoreError` of
+ * its kind, carrying that answer too.
+ */
+export async function answerOf<R extends FetchResult>(
   pending: Promise<R>,
-): Promise<NonNullable<R['data']>> {
+  idempotencyKey?: string,
+): Promise<Answered<NonNullable<R['data']>>> {
   let result: R;
   try {
     result = await pending;
@@ -84,29 +101,44 @@ export async function unwrap<R extends FetchResult>(
     throw error instanceof AnimalStoreError ? error : noAnswer(error, 'The answer broke off');
   }
   const { data, error, response } = result;
-  if (!response.ok) throw AnimalStoreError.fromAnswer(response, error);
-  return data as NonNullable<R['data']>;
+  const lastResponse = lastResponseOf(response, idempotencyKey);
+  if (!response.ok) {
+    throw AnimalStoreError.fromAnswer(response, error, { lastResponse });
+  }
+  const body = data as NonNullable<R['data']>;
+  return { data: withLastResponse(body, lastResponse), response: lastResponse };
+}
+
+/** The call's result with its answer (`lastResponse`, `withResponse()`), or its error thrown. */
+export function unwrap<R extends FetchResult>(
+  pending: Promise<R>,
+): ApiPromise<NonNullable<R['data']>> {
+  return new ApiPromise(answerOf(pending));
+}
+
+/** A call answered without a body (204): `void`, its answer reached by `withResponse()`. */
+export function nothing(pending: Promise<FetchResult>): ApiPromise<void> {
+  return new ApiPromise(answerOf(pending).then(({ response }) => ({ data: undefined, response })));
 }
 
 /**
  * A page list whose first page `first` reads; later pages follow `Link` on the API's origin.
- * Every page is requested with the call's signal and its own share of the call's time limit.
+ * Every page is requested with the call's signal and its own share of the call's time limit;
+ * each page carries its answer as `lastResponse`.
  */
 export function pages<T>(
   requests: Requests,
-  first: (signal: AbortSignal | null) => Promise<FetchResult>,
+  first: (init: { signal: AbortSignal | null }) => Promise<FetchResult>,
   options: CallOptions | undefined,
 ): PageList<T> {
   const read = async (pending: Promise<FetchResult>): Promise<Page<T>> => {
-    const items = (await unwrap(pending)) as T[];
-    const { response } = await pending;
-    return {
-      items,
-      next: nextLink(response.headers.get('link'), response.url || requests.apiBase),
-    };
+    const { data, response } = await answerOf(pending);
+    const { url } = (await pending).response;
+    const next = nextLink(response.headers.get('link'), url || requests.apiBase);
+    return withLastResponse({ items: data as unknown as T[], next }, response);
   };
   return new PageList<T>(
-    () => read(first(signalOf(options))),
+    () => read(first(plain(options))),
     async (url) => {
       // The key goes only where the API is: a next link elsewhere is refused, not followed.
       if (new URL(url).origin !== new URL(requests.apiBase).origin) {
@@ -116,7 +148,7 @@ export function pages<T>(
           message: `Not following a next link to another origin: ${url}`,
         });
       }
-      return read(fetchPage(requests, url, signalOf(options)));
+      return read(fetchPage(requests, url, plain(options)));
     },
   );
 }
@@ -124,7 +156,7 @@ export function pages<T>(
 async function fetchPage(
   requests: Requests,
   url: string,
-  signal: AbortSignal | null,
+  { signal }: { signal: AbortSignal | null },
 ): Promise<FetchResult> {
   const response = await requests.send(new Request(url, { headers: requests.headers, signal }));
   try {

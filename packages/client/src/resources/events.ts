@@ -18,6 +18,6 @@ export function eventsResource(requests: Requests): EventsResource {
   const { api } = requests;
   return {
     list: <T extends EventType>(query: ListEventsQuery = {}, o?: CallOptions) =>
-      pages<Event<T>>(requests, (signal) => api.GET('/events', { params: { query }, signal }), o),
+      pages<Event<T>>(requests, (init) => api.GET('/events', { params: { query }, ...init }), o),
   };
 }

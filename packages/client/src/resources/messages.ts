@@ -1,22 +1,25 @@
+import type { ApiPromise } from '../response.js';
 import type { Message, QueuedMessage } from '../types.js';
 import {
   type CallOptions,
   type CreateOptions,
+  created,
   plain,
-  post,
   type Requests,
   unwrap,
 } from './context.js';
 
 export interface MessagesResource {
   /** Queues a message (`POST /messages` on the messages server). */
-  send(message: string, options?: CreateOptions): Promise<QueuedMessage>;
-  get(messageId: string, options?: CallOptions): Promise<Message>;
+  send(message: string, options?: CreateOptions): ApiPromise<QueuedMessage>;
+  get(messageId: string, options?: CallOptions): ApiPromise<Message>;
 }
 
-export function messagesResource({ messagesApi }: Requests): MessagesResource {
+export function messagesResource(requests: Requests): MessagesResource {
+  const { messagesApi } = requests;
   return {
-    send: (message, o) => unwrap(messagesApi.POST('/messages', { body: { message }, ...post(o) })),
+    send: (message, o) =>
+      created((init) => messagesApi.POST('/messages', { body: { message }, ...init }), o),
     get: (messageId, o) =>
       unwrap(
         messagesApi.GET('/messages/{messageId}', { params: { path: { messageId } }, ...plain(o) }),

@@ -1,12 +1,15 @@
 import { NotFoundError } from '../errors.js';
 import type { PageList } from '../pagination.js';
+import { ApiPromise, withLastResponse } from '../response.js';
 import type { ListPetsQuery, NewPet, Pet, PetUpdate } from '../types.js';
 import {
+  answerOf,
   type CallOptions,
   type CreateOptions,
+  created,
+  nothing,
   pages,
   plain,
-  post,
   type Requests,
   unwrap,
 } from './context.js';
@@ -15,38 +18,40 @@ export interface PetsResource {
   /** The account's pets, by id, through every page: `for await (const pet of …)`. */
   list(query?: ListPetsQuery, options?: CallOptions): PageList<Pet>;
   /** One pet, read through `GET /v1/pets?id=` (not the deprecated `getPet`). */
-  get(petId: number, options?: CallOptions): Promise<Pet>;
-  create(pet: NewPet, options?: CreateOptions): Promise<Pet>;
-  update(petId: number, changes: PetUpdate, options?: CallOptions): Promise<Pet>;
-  delete(petId: number, options?: CallOptions): Promise<void>;
+  get(petId: number, options?: CallOptions): ApiPromise<Pet>;
+  create(pet: NewPet, options?: CreateOptions): ApiPromise<Pet>;
+  update(petId: number, changes: PetUpdate, options?: CallOptions): ApiPromise<Pet>;
+  delete(petId: number, options?: CallOptions): ApiPromise<void>;
 }
 
 export function petsResource(requests: Requests): PetsResource {
   const { api } = requests;
   return {
     list: (query = {}, o) =>
-      pages<Pet>(requests, (signal) => api.GET('/pets', { params: { query }, signal }), o),
-    get: async (petId, o) => {
-      const pets = await unwrap(
-        api.GET('/pets', { params: { query: { id: [petId] } }, ...plain(o) }),
-      );
-      const pet = pets.find((p) => p.id === petId);
-      if (!pet) {
-        throw new NotFoundError({
-          status: 404,
-          code: 'not_found',
-          message: `No pet ${petId} in this account.`,
-        });
-      }
-      return pet;
-    },
-    create: (pet, o) => unwrap(api.POST('/pets', { body: pet, ...post(o) })),
+      pages<Pet>(requests, (init) => api.GET('/pets', { params: { query }, ...init }), o),
+    get: (petId, o) =>
+      new ApiPromise(
+        answerOf(api.GET('/pets', { params: { query: { id: [petId] } }, ...plain(o) })).then(
+          ({ data: pets, response }) => {
+            const pet = pets.find((p) => p.id === petId);
+            if (!pet) {
+              throw new NotFoundError({
+                status: 404,
+                code: 'not_found',
+                message: `No pet ${petId} in this account.`,
+                lastResponse: response,
+              });
+            }
+            return { data: withLastResponse(pet, response), response };
+          },
+        ),
+      ),
+    create: (pet, o) => created((init) => api.POST('/pets', { body: pet, ...init }), o),
     update: (petId, changes, o) =>
       unwrap(
         api.PATCH('/pets/{petId}', { params: { path: { petId } }, body: changes, ...plain(o) }),
       ),
-    delete: async (petId, o) => {
-      await unwrap(api.DELETE('/pets/{petId}', { params: { path: { petId } }, ...plain(o) }));
-    },
+    delete: (petId, o) =>
+      nothing(api.DELETE('/pets/{petId}', { params: { path: { petId } }, ...plain(o) })),
   };
 }

@@ -1,4 +1,5 @@
 import type { PageList } from '../pagination.js';
+import type { ApiPromise } from '../response.js';
 import type {
   ListRequestsQuery,
   RequestLogEntry,
@@ -19,9 +20,9 @@ export interface RequestsResource {
    * One request, by its `X-Request-Id` (an `AnimalStoreError`'s `requestId`); for a 4xx or 5xx
    * answer with its request body (secrets redacted, at most 4 KB) and the Error answered.
    */
-  get(requestId: string, options?: CallOptions): Promise<RequestLogEntryDetail>;
+  get(requestId: string, options?: CallOptions): ApiPromise<RequestLogEntryDetail>;
   /** Requests per hour over the last 7 days (or `24h`), split into 2xx, 4xx, 5xx and 429. */
-  stats(query?: { period?: RequestStatsPeriod }, options?: CallOptions): Promise<RequestStats>;
+  stats(query?: { period?: RequestStatsPeriod }, options?: CallOptions): ApiPromise<RequestStats>;
 }
 
 export function requestsResource(requests: Requests): RequestsResource {
@@ -30,13 +31,13 @@ export function requestsResource(requests: Requests): RequestsResource {
     list: (query = {}, o) =>
       pages<RequestLogEntry>(
         requests,
-        (signal) => api.GET('/requests', { params: { query }, signal }),
+        (init) => api.GET('/requests', { params: { query }, ...init }),
         o,
       ),
-    get: async (requestId, o) =>
-      (await unwrap(
+    get: (requestId, o) =>
+      unwrap(
         api.GET('/requests/{requestId}', { params: { path: { requestId } }, ...plain(o) }),
-      )) as RequestLogEntryDetail,
+      ) as ApiPromise<RequestLogEntryDetail>,
     stats: (query = {}, o) =>
       unwrap(api.GET('/requests/stats', { params: { query }, ...plain(o) })),
   };

@@ -1,11 +1,12 @@
 import type { PageList } from '../pagination.js';
+import type { ApiPromise } from '../response.js';
 import type { Inventory, ListOrdersQuery, NewOrder, Order, OrderUpdate } from '../types.js';
 import {
   type CallOptions,
   type CreateOptions,
+  created,
   pages,
   plain,
-  post,
   type Requests,
   unwrap,
 } from './context.js';
@@ -13,13 +14,13 @@ import {
 export interface StoreResource {
   readonly orders: {
     list(query?: ListOrdersQuery, options?: CallOptions): PageList<Order>;
-    get(orderId: number, options?: CallOptions): Promise<Order>;
+    get(orderId: number, options?: CallOptions): ApiPromise<Order>;
     /** Places an order for an available pet, which becomes `pending`. */
-    create(order: NewOrder, options?: CreateOptions): Promise<Order>;
-    update(orderId: number, changes: OrderUpdate, options?: CallOptions): Promise<Order>;
+    create(order: NewOrder, options?: CreateOptions): ApiPromise<Order>;
+    update(orderId: number, changes: OrderUpdate, options?: CallOptions): ApiPromise<Order>;
   };
   /** Counts of the account's pets by status. */
-  inventory(options?: CallOptions): Promise<Inventory>;
+  inventory(options?: CallOptions): ApiPromise<Inventory>;
 }
 
 export function storeResource(requests: Requests): StoreResource {
@@ -30,12 +31,13 @@ export function storeResource(requests: Requests): StoreResource {
       list: (query = {}, o) =>
         pages<Order>(
           requests,
-          (signal) => api.GET('/store/orders', { params: { query }, signal }),
+          (init) => api.GET('/store/orders', { params: { query }, ...init }),
           o,
         ),
       get: (orderId, o) =>
         unwrap(api.GET('/store/orders/{orderId}', { ...path(orderId), ...plain(o) })),
-      create: (order, o) => unwrap(api.POST('/store/orders', { body: order, ...post(o) })),
+      create: (order, o) =>
+        created((init) => api.POST('/store/orders', { body: order, ...init }), o),
       update: (orderId, changes, o) =>
         unwrap(
           api.PATCH('/store/orders/{orderId}', { ...path(orderId), body: changes, ...plain(o) }),

@@ -1,4 +1,5 @@
 import type { PageList } from '../pagination.js';
+import type { ApiPromise } from '../response.js';
 import type {
   ListWebhookDeliveriesQuery,
   NewWebhook,
@@ -10,9 +11,10 @@ import type {
 import {
   type CallOptions,
   type CreateOptions,
+  created,
+  nothing,
   pages,
   plain,
-  post,
   type Requests,
   unwrap,
 } from './context.js';
@@ -20,24 +22,24 @@ import {
 /** Webhook endpoints, their tests and their deliveries. */
 export interface WebhooksResource {
   /** A new endpoint; its signing `secret` (`whsec_…`) is shown this once: keep it. */
-  create(endpoint: NewWebhook, options?: CreateOptions): Promise<WebhookEndpointWithSecret>;
+  create(endpoint: NewWebhook, options?: CreateOptions): ApiPromise<WebhookEndpointWithSecret>;
   /** Every endpoint of the account (at most 16, one page), oldest first. */
   list(options?: CallOptions): PageList<WebhookEndpoint>;
-  get(webhookId: string, options?: CallOptions): Promise<WebhookEndpoint>;
+  get(webhookId: string, options?: CallOptions): ApiPromise<WebhookEndpoint>;
   /** Changes the URL, the events, or `enabled` (enabling again forgives past failures). */
   update(
     webhookId: string,
     changes: WebhookUpdate,
     options?: CallOptions,
-  ): Promise<WebhookEndpoint>;
-  delete(webhookId: string, options?: CallOptions): Promise<void>;
+  ): ApiPromise<WebhookEndpoint>;
+  delete(webhookId: string, options?: CallOptions): ApiPromise<void>;
   /**
    * A new signing secret, shown this once; deliveries are signed with the old one too for the
    * next 24 hours, so receivers can switch without missing one.
    */
-  rotateSecret(webhookId: string, options?: CreateOptions): Promise<WebhookEndpointWithSecret>;
+  rotateSecret(webhookId: string, options?: CreateOptions): ApiPromise<WebhookEndpointWithSecret>;
   /** Sends a `webhook.test` event to this endpoint alone; answers its delivery, pending. */
-  test(webhookId: string, options?: CreateOptions): Promise<WebhookDelivery>;
+  test(webhookId: string, options?: CreateOptions): ApiPromise<WebhookDelivery>;
   /** The endpoint's deliveries, newest first, through every page. */
   deliveries(
     webhookId: string,
@@ -45,44 +47,53 @@ export interface WebhooksResource {
     options?: CallOptions,
   ): PageList<WebhookDelivery>;
   /** Sends a delivery again now (its id is its event's); answers it, pending. */
-  retry(webhookId: string, deliveryId: string, options?: CreateOptions): Promise<WebhookDelivery>;
+  retry(
+    webhookId: string,
+    deliveryId: string,
+    options?: CreateOptions,
+  ): ApiPromise<WebhookDelivery>;
 }
 
 export function webhooksResource(requests: Requests): WebhooksResource {
   const { api } = requests;
   const path = (webhookId: string) => ({ params: { path: { webhookId } } });
   return {
-    create: (endpoint, o) => unwrap(api.POST('/webhooks', { body: endpoint, ...post(o) })),
-    list: (o) => pages<WebhookEndpoint>(requests, (signal) => api.GET('/webhooks', { signal }), o),
+    create: (endpoint, o) =>
+      created((init) => api.POST('/webhooks', { body: endpoint, ...init }), o),
+    list: (o) => pages<WebhookEndpoint>(requests, (init) => api.GET('/webhooks', init), o),
     get: (webhookId, o) =>
       unwrap(api.GET('/webhooks/{webhookId}', { ...path(webhookId), ...plain(o) })),
     update: (webhookId, changes, o) =>
       unwrap(
         api.PATCH('/webhooks/{webhookId}', { ...path(webhookId), body: changes, ...plain(o) }),
       ),
-    delete: async (webhookId, o) => {
-      await unwrap(api.DELETE('/webhooks/{webhookId}', { ...path(webhookId), ...plain(o) }));
-    },
+    delete: (webhookId, o) =>
+      nothing(api.DELETE('/webhooks/{webhookId}', { ...path(webhookId), ...plain(o) })),
     rotateSecret: (webhookId, o) =>
-      unwrap(api.POST('/webhooks/{webhookId}/rotate-secret', { ...path(webhookId), ...post(o) })),
+      created(
+        (init) => api.POST('/webhooks/{webhookId}/rotate-secret', { ...path(webhookId), ...init }),
+        o,
+      ),
     test: (webhookId, o) =>
-      unwrap(api.POST('/webhooks/{webhookId}/test', { ...path(webhookId), ...post(o) })),
+      created((init) => api.POST('/webhooks/{webhookId}/test', { ...path(webhookId), ...init }), o),
     deliveries: (webhookId, query = {}, o) =>
       pages<WebhookDelivery>(
         requests,
-        (signal) =>
+        (init) =>
           api.GET('/webhooks/{webhookId}/deliveries', {
             params: { path: { webhookId }, query },
-            signal,
+            ...init,
           }),
         o,
       ),
     retry: (webhookId, deliveryId, o) =>
-      unwrap(
-        api.POST('/webhooks/{webhookId}/deliveries/{deliveryId}/retry', {
-          params: { path: { webhookId, deliveryId } },
-          ...post(o),
-        }),
+      created(
+        (init) =>
+          api.POST('/webhooks/{webhookId}/deliveries/{deliveryId}/retry', {
+            params: { path: { webhookId, deliveryId } },
+            ...init,
+          }),
+        o,
       ),
   };
 }
