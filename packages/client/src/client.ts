@@ -8,7 +8,7 @@ import {
   keysResource,
 } from './resources/accounts.js';
 import { type CategoriesResource, categoriesResource } from './resources/categories.js';
-import type { Requests } from './resources/context.js';
+import type { HeaderFields, Requests } from './resources/context.js';
 import { type EventsResource, eventsResource } from './resources/events.js';
 import { type MessagesResource, messagesResource } from './resources/messages.js';
 import { type PetsResource, petsResource } from './resources/pets.js';
@@ -46,10 +46,15 @@ export interface ClientOptions {
   timeoutMs?: number | undefined;
   /** The fetch to use (default: the global one). */
   fetch?: Fetch | undefined;
+  /**
+   * Headers of every request (a call's `headers` go over them). An `Authorization` made from
+   * `apiKey` goes over an `Authorization` given here.
+   */
+  headers?: HeaderFields | undefined;
 }
 
 export type { Credentials } from './resources/accounts.js';
-export type { CallOptions, CreateOptions } from './resources/context.js';
+export type { CallOptions, CreateOptions, HeaderFields } from './resources/context.js';
 
 export interface AnimalStoreClient {
   /** What the service said last about the key's rate limits, or undefined before any answer. */
@@ -87,7 +92,7 @@ export function createClient(options: ClientOptions = {}): AnimalStoreClient {
     random: Math.random,
     userAgent: userAgent(),
   });
-  const headers: Record<string, string> = {};
+  const headers = headersOf(options.headers);
   if (options.apiKey) headers.authorization = `Bearer ${options.apiKey}`;
   const api = createFetchClient<paths>({ baseUrl: base.api, fetch: transport.send, headers });
   const messagesApi = createFetchClient<paths>({
@@ -125,6 +130,23 @@ function endpointsOf(options: ClientOptions) {
     return resolveBaseUrl(environment, messagesUrl, 'environment');
   }
   return resolveBaseUrl(baseUrl ?? DEFAULT_BASE_URL, messagesUrl);
+}
+
+/**
+ * The client's headers, checked now: a name or value `fetch` would refuse throws here, naming
+ * the option, rather than at the first call. Names are kept lower-case, so that the key's
+ * `Authorization` replaces one given here rather than going beside it.
+ */
+function headersOf(given: HeaderFields | undefined): Record<string, string> {
+  const headers: Record<string, string> = {};
+  try {
+    for (const [name, value] of new Headers(given)) headers[name] = value;
+  } catch (error) {
+    throw new TypeError(`headers: ${error instanceof Error ? error.message : String(error)}`, {
+      cause: error,
+    });
+  }
+  return headers;
 }
 
 /**

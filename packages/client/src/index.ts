@@ -6,6 +6,7 @@ export {
   type CreateOptions,
   type Credentials,
   createClient,
+  type HeaderFields,
 } from './client.js';
 export { ERROR_STATUS, type ErrorCode } from './error-codes.js';
 export {

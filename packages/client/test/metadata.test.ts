@@ -1,10 +1,12 @@
 /**
  * What a call's answer said besides its body, against a live server: `lastResponse` on every
- * result, page and error, and `withResponse()` for an answer without a body.
+ * result, page and error, `withResponse()` for an answer without a body, and headers per
+ * client and per call.
  */
 import assert from 'node:assert/strict';
 import type { IncomingHttpHeaders } from 'node:http';
 import { after, before, describe, it } from 'node:test';
+import { until } from '../../../test/helpers.js';
 import {
   AnimalStoreError,
   ApiPromise,
@@ -102,6 +104,13 @@ describe('response metadata against a live server', () => {
       ['cats-1', 'cats-1'],
     );
     assert.notEqual(again.lastResponse.requestId, first.lastResponse.requestId);
+    // A key given as a header is the key sent, and the one named.
+    const byHeader = await client.categories.create(
+      { name: 'Birds' },
+      { headers: { 'Idempotency-Key': 'birds-1' } },
+    );
+    assert.equal(byHeader.lastResponse.idempotencyKey, 'birds-1');
+    assert.equal(seen.at(-1)?.['idempotency-key'], 'birds-1');
   });
 
   it('reaches the answer of a call without a body through withResponse()', async () => {
@@ -173,6 +182,47 @@ describe('response metadata against a live server', () => {
     const offline = createClient({ baseUrl: 'http://127.0.0.1:9', maxRetries: 0 });
     const refused = await thrown(offline.store.inventory());
     assert.deepEqual([refused.status, refused.lastResponse], [0, undefined]);
+  });
+
+  it('sends a call’s X-Request-Id, which becomes the request’s id in the log', async () => {
+    const client = await clientOf();
+    const id = `sdk-${Date.now()}`;
+    const counts = await client.store.inventory({ headers: { 'X-Request-Id': id } });
+    assert.equal(counts.lastResponse.requestId, id);
+    await until(
+      async () =>
+        (await client.requests.list({ path: '/v1/store/inventory' }).toArray()).length > 0,
+      'the request logged',
+    );
+    const logged = await client.requests.get(id);
+    assert.equal(logged.id, id);
+    assert.equal(logged.lastResponse.status, 200);
+  });
+
+  it('sends the client’s headers on every request, a call’s over them, on every page', async () => {
+    const client = await clientOf({ headers: { 'X-Team': 'pets', 'X-Trace': 'client' } });
+    const category = await client.categories.create({ name: 'Owls' });
+    for (const name of ['A', 'B']) await client.pets.create({ name, categoryId: category.id });
+    const before = seen.length;
+    const pets = await client.pets.list({ limit: 1 }, { headers: { 'X-Trace': 'call' } }).toArray();
+    assert.equal(pets.length, 2);
+    const pages = seen.slice(before);
+    assert.equal(pages.length, 2, 'two pages');
+    for (const headers of pages) {
+      assert.equal(headers['x-team'], 'pets');
+      assert.equal(headers['x-trace'], 'call');
+      assert.match(String(headers.authorization), /^Bearer as_test_/);
+    }
+    await client.store.inventory();
+    assert.deepEqual([seen.at(-1)?.['x-team'], seen.at(-1)?.['x-trace']], ['pets', 'client']);
+    // The key's Authorization goes over one among the client's headers.
+    const keyed = await clientOf({ headers: { Authorization: 'Bearer not-this' } });
+    await keyed.store.inventory();
+    assert.match(String(seen.at(-1)?.authorization), /^Bearer as_test_/);
+    assert.throws(() => createClient({ headers: { 'bad name': 'x' } }), {
+      name: 'TypeError',
+      message: /^headers: /,
+    });
   });
 });
 

@@ -52,24 +52,26 @@ export function accountsResource(requests: Requests): AccountsResource {
 
 export function keysResource(requests: Requests): KeysResource {
   const { api } = requests;
-  const basic = (credentials: Credentials) => ({
-    authorization: `Basic ${base64(`${credentials.email}:${credentials.password}`)}`,
+  // The account's password, over the call's headers: these calls take no API key.
+  const basic = (
+    credentials: Credentials,
+    init: { headers: Readonly<Record<string, string>> },
+  ) => ({
+    ...init,
+    headers: {
+      ...init.headers,
+      authorization: `Basic ${base64(`${credentials.email}:${credentials.password}`)}`,
+    },
   });
   return {
     create: (credentials, key = {}, o) =>
-      created(
-        ({ signal, headers }) =>
-          api.POST('/keys', { body: key, signal, headers: { ...headers, ...basic(credentials) } }),
-        o,
-      ),
-    list: (credentials, o) =>
-      unwrap(api.GET('/keys', { headers: basic(credentials), ...plain(o) })),
+      created((init) => api.POST('/keys', { body: key, ...basic(credentials, init) }), o),
+    list: (credentials, o) => unwrap(api.GET('/keys', basic(credentials, plain(o)))),
     revoke: (credentials, keyId, o) =>
       nothing(
         api.DELETE('/keys/{keyId}', {
           params: { path: { keyId } },
-          headers: basic(credentials),
-          ...plain(o),
+          ...basic(credentials, plain(o)),
         }),
       ),
   };

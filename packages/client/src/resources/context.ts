@@ -1,7 +1,7 @@
 /**
  * What every resource calls through: the typed openapi-fetch clients, the answer unwrapped with
  * its metadata (`lastResponse`, `withResponse()`) or thrown as the error of its kind, and lists
- * walked page by page with the call's own signal and time limit on every page.
+ * walked page by page with the call's own signal, time limit and headers on every page.
  */
 import type { Client } from 'openapi-fetch';
 import { AnimalStoreError } from '../errors.js';
@@ -9,6 +9,9 @@ import { nextLink, type Page, PageList } from '../pagination.js';
 import { type Answered, ApiPromise, lastResponseOf, withLastResponse } from '../response.js';
 import type { paths } from '../schema.js';
 import { anySignal, newIdempotencyKey, noAnswer } from '../transport.js';
+
+/** Header fields by name, as a call or the client adds them to every request. */
+export type HeaderFields = Readonly<Record<string, string>>;
 
 /** Per-call options. */
 export interface CallOptions {
@@ -19,6 +22,12 @@ export interface CallOptions {
    * each page). Past it the call fails with a `ConnectionError` whose `code` is `timeout`.
    */
   timeoutMs?: number | undefined;
+  /**
+   * Headers of this call (for a list: of each page), over the client's `headers`. An
+   * `X-Request-Id` of up to 128 letters, digits, `_`, `.` and `-` becomes the request's id, as
+   * `lastResponse.requestId` and the request log show it; retries repeat it.
+   */
+  headers?: HeaderFields | undefined;
 }
 
 /** Options of a call that creates something (a POST). */
@@ -37,8 +46,8 @@ export interface Requests {
   readonly apiBase: string;
   /** Sends a request as the openapi-fetch clients do (the same gate, retries and headers). */
   readonly send: (request: Request) => Promise<Response>;
-  /** What every request carries (the key's `Authorization`). */
-  readonly headers: Readonly<Record<string, string>>;
+  /** What every request carries: the client's `headers`, then the key's `Authorization`. */
+  readonly headers: HeaderFields;
 }
 
 export interface FetchResult {
@@ -58,29 +67,38 @@ export function signalOf(options: CallOptions | undefined): AbortSignal | null {
   return signal ? anySignal([signal, timeout]) : timeout;
 }
 
-/** openapi-fetch's options of a call without a body to keep. */
-export function plain(options: CallOptions | undefined): { signal: AbortSignal | null } {
-  return { signal: signalOf(options) };
+/** openapi-fetch's options of a call without a body to keep: its signal and headers. */
+export function plain(options: CallOptions | undefined): {
+  signal: AbortSignal | null;
+  headers: HeaderFields;
+} {
+  return { signal: signalOf(options), headers: options?.headers ?? {} };
 }
 
 const IDEMPOTENCY_KEY = 'idempotency-key';
 
-/** openapi-fetch's options of a POST: its signal, and its `Idempotency-Key`. */
+/** openapi-fetch's options of a POST: its signal, and its headers with its `Idempotency-Key`. */
 export interface PostInit {
   signal: AbortSignal | null;
-  headers: Readonly<Record<string, string>>;
+  headers: HeaderFields;
 }
 
 /**
- * A POST's result, sent by `send` with its options: the call's signal, and its
- * `Idempotency-Key` (the one given, else a fresh one), which the result's `lastResponse` names.
+ * A POST's result, sent by `send` with its options: the call's signal and headers, and its
+ * `Idempotency-Key` (the one given as an option or a header, else a fresh one), which the
+ * result's `lastResponse` names.
  */
 export function created<R extends FetchResult>(
   send: (init: PostInit) => Promise<R>,
   options: CreateOptions | undefined,
 ): ApiPromise<NonNullable<R['data']>> {
-  const key = options?.idempotencyKey || newIdempotencyKey();
-  const init = { signal: signalOf(options), headers: { [IDEMPOTENCY_KEY]: key } };
+  const headers = options?.headers ?? {};
+  const given = Object.entries(headers).find(([name]) => name.toLowerCase() === IDEMPOTENCY_KEY);
+  const key = options?.idempotencyKey || given?.[1] || newIdempotencyKey();
+  const others = Object.fromEntries(
+    Object.entries(headers).filter(([name]) => name.toLowerCase() !== IDEMPOTENCY_KEY),
+  );
+  const init = { signal: signalOf(options), headers: { ...others, [IDEMPOTENCY_KEY]: key } };
   return new ApiPromise(answerOf(send(init), key));
 }
 
@@ -123,12 +141,12 @@ export function nothing(pending: Promise<FetchResult>): ApiPromise<void> {
 
 /**
  * A page list whose first page `first` reads; later pages follow `Link` on the API's origin.
- * Every page is requested with the call's signal and its own share of the call's time limit;
- * each page carries its answer as `lastResponse`.
+ * Every page is requested with the call's signal, its own share of the call's time limit, and
+ * the call's headers; each page carries its answer as `lastResponse`.
  */
 export function pages<T>(
   requests: Requests,
-  first: (init: { signal: AbortSignal | null }) => Promise<FetchResult>,
+  first: (init: { signal: AbortSignal | null; headers: HeaderFields }) => Promise<FetchResult>,
   options: CallOptions | undefined,
 ): PageList<T> {
   const read = async (pending: Promise<FetchResult>): Promise<Page<T>> => {
@@ -156,9 +174,11 @@ export function pages<T>(
 async function fetchPage(
   requests: Requests,
   url: string,
-  { signal }: { signal: AbortSignal | null },
+  { signal, headers }: { signal: AbortSignal | null; headers: HeaderFields },
 ): Promise<FetchResult> {
-  const response = await requests.send(new Request(url, { headers: requests.headers, signal }));
+  const merged = new Headers(requests.headers);
+  for (const [name, value] of Object.entries(headers)) merged.set(name, value);
+  const response = await requests.send(new Request(url, { headers: merged, signal }));
   try {
     const body: unknown = await response.json();
     return { data: body, error: body, response };
