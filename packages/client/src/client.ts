@@ -51,6 +51,21 @@ export interface ClientOptions {
    * `apiKey` goes over an `Authorization` given here.
    */
   headers?: HeaderFields | undefined;
+  /**
+   * Your application, named in the `User-Agent` after the client's own, as stripe-node's
+   * `appInfo`: `animal-store-client/1.0.0 node/24.1.0 MyApp/1.2 (https://myapp.example)`.
+   */
+  appInfo?: AppInfo | undefined;
+}
+
+/** An application that uses the client, for the `User-Agent`. */
+export interface AppInfo {
+  /** A token: letters, digits and ``!#$%&'*+-.^_`|~``. */
+  name: string;
+  /** A token, as `name`. */
+  version?: string | undefined;
+  /** Where to learn about it: printable ASCII without spaces, `(`, `)` or `\`. */
+  url?: string | undefined;
 }
 
 export type { Credentials } from './resources/accounts.js';
@@ -78,6 +93,7 @@ export interface AnimalStoreClient {
 
 export function createClient(options: ClientOptions = {}): AnimalStoreClient {
   const base = endpointsOf(options);
+  const app = appInfoOf(options.appInfo);
   const maxWaitMs = options.maxWaitMs ?? 120_000;
   const gate = new RateLimitGate({ maxWaitMs, now: Date.now, sleep, random: Math.random });
   const given = options.fetch;
@@ -90,7 +106,7 @@ export function createClient(options: ClientOptions = {}): AnimalStoreClient {
     maxWaitMs,
     sleep,
     random: Math.random,
-    userAgent: userAgent(),
+    userAgent: userAgent(undefined, undefined, app),
   });
   const headers = headersOf(options.headers);
   if (options.apiKey) headers.authorization = `Bearer ${options.apiKey}`;
@@ -100,7 +116,13 @@ export function createClient(options: ClientOptions = {}): AnimalStoreClient {
     fetch: transport.send,
     headers,
   });
-  const requests: Requests = { api, messagesApi, apiBase: base.api, send: transport.send, headers };
+  const requests: Requests = {
+    api,
+    messagesApi,
+    apiBase: base.api,
+    send: transport.send,
+    headers,
+  };
 
   return {
     get rateLimit() {
@@ -149,16 +171,41 @@ function headersOf(given: HeaderFields | undefined): Record<string, string> {
   return headers;
 }
 
+/** A token of RFC 9110 §5.6.2, as a product and its version must be (§10.1.5). */
+const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
+/** Printable ASCII that needs no quoting in a comment (§5.6.5): no space, `(`, `)` or `\`. */
+const COMMENT_TEXT = /^[\x21-\x27\x2a-\x5b\x5d-\x7e]+$/;
+
+/** `appInfo` as the `User-Agent`'s product and comment; a value that would break it throws. */
+function appInfoOf(info: AppInfo | undefined): string | undefined {
+  if (info === undefined) return undefined;
+  const check = (field: string, value: unknown, pattern: RegExp, what: string) => {
+    if (typeof value !== 'string' || !pattern.test(value)) {
+      throw new TypeError(`appInfo.${field} must be ${what}; got ${JSON.stringify(value)}.`);
+    }
+  };
+  const token = "letters, digits and !#$%&'*+-.^_`|~ only";
+  check('name', info.name, TOKEN, token);
+  if (info.version !== undefined) check('version', info.version, TOKEN, token);
+  if (info.url !== undefined) {
+    check('url', info.url, COMMENT_TEXT, 'printable ASCII without spaces, (, ) or \\');
+  }
+  const product = info.version === undefined ? info.name : `${info.name}/${info.version}`;
+  return info.url === undefined ? product : `${product} (${info.url})`;
+}
+
 /**
- * `animal-store-client/<version> node/<version>` where a script may set `User-Agent` (Node, and
- * runtimes that present themselves as it). Not in browsers, which forbid or ignore it, and where
- * a custom one would only add a CORS preflight.
+ * `animal-store-client/<version> node/<version>`, then the application's `appInfo`, where a
+ * script may set `User-Agent` (Node, and runtimes that present themselves as it). Not in
+ * browsers, which forbid or ignore it, and where a custom one would only add a CORS preflight.
  */
 export function userAgent(
   runtime: unknown = (globalThis as { process?: unknown }).process,
   browser: boolean = 'document' in globalThis,
+  app?: string,
 ): string | undefined {
   const node = (runtime as { versions?: { node?: unknown } } | undefined)?.versions?.node;
   if (browser || typeof node !== 'string') return undefined;
-  return `animal-store-client/${VERSION} node/${node}`;
+  const agent = `animal-store-client/${VERSION} node/${node}`;
+  return app === undefined ? agent : `${agent} ${app}`;
 }

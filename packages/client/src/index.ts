@@ -1,6 +1,7 @@
 export { DEFAULT_BASE_URL, type Endpoints, resolveBaseUrl } from './base-url.js';
 export {
   type AnimalStoreClient,
+  type AppInfo,
   type CallOptions,
   type ClientOptions,
   type CreateOptions,

@@ -158,6 +158,11 @@ describe('the User-Agent', () => {
     );
     assert.equal(userAgent({}, false), undefined, 'no Node');
     assert.equal(userAgent({ versions: { node: '24.1.0' } }, true), undefined, 'a browser');
+    assert.equal(
+      userAgent({ versions: { node: '24.1.0' } }, false, 'MyApp/1.2 (https://myapp.example)'),
+      `animal-store-client/${VERSION} node/24.1.0 MyApp/1.2 (https://myapp.example)`,
+    );
+    assert.equal(userAgent({ versions: { node: '24.1.0' } }, true, 'MyApp/1.2'), undefined);
   });
 
   it('says the version of package.json', () => {

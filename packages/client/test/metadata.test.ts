@@ -1,7 +1,7 @@
 /**
  * What a call's answer said besides its body, against a live server: `lastResponse` on every
- * result, page and error, `withResponse()` for an answer without a body, and headers per
- * client and per call.
+ * result, page and error, `withResponse()` for an answer without a body, headers per client and
+ * per call, and `appInfo` in the User-Agent.
  */
 import assert from 'node:assert/strict';
 import type { IncomingHttpHeaders } from 'node:http';
@@ -14,6 +14,7 @@ import {
   type LastResponse,
   NotFoundError,
   type Pet,
+  VERSION,
 } from '../src/index.js';
 import { type ForwardingServer, type Live, live, proxy } from './live.js';
 
@@ -223,6 +224,31 @@ describe('response metadata against a live server', () => {
       name: 'TypeError',
       message: /^headers: /,
     });
+  });
+
+  it('names the application of appInfo in the User-Agent, and refuses what would break it', async () => {
+    const client = await clientOf({
+      appInfo: { name: 'MyApp', version: '1.2', url: 'https://myapp.example/about' },
+    });
+    await client.store.inventory();
+    assert.equal(
+      seen.at(-1)?.['user-agent'],
+      `animal-store-client/${VERSION} node/${process.versions.node} MyApp/1.2 (https://myapp.example/about)`,
+    );
+    const nameOnly = await clientOf({ appInfo: { name: 'Cron' } });
+    await nameOnly.store.inventory();
+    assert.match(String(seen.at(-1)?.['user-agent']), / node\/[\d.]+ Cron$/);
+    for (const appInfo of [
+      { name: 'My App' },
+      { name: '' },
+      { name: 'App/2' },
+      { name: 'App', version: '1 2' },
+      { name: 'App', url: 'https://example.com/(x)' },
+      { name: 'App', url: 'https://example.com/\u00e9' },
+      { name: 'App\r\nX-Injected: 1' },
+    ]) {
+      assert.throws(() => createClient({ appInfo }), /^TypeError: appInfo\.\w+ must be /);
+    }
   });
 });
 
