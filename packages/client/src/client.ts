@@ -122,6 +122,7 @@ export function createClient(options: ClientOptions = {}): AnimalStoreClient {
     apiBase: base.api,
     send: transport.send,
     headers,
+    apiKey: Boolean(options.apiKey),
   };
 
   return {

@@ -39,10 +39,12 @@ export interface AnimalStoreErrorFields {
   cause?: unknown;
 }
 
-/** What the client knew when the answer came. */
+/** What the client knew when the answer came, for a message that names the fix. */
 export interface AnswerContext {
   /** The answer's metadata (its `lastResponse`). */
   lastResponse?: LastResponse | undefined;
+  /** Whether the client was made with an `apiKey`. */
+  apiKey?: boolean | undefined;
 }
 
 /**
@@ -105,13 +107,28 @@ export class AnimalStoreError extends Error {
     return errorOfKind({
       status: response.status,
       code,
-      message,
+      message:
+        code === 'missing_credentials' && context.apiKey !== undefined
+          ? missingCredentials(context.apiKey)
+          : message,
       requestId: response.headers.get('x-request-id') ?? undefined,
       retryAfter: retryAfterSeconds(response.headers),
       details: Array.isArray(fields.details) ? fields.details : undefined,
       lastResponse: context.lastResponse,
     });
   }
+}
+
+/**
+ * The service's `missing_credentials` says which header to send; a client user sets no header,
+ * so the client says what to change in their code instead.
+ */
+function missingCredentials(apiKey: boolean): string {
+  return apiKey
+    ? 'This client has an apiKey, yet the service received no Authorization header: the ' +
+        "call's own headers, or something between (a proxy), removed it."
+    : 'No API key was sent: make the client with one, ' +
+        'createClient({ apiKey: process.env.ANIMAL_STORE_KEY }).';
 }
 
 /** 401: no key, a malformed `Authorization`, an unknown or revoked key, a wrong password. */

@@ -1,7 +1,7 @@
 /**
  * What a call's answer said besides its body, against a live server: `lastResponse` on every
  * result, page and error, `withResponse()` for an answer without a body, headers per client and
- * per call, and `appInfo` in the User-Agent.
+ * per call, `appInfo` in the User-Agent, and the `missing_credentials` message.
  */
 import assert from 'node:assert/strict';
 import type { IncomingHttpHeaders } from 'node:http';
@@ -10,6 +10,7 @@ import { until } from '../../../test/helpers.js';
 import {
   AnimalStoreError,
   ApiPromise,
+  AuthenticationError,
   createClient,
   type LastResponse,
   NotFoundError,
@@ -248,6 +249,30 @@ describe('response metadata against a live server', () => {
       { name: 'App\r\nX-Injected: 1' },
     ]) {
       assert.throws(() => createClient({ appInfo }), /^TypeError: appInfo\.\w+ must be /);
+    }
+  });
+
+  it('names the fix when no API key was sent', async () => {
+    const anonymous = createClient({ baseUrl: gateway.origin });
+    const none = await thrown(anonymous.store.inventory());
+    assert.ok(none instanceof AuthenticationError);
+    assert.equal(none.code, 'missing_credentials');
+    assert.match(none.message, /createClient\(\{ apiKey: process\.env\.ANIMAL_STORE_KEY \}\)/);
+    assert.equal(none.lastResponse?.status, 401);
+
+    // A key the client has, removed on the way: the message says so, not "give a key".
+    const stripping = await proxy(server.origin, (req) => {
+      delete req.headers.authorization;
+      return false;
+    });
+    try {
+      const tenant = await server.tenant();
+      const client = createClient({ apiKey: tenant.key, baseUrl: stripping.origin });
+      const dropped = await thrown(client.store.inventory());
+      assert.equal(dropped.code, 'missing_credentials');
+      assert.match(dropped.message, /has an apiKey, yet the service received no Authorization/);
+    } finally {
+      await stripping.close();
     }
   });
 });

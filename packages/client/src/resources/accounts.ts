@@ -45,8 +45,9 @@ export interface KeysResource {
 export function accountsResource(requests: Requests): AccountsResource {
   const { api } = requests;
   return {
-    create: (account, o) => created((init) => api.POST('/accounts', { body: account, ...init }), o),
-    get: (o) => unwrap(api.GET('/account', plain(o))),
+    create: (account, o) =>
+      created(requests, (init) => api.POST('/accounts', { body: account, ...init }), o),
+    get: (o) => unwrap(requests, api.GET('/account', plain(o))),
   };
 }
 
@@ -65,10 +66,11 @@ export function keysResource(requests: Requests): KeysResource {
   });
   return {
     create: (credentials, key = {}, o) =>
-      created((init) => api.POST('/keys', { body: key, ...basic(credentials, init) }), o),
-    list: (credentials, o) => unwrap(api.GET('/keys', basic(credentials, plain(o)))),
+      created(requests, (init) => api.POST('/keys', { body: key, ...basic(credentials, init) }), o),
+    list: (credentials, o) => unwrap(requests, api.GET('/keys', basic(credentials, plain(o)))),
     revoke: (credentials, keyId, o) =>
       nothing(
+        requests,
         api.DELETE('/keys/{keyId}', {
           params: { path: { keyId } },
           ...basic(credentials, plain(o)),

@@ -32,14 +32,18 @@ export function categoriesResource(requests: Requests): CategoriesResource {
         o,
       ),
     get: (categoryId, o) =>
-      unwrap(api.GET('/categories/{categoryId}', { ...path(categoryId), ...plain(o) })),
+      unwrap(requests, api.GET('/categories/{categoryId}', { ...path(categoryId), ...plain(o) })),
     create: (category, o) =>
-      created((init) => api.POST('/categories', { body: category, ...init }), o),
+      created(requests, (init) => api.POST('/categories', { body: category, ...init }), o),
     update: (categoryId, changes, o) =>
       unwrap(
+        requests,
         api.PATCH('/categories/{categoryId}', { ...path(categoryId), body: changes, ...plain(o) }),
       ),
     delete: (categoryId, o) =>
-      nothing(api.DELETE('/categories/{categoryId}', { ...path(categoryId), ...plain(o) })),
+      nothing(
+        requests,
+        api.DELETE('/categories/{categoryId}', { ...path(categoryId), ...plain(o) }),
+      ),
   };
 }

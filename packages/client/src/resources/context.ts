@@ -48,6 +48,8 @@ export interface Requests {
   readonly send: (request: Request) => Promise<Response>;
   /** What every request carries: the client's `headers`, then the key's `Authorization`. */
   readonly headers: HeaderFields;
+  /** Whether the client has an API key, for the error of an answer that says none came. */
+  readonly apiKey: boolean;
 }
 
 export interface FetchResult {
@@ -89,6 +91,7 @@ export interface PostInit {
  * result's `lastResponse` names.
  */
 export function created<R extends FetchResult>(
+  requests: Requests,
   send: (init: PostInit) => Promise<R>,
   options: CreateOptions | undefined,
 ): ApiPromise<NonNullable<R['data']>> {
@@ -99,7 +102,7 @@ export function created<R extends FetchResult>(
     Object.entries(headers).filter(([name]) => name.toLowerCase() !== IDEMPOTENCY_KEY),
   );
   const init = { signal: signalOf(options), headers: { ...others, [IDEMPOTENCY_KEY]: key } };
-  return new ApiPromise(answerOf(send(init), key));
+  return new ApiPromise(answerOf(requests, send(init), key));
 }
 
 /**
@@ -107,6 +110,7 @@ export function created<R extends FetchResult>(
  * its kind, carrying that answer too.
  */
 export async function answerOf<R extends FetchResult>(
+  requests: Requests,
   pending: Promise<R>,
   idempotencyKey?: string,
 ): Promise<Answered<NonNullable<R['data']>>> {
@@ -121,7 +125,7 @@ export async function answerOf<R extends FetchResult>(
   const { data, error, response } = result;
   const lastResponse = lastResponseOf(response, idempotencyKey);
   if (!response.ok) {
-    throw AnimalStoreError.fromAnswer(response, error, { lastResponse });
+    throw AnimalStoreError.fromAnswer(response, error, { lastResponse, apiKey: requests.apiKey });
   }
   const body = data as NonNullable<R['data']>;
   return { data: withLastResponse(body, lastResponse), response: lastResponse };
@@ -129,14 +133,17 @@ export async function answerOf<R extends FetchResult>(
 
 /** The call's result with its answer (`lastResponse`, `withResponse()`), or its error thrown. */
 export function unwrap<R extends FetchResult>(
+  requests: Requests,
   pending: Promise<R>,
 ): ApiPromise<NonNullable<R['data']>> {
-  return new ApiPromise(answerOf(pending));
+  return new ApiPromise(answerOf(requests, pending));
 }
 
 /** A call answered without a body (204): `void`, its answer reached by `withResponse()`. */
-export function nothing(pending: Promise<FetchResult>): ApiPromise<void> {
-  return new ApiPromise(answerOf(pending).then(({ response }) => ({ data: undefined, response })));
+export function nothing(requests: Requests, pending: Promise<FetchResult>): ApiPromise<void> {
+  return new ApiPromise(
+    answerOf(requests, pending).then(({ response }) => ({ data: undefined, response })),
+  );
 }
 
 /**
@@ -150,7 +157,7 @@ export function pages<T>(
   options: CallOptions | undefined,
 ): PageList<T> {
   const read = async (pending: Promise<FetchResult>): Promise<Page<T>> => {
-    const { data, response } = await answerOf(pending);
+    const { data, response } = await answerOf(requests, pending);
     const { url } = (await pending).response;
     const next = nextLink(response.headers.get('link'), url || requests.apiBase);
     return withLastResponse({ items: data as unknown as T[], next }, response);

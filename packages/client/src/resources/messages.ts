@@ -19,9 +19,10 @@ export function messagesResource(requests: Requests): MessagesResource {
   const { messagesApi } = requests;
   return {
     send: (message, o) =>
-      created((init) => messagesApi.POST('/messages', { body: { message }, ...init }), o),
+      created(requests, (init) => messagesApi.POST('/messages', { body: { message }, ...init }), o),
     get: (messageId, o) =>
       unwrap(
+        requests,
         messagesApi.GET('/messages/{messageId}', { params: { path: { messageId } }, ...plain(o) }),
       ),
   };

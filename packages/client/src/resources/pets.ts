@@ -31,27 +31,29 @@ export function petsResource(requests: Requests): PetsResource {
       pages<Pet>(requests, (init) => api.GET('/pets', { params: { query }, ...init }), o),
     get: (petId, o) =>
       new ApiPromise(
-        answerOf(api.GET('/pets', { params: { query: { id: [petId] } }, ...plain(o) })).then(
-          ({ data: pets, response }) => {
-            const pet = pets.find((p) => p.id === petId);
-            if (!pet) {
-              throw new NotFoundError({
-                status: 404,
-                code: 'not_found',
-                message: `No pet ${petId} in this account.`,
-                lastResponse: response,
-              });
-            }
-            return { data: withLastResponse(pet, response), response };
-          },
-        ),
+        answerOf(
+          requests,
+          api.GET('/pets', { params: { query: { id: [petId] } }, ...plain(o) }),
+        ).then(({ data: pets, response }) => {
+          const pet = pets.find((p) => p.id === petId);
+          if (!pet) {
+            throw new NotFoundError({
+              status: 404,
+              code: 'not_found',
+              message: `No pet ${petId} in this account.`,
+              lastResponse: response,
+            });
+          }
+          return { data: withLastResponse(pet, response), response };
+        }),
       ),
-    create: (pet, o) => created((init) => api.POST('/pets', { body: pet, ...init }), o),
+    create: (pet, o) => created(requests, (init) => api.POST('/pets', { body: pet, ...init }), o),
     update: (petId, changes, o) =>
       unwrap(
+        requests,
         api.PATCH('/pets/{petId}', { params: { path: { petId } }, body: changes, ...plain(o) }),
       ),
     delete: (petId, o) =>
-      nothing(api.DELETE('/pets/{petId}', { params: { path: { petId } }, ...plain(o) })),
+      nothing(requests, api.DELETE('/pets/{petId}', { params: { path: { petId } }, ...plain(o) })),
   };
 }

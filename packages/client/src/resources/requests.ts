@@ -36,9 +36,10 @@ export function requestsResource(requests: Requests): RequestsResource {
       ),
     get: (requestId, o) =>
       unwrap(
+        requests,
         api.GET('/requests/{requestId}', { params: { path: { requestId } }, ...plain(o) }),
       ) as ApiPromise<RequestLogEntryDetail>,
     stats: (query = {}, o) =>
-      unwrap(api.GET('/requests/stats', { params: { query }, ...plain(o) })),
+      unwrap(requests, api.GET('/requests/stats', { params: { query }, ...plain(o) })),
   };
 }

@@ -35,14 +35,15 @@ export function storeResource(requests: Requests): StoreResource {
           o,
         ),
       get: (orderId, o) =>
-        unwrap(api.GET('/store/orders/{orderId}', { ...path(orderId), ...plain(o) })),
+        unwrap(requests, api.GET('/store/orders/{orderId}', { ...path(orderId), ...plain(o) })),
       create: (order, o) =>
-        created((init) => api.POST('/store/orders', { body: order, ...init }), o),
+        created(requests, (init) => api.POST('/store/orders', { body: order, ...init }), o),
       update: (orderId, changes, o) =>
         unwrap(
+          requests,
           api.PATCH('/store/orders/{orderId}', { ...path(orderId), body: changes, ...plain(o) }),
         ),
     },
-    inventory: (o) => unwrap(api.GET('/store/inventory', plain(o))),
+    inventory: (o) => unwrap(requests, api.GET('/store/inventory', plain(o))),
   };
 }

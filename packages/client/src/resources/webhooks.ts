@@ -59,23 +59,29 @@ export function webhooksResource(requests: Requests): WebhooksResource {
   const path = (webhookId: string) => ({ params: { path: { webhookId } } });
   return {
     create: (endpoint, o) =>
-      created((init) => api.POST('/webhooks', { body: endpoint, ...init }), o),
+      created(requests, (init) => api.POST('/webhooks', { body: endpoint, ...init }), o),
     list: (o) => pages<WebhookEndpoint>(requests, (init) => api.GET('/webhooks', init), o),
     get: (webhookId, o) =>
-      unwrap(api.GET('/webhooks/{webhookId}', { ...path(webhookId), ...plain(o) })),
+      unwrap(requests, api.GET('/webhooks/{webhookId}', { ...path(webhookId), ...plain(o) })),
     update: (webhookId, changes, o) =>
       unwrap(
+        requests,
         api.PATCH('/webhooks/{webhookId}', { ...path(webhookId), body: changes, ...plain(o) }),
       ),
     delete: (webhookId, o) =>
-      nothing(api.DELETE('/webhooks/{webhookId}', { ...path(webhookId), ...plain(o) })),
+      nothing(requests, api.DELETE('/webhooks/{webhookId}', { ...path(webhookId), ...plain(o) })),
     rotateSecret: (webhookId, o) =>
       created(
+        requests,
         (init) => api.POST('/webhooks/{webhookId}/rotate-secret', { ...path(webhookId), ...init }),
         o,
       ),
     test: (webhookId, o) =>
-      created((init) => api.POST('/webhooks/{webhookId}/test', { ...path(webhookId), ...init }), o),
+      created(
+        requests,
+        (init) => api.POST('/webhooks/{webhookId}/test', { ...path(webhookId), ...init }),
+        o,
+      ),
     deliveries: (webhookId, query = {}, o) =>
       pages<WebhookDelivery>(
         requests,
@@ -88,6 +94,7 @@ export function webhooksResource(requests: Requests): WebhooksResource {
       ),
     retry: (webhookId, deliveryId, o) =>
       created(
+        requests,
         (init) =>
           api.POST('/webhooks/{webhookId}/deliveries/{deliveryId}/retry', {
             params: { path: { webhookId, deliveryId } },
