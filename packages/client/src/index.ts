@@ -45,8 +45,11 @@ export {
   type ConstructEventOptions,
   constructWebhookEvent,
   DEFAULT_TOLERANCE_SECONDS,
+  generateWebhookTestHeaders,
   type SignatureHeader,
   verifyWebhookSignature,
+  type WebhookHeaders,
   WebhookSignatureError,
   type WebhookSignatureFailure,
+  type WebhookTestHeaderOptions,
 } from './webhooks.js';

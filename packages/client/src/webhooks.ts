@@ -4,6 +4,8 @@
  * the endpoint has (two for 24 hours after a rotation; either may match). Web Crypto only, so
  * it runs in Node ≥ 20 and in browsers and workers (hence async). Modelled on Stripe's
  * `constructEvent` and Svix's `verify`: the event comes back parsed, or the reason it is not.
+ * `generateWebhookTestHeaders` signs a payload as the service does, for a receiver's tests
+ * (stripe-node's `generateTestHeaderString`).
  */
 import type { Event } from './types.js';
 
@@ -114,20 +116,7 @@ async function check(
   if (signatures.length === 0) return 'no_signature';
   if (!timestamp || !/^\d{1,12}$/.test(timestamp)) return 'malformed';
 
-  const encoder = new TextEncoder();
-  const body = typeof payload === 'string' ? encoder.encode(payload) : payload;
-  const prefix = encoder.encode(`${timestamp}.`);
-  const signed = new Uint8Array(prefix.length + body.length);
-  signed.set(prefix);
-  signed.set(body, prefix.length);
-  const key = await crypto.subtle.importKey(
-    'raw',
-    encoder.encode(secret),
-    { name: 'HMAC', hash: 'SHA-256' },
-    false,
-    ['sign'],
-  );
-  const expected = hex(new Uint8Array(await crypto.subtle.sign('HMAC', key, signed)));
+  const expected = hex(await hmac(utf8(secret), `${timestamp}.`, payload));
   if (!signatures.some((signature) => constantTimeEqual(signature, expected))) {
     return 'bad_signature';
   }
@@ -139,6 +128,118 @@ async function check(
   return undefined;
 }
 
+/** The headers the service signs a delivery with, by their lower-case names. */
+export interface WebhookHeaders {
+  /** `t=<unix seconds>,v1=<hex>`, one `v1` per secret: what `constructWebhookEvent` checks. */
+  'animal-store-signature': string;
+  'animal-store-event-id': string;
+  /** Standard Webhooks (`standardwebhooks`, Svix): the event's id. */
+  'webhook-id': string;
+  /** Standard Webhooks: the signing time, in Unix seconds. */
+  'webhook-timestamp': string;
+  /** Standard Webhooks: `v1,<base64>`, one per secret, space-separated. */
+  'webhook-signature': string;
+}
+
+export interface WebhookTestHeaderOptions {
+  /** The body to sign, exactly as your test will hand it to the receiver. */
+  payload: string | Uint8Array;
+  /** The endpoint's `whsec_…`, or two, as the service signs for a day after a rotation. */
+  secret: string | readonly string[];
+  /** The signing time, in Unix seconds (default now). */
+  timestamp?: number | undefined;
+  /** The event's id (default: the payload's `id`, when it is an event; else a made-up one). */
+  eventId?: string | undefined;
+}
+
+/**
+ * The headers the service would send with `payload`, signed with `secret`: for testing a
+ * webhook receiver without the service (stripe-node's `generateTestHeaderString`). What it
+ * signs passes `constructWebhookEvent`, and the `standardwebhooks` package's `verify` (with the
+ * `webhook-*` headers), exactly as a real delivery does.
+ */
+export async function generateWebhookTestHeaders(
+  options: WebhookTestHeaderOptions,
+): Promise<WebhookHeaders> {
+  const { payload } = options;
+  const secrets = typeof options.secret === 'string' ? [options.secret] : [...options.secret];
+  // A secret must give both schemes a key: Web Crypto refuses an empty one.
+  const usable = (secret: unknown) =>
+    typeof secret === 'string' && secret !== '' && standardKey(secret).length > 0;
+  if (secrets.length === 0 || !secrets.every(usable)) {
+    throw new TypeError("generateWebhookTestHeaders: give the endpoint's secret (whsec_…).");
+  }
+  const timestamp = options.timestamp ?? Math.floor(Date.now() / 1000);
+  if (!Number.isSafeInteger(timestamp) || timestamp < 0) {
+    throw new TypeError(
+      `generateWebhookTestHeaders: timestamp must be Unix seconds; got ${timestamp}.`,
+    );
+  }
+  const eventId =
+    options.eventId ??
+    idOf(payload) ??
+    `evt_test_${hex(crypto.getRandomValues(new Uint8Array(8)))}`;
+  const ours = await Promise.all(
+    secrets.map(async (secret) => `v1=${hex(await hmac(utf8(secret), `${timestamp}.`, payload))}`),
+  );
+  const standard = await Promise.all(
+    secrets.map(
+      async (secret) =>
+        `v1,${base64(await hmac(standardKey(secret), `${eventId}.${timestamp}.`, payload))}`,
+    ),
+  );
+  return {
+    'animal-store-signature': [`t=${timestamp}`, ...ours].join(','),
+    'animal-store-event-id': eventId,
+    'webhook-id': eventId,
+    'webhook-timestamp': String(timestamp),
+    'webhook-signature': standard.join(' '),
+  };
+}
+
+/** The payload's `id`, when it is the JSON of an event. */
+function idOf(payload: string | Uint8Array): string | undefined {
+  try {
+    const text = typeof payload === 'string' ? payload : new TextDecoder().decode(payload);
+    const { id } = JSON.parse(text) as { id?: unknown };
+    return typeof id === 'string' && id !== '' ? id : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+const BASE64 = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/';
+
+/**
+ * The Standard Webhooks key of a secret: its part after `whsec_`, base64-decoded, as the spec's
+ * libraries read it and as the service does (Node's decoder: the URL-safe alphabet too, other
+ * characters skipped, up to the first `=`). The service's secrets are base62, so every
+ * character counts.
+ */
+function standardKey(secret: string): Uint8Array<ArrayBuffer> {
+  const bytes: number[] = [];
+  let bits = 0;
+  let count = 0;
+  for (const char of secret.replace(/^whsec_/, '')) {
+    if (char === '=') break;
+    const digit = BASE64.indexOf(char === '-' ? '+' : char === '_' ? '/' : char);
+    if (digit < 0) continue;
+    bits = ((bits << 6) | digit) & 0xffffff;
+    count += 6;
+    if (count >= 8) {
+      count -= 8;
+      bytes.push((bits >> count) & 0xff);
+    }
+  }
+  return new Uint8Array(bytes);
+}
+
+function base64(bytes: Uint8Array): string {
+  let binary = '';
+  for (const byte of bytes) binary += String.fromCharCode(byte);
+  return btoa(binary);
+}
+
 function isEvent(value: unknown): value is Event {
   if (typeof value !== 'object' || value === null) return false;
   const { id, type, createdAt } = value as Record<string, unknown>;
@@ -148,6 +249,31 @@ function isEvent(value: unknown): value is Event {
     typeof createdAt === 'string' &&
     'data' in value
   );
+}
+
+function utf8(text: string): Uint8Array<ArrayBuffer> {
+  return new TextEncoder().encode(text);
+}
+
+/** HMAC-SHA256 with `key` of `prefix` then `payload`'s bytes (Web Crypto). */
+async function hmac(
+  key: Uint8Array<ArrayBuffer>,
+  prefix: string,
+  payload: string | Uint8Array,
+): Promise<Uint8Array> {
+  const body = typeof payload === 'string' ? utf8(payload) : payload;
+  const head = utf8(prefix);
+  const signed = new Uint8Array(head.length + body.length);
+  signed.set(head);
+  signed.set(body, head.length);
+  const imported = await crypto.subtle.importKey(
+    'raw',
+    key,
+    { name: 'HMAC', hash: 'SHA-256' },
+    false,
+    ['sign'],
+  );
+  return new Uint8Array(await crypto.subtle.sign('HMAC', imported, signed));
 }
 
 function hex(bytes: Uint8Array): string {

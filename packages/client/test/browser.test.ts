@@ -90,11 +90,17 @@ describe('the SDK in a browser', () => {
       });
       const category = await client.categories.create({ name: 'Browser' });
       const { response } = await client.categories.delete(category.id).withResponse();
+      // Web Crypto's HMAC, as in Node: the test-signing helper and the check agree.
+      const secret = 'whsec_0123456789ABCDEFGHIJabcdefghijKL';
+      const payload = '{"id":"evt_1","type":"pet.created","createdAt":"x","data":{}}';
+      const headers = await window.sdk.generateWebhookTestHeaders({ payload, secret });
+      const signed = headers['animal-store-signature'];
       return {
         category,
         limit: client.rateLimit?.limit,
         created: category.lastResponse.status,
         deleted: response.status,
+        verified: await window.sdk.verifyWebhookSignature(secret, signed, payload),
       };
     }, tenant.key);
     assert.deepEqual(result, {
@@ -102,6 +108,7 @@ describe('the SDK in a browser', () => {
       limit: 1e6,
       created: 201,
       deleted: 204,
+      verified: true,
     });
     assert.ok(site.seen.includes('POST /v1/categories'));
     assert.equal(idempotencyKeys.length, 1);

@@ -6,11 +6,36 @@ import {
   constructWebhookEvent,
   createClient,
   type Event,
+  generateWebhookTestHeaders,
   NotFoundError,
   type Pet,
   VERSION,
 } from '../src/index.js';
-import { type ForwardingServer, type Live, live, proxy, type Receiver, receiver } from './live.js';
+import {
+  type ForwardingServer,
+  type Live,
+  live,
+  proxy,
+  type Received,
+  type Receiver,
+  receiver,
+} from './live.js';
+
+/**
+ * The five signature headers of a real delivery, beside what `generateWebhookTestHeaders` makes
+ * of its body, time and id with these secrets: they must be the same.
+ */
+async function signedAlike(delivery: Received, secret: string | string[]) {
+  const sent = delivery.headers;
+  const made = await generateWebhookTestHeaders({
+    payload: delivery.body,
+    secret,
+    timestamp: Number(sent['webhook-timestamp']),
+    eventId: String(sent['webhook-id']),
+  });
+  const names = Object.keys(made) as Array<keyof typeof made>;
+  return { sent: Object.fromEntries(names.map((name) => [name, sent[name]])), made };
+}
 
 /** Short webhook back-off and polling, so deliveries take milliseconds. */
 const FAST = { WEBHOOK_RETRY_BASE_MS: '30', WEBHOOK_RETRY_MAX_MS: '200', WEBHOOK_POLL_MS: '20' };
@@ -101,6 +126,9 @@ describe('events and webhooks as resources, against a live server', () => {
       constructWebhookEvent(delivery.body, delivery.headers['animal-store-signature'], 'whsec_x'),
       { name: 'WebhookSignatureError', reason: 'bad_signature' },
     );
+    // The test-signing helper signs as the service did, every header of it.
+    const alike = await signedAlike(delivery, endpoint.secret);
+    assert.deepEqual(alike.sent, alike.made);
 
     const changed = await client.webhooks.update(endpoint.id, { events: ['*'] });
     assert.deepEqual(changed.events, ['*']);
@@ -147,6 +175,9 @@ describe('events and webhooks as resources, against a live server', () => {
       const signed = fourth.headers['animal-store-signature'];
       assert.equal((await constructWebhookEvent(fourth.body, signed, key)).type, 'webhook.test');
     }
+    // The new secret first, then the previous, as the service signs during the day after.
+    const rotation = await signedAlike(fourth, [rotated.secret, endpoint.secret]);
+    assert.deepEqual(rotation.sent, rotation.made);
 
     await client.webhooks.delete(endpoint.id);
     await assert.rejects(client.webhooks.get(endpoint.id), NotFoundError);

@@ -1,9 +1,12 @@
 import assert from 'node:assert/strict';
 import { createHmac } from 'node:crypto';
 import { describe, it } from 'node:test';
+import { Webhook } from 'standardwebhooks';
+import { signature } from '../../../src/webhooks/dispatcher.js';
 import {
   constructWebhookEvent,
   type Event,
+  generateWebhookTestHeaders,
   verifyWebhookSignature,
   WebhookSignatureError,
   type WebhookSignatureFailure,
@@ -152,5 +155,98 @@ describe('verifyWebhookSignature (the boolean check, kept)', () => {
       false,
     );
     assert.equal(await verifyWebhookSignature(secret, header, body, 600, (now + 301) * 1000), true);
+  });
+});
+
+describe('generateWebhookTestHeaders', () => {
+  /** A secret as the service makes one: whsec_ and 32 base62 characters. */
+  const made = 'whsec_Q2hlY2tzMTIzNDU2Nzg5MGFiY2RlZmdo';
+  const previous = 'whsec_0123456789ABCDEFGHIJabcdefghijKL';
+  /** The Standard Webhooks signature as the service's dispatcher computes it, with Node's crypto. */
+  const standard = (secret: string, id: string, t: number, text: string) =>
+    `v1,${createHmac('sha256', Buffer.from(secret.replace(/^whsec_/, ''), 'base64'))
+      .update(`${id}.${t}.${text}`)
+      .digest('base64')}`;
+
+  it("signs as the service's dispatcher does, with one secret or a rotation's two", async () => {
+    for (const secrets of [[made], [made, previous]]) {
+      const headers = await generateWebhookTestHeaders({
+        payload: body,
+        secret: secrets,
+        timestamp: now,
+      });
+      assert.deepEqual(headers, {
+        'animal-store-signature': signature(secrets, now, body),
+        'animal-store-event-id': 'evt_1',
+        'webhook-id': 'evt_1',
+        'webhook-timestamp': String(now),
+        'webhook-signature': secrets.map((key) => standard(key, 'evt_1', now, body)).join(' '),
+      });
+    }
+  });
+
+  it('reads a secret as the service does, whatever its characters', async () => {
+    // Node's base64 decoder, which the service uses, takes the URL-safe alphabet, skips other
+    // characters and stops at "=": the helper's key is the same.
+    for (const key of [secret, 'whsec_a-b_c/d+e', 'whsec_ab==cd', 'whsec_x!y z']) {
+      const headers = await generateWebhookTestHeaders({
+        payload: body,
+        secret: key,
+        timestamp: now,
+      });
+      assert.equal(headers['webhook-signature'], standard(key, 'evt_1', now, body), key);
+    }
+  });
+
+  it('makes headers constructWebhookEvent and the standardwebhooks package accept', async () => {
+    const headers = await generateWebhookTestHeaders({ payload: body, secret: [made, previous] });
+    for (const key of [made, previous]) {
+      const event = await constructWebhookEvent(body, headers['animal-store-signature'], key);
+      assert.equal(event.id, 'evt_1');
+      assert.equal(
+        await verifyWebhookSignature(key, headers['animal-store-signature'], body),
+        true,
+      );
+      const verified = new Webhook(key).verify(body, headers) as { id: string };
+      assert.equal(verified.id, 'evt_1');
+    }
+    assert.throws(() =>
+      new Webhook('whsec_AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA').verify(body, headers),
+    );
+    await assert.rejects(constructWebhookEvent(body, headers['animal-store-signature'], secret), {
+      reason: 'bad_signature',
+    });
+    // From bytes, as a Buffer body comes.
+    const bytes = await generateWebhookTestHeaders({ payload: Buffer.from(body), secret: made });
+    assert.equal(
+      (await constructWebhookEvent(Buffer.from(body), bytes['animal-store-signature'], made)).id,
+      'evt_1',
+    );
+  });
+
+  it("takes the event's id from the payload, else the one given, else makes one", async () => {
+    const given = await generateWebhookTestHeaders({
+      payload: body,
+      secret: made,
+      eventId: 'evt_x',
+    });
+    assert.equal(given['webhook-id'], 'evt_x');
+    assert.equal(new Webhook(made).verify(body, given) !== undefined, true);
+    const none = await generateWebhookTestHeaders({ payload: 'not json', secret: made });
+    assert.match(none['webhook-id'], /^evt_test_[0-9a-f]{16}$/);
+    assert.equal(none['animal-store-event-id'], none['webhook-id']);
+  });
+
+  it('refuses what it cannot sign with', async () => {
+    for (const options of [
+      { payload: body, secret: '' },
+      { payload: body, secret: [] },
+      { payload: body, secret: 'whsec_' },
+      { payload: body, secret: [made, ''] },
+      { payload: body, secret: made, timestamp: 1.5 },
+      { payload: body, secret: made, timestamp: -1 },
+    ]) {
+      await assert.rejects(generateWebhookTestHeaders(options), TypeError);
+    }
   });
 });
