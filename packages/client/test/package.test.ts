@@ -9,6 +9,7 @@
  */
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
+import { once } from 'node:events';
 import {
   cpSync,
   existsSync,
@@ -20,6 +21,7 @@ import {
   symlinkSync,
   writeFileSync,
 } from 'node:fs';
+import { createServer, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -121,6 +123,47 @@ describe('the packed package', () => {
       '--no-color',
     ]);
     assert.match(attw.stdout, /No problems found/, attw.stdout);
+  });
+
+  it('passes npm publish --dry-run clean, without reaching the registry', async () => {
+    // Every connection npm makes goes to this proxy, which counts it and closes it.
+    const reached: string[] = [];
+    const trap = createServer((socket: Socket) => {
+      reached.push('a connection');
+      socket.on('error', () => {});
+      socket.once('data', (chunk) => {
+        reached.push(chunk.toString('latin1').split('\r\n')[0] ?? '');
+        socket.destroy();
+      });
+    });
+    trap.listen(0, '127.0.0.1');
+    await once(trap, 'listening');
+    const address = trap.address();
+    assert.ok(address && typeof address === 'object');
+    const proxied = {
+      ...process.env,
+      npm_config_proxy: `http://127.0.0.1:${address.port}`,
+      npm_config_https_proxy: `http://127.0.0.1:${address.port}`,
+      npm_config_noproxy: '',
+      npm_config_fetch_retries: '0',
+    };
+    try {
+      const release = await run(
+        process.execPath,
+        [join(work, 'packages/client/scripts/release.mjs'), '--dry-run-only'],
+        { cwd: join(work, 'packages/client'), env: proxied, timeout: 120_000 },
+      );
+      assert.match(release.stdout, /npm publish --dry-run is clean/, release.stderr);
+      assert.match(release.stdout + release.stderr, /\+ @animal-store\/client@/);
+      assert.deepEqual(reached, [], 'the dry run asked the registry nothing');
+      // The trap does see npm's requests: a ping, which must ask the registry, goes to it.
+      await assert.rejects(
+        run('npm', ['ping'], { cwd: join(work, 'packages/client'), env: proxied, timeout: 60_000 }),
+      );
+      assert.ok(reached.length > 0, 'npm ping went through the proxy');
+    } finally {
+      trap.close();
+    }
   });
 
   describe('installed in a scratch project', () => {
