@@ -166,6 +166,32 @@ describe('the packed package', () => {
     }
   });
 
+  it("installs from a checkout's folder, built", async () => {
+    // npm links the folder; the package's dependencies resolve from the checkout's own.
+    const project = join(work, 'linked');
+    mkdirSync(project);
+    writeFileSync(join(project, 'package.json'), '{"name":"linked","private":true}\n');
+    await run(
+      'npm',
+      ['install', '--offline', '--no-audit', '--no-fund', join(work, 'packages/client')],
+      {
+        cwd: project,
+        timeout: 120_000,
+      },
+    );
+    const { stdout } = await run(
+      process.execPath,
+      [
+        '--input-type=module',
+        '-e',
+        `import { VERSION, createClient } from '${manifest.name}';
+console.log(VERSION, typeof createClient().pets.create);`,
+      ],
+      { cwd: project },
+    );
+    assert.equal(stdout.trim(), `${manifest.version} function`);
+  });
+
   describe('installed in a scratch project', () => {
     let scratch: string;
     before(async () => {
