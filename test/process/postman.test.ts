@@ -2,7 +2,15 @@ import assert from 'node:assert/strict';
 import { createRequire } from 'node:module';
 import { after, before, describe, it } from 'node:test';
 import type { PostmanCollection } from '../../src/http/postman.js';
-import { newTenant, startApp, type TestApp } from '../helpers.js';
+import {
+  as,
+  basic,
+  createCategory,
+  createPet,
+  newTenant,
+  startApp,
+  type TestApp,
+} from '../helpers.js';
 
 /** The part of newman's Node API (https://github.com/postmanlabs/newman#api-reference) used here. */
 interface Newman {
@@ -18,7 +26,7 @@ interface Newman {
 }
 interface Execution {
   item: { name: string };
-  request: { method: string; url: { toString(): string } };
+  request: { method: string; url: { toString(): string }; body?: { raw?: string } };
   response?: { code: number; text(): string };
   requestError?: Error;
   assertions?: Array<{ assertion: string; skipped?: boolean; error?: { message: string } }>;
@@ -59,6 +67,15 @@ interface Item {
   request?: { url: object; header?: object; body?: object; auth?: object };
 }
 
+/** What of an account a run could leave. */
+interface Holdings {
+  pets: unknown[];
+  categories: unknown[];
+  orders: Array<{ id: number; status: string }>;
+  webhooks: unknown[];
+  keys: string[];
+}
+
 const requestsOf = (items: Item[]): Item[] =>
   items.flatMap((item) => (item.item ? requestsOf(item.item) : [item]));
 
@@ -89,10 +106,13 @@ describe('the Postman collection, run by newman against a fresh server', () => {
     assert.doesNotMatch(JSON.stringify(collection), /<long>|<string>/);
   });
 
-  /** What went wrong in a run: requests that failed, were not asserted, or did not hold. */
-  function failuresOf(summary: RunSummary): string[] {
+  /** What went wrong in a run: requests that failed, were not asserted, or did not hold.
+   * Every request runs, once, in order, but those `skipped`. */
+  function failuresOf(summary: RunSummary, skipped: RegExp[] = []): string[] {
     const { executions, stats } = summary.run;
-    const names = requestsOf(collection.item as Item[]).map((item) => item.name);
+    const names = requestsOf(collection.item as Item[])
+      .map((item) => item.name)
+      .filter((name) => !skipped.some((pattern) => pattern.test(name)));
     assert.deepEqual(
       executions.map((e) => e.item.name),
       names,
@@ -118,6 +138,70 @@ describe('the Postman collection, run by newman against a fresh server', () => {
     return failures;
   }
 
+  /** What of an account a run could leave: its pets, categories, orders, webhooks and keys.
+   * Read with `headers`, or else with a key made (after the keys are listed) and revoked here. */
+  async function holdings(account: {
+    email: string;
+    password: string;
+    headers?: object;
+  }): Promise<Holdings> {
+    const signedIn = { authorization: basic(account.email, account.password) };
+    const keys = await t.app.inject({ url: '/v1/keys', headers: signedIn });
+    assert.equal(keys.statusCode, 200, keys.body);
+    let headers = account.headers;
+    let made: string | undefined;
+    if (!headers) {
+      const key = await t.app.inject({ method: 'POST', url: '/v1/keys', headers: signedIn });
+      assert.equal(key.statusCode, 201, key.body);
+      headers = { authorization: `Bearer ${key.json().key}` };
+      made = key.json().id;
+    }
+    const list = async (url: string) => {
+      const res = await t.app.inject({ url, headers: { ...headers } });
+      assert.equal(res.statusCode, 200, `${url}: ${res.body}`);
+      return res.json();
+    };
+    const held = {
+      pets: await list('/v1/pets'),
+      categories: await list('/v1/categories'),
+      orders: await list('/v1/store/orders'),
+      webhooks: await list('/v1/webhooks'),
+      // Their last use moves on with the run: the keys are their ids.
+      keys: keys.json().map((key: { id: string }) => key.id),
+    };
+    if (made) {
+      const revoked = await t.app.inject({
+        method: 'DELETE',
+        url: `/v1/keys/${made}`,
+        headers: signedIn,
+      });
+      assert.equal(revoked.statusCode, 204, revoked.body);
+    }
+    return held;
+  }
+
+  const accounts = async () =>
+    Number(
+      (
+        await t.database.reader
+          .selectFrom('accounts')
+          .select((eb) => eb.fn.countAll().as('n'))
+          .executeTakeFirstOrThrow()
+      ).n,
+    );
+
+  /** Asserts the run left `after` as `before` was, but for the one order it placed, cancelled:
+   * orders are a record, which the API deletes none of. */
+  function assertNothingLeft(before: Holdings, after: Holdings): void {
+    const made = after.orders.filter((order) => !before.orders.some((o) => o.id === order.id));
+    assert.deepEqual(
+      made.map((order) => order.status),
+      ['cancelled'],
+    );
+    const kept = after.orders.filter((order) => !made.includes(order));
+    assert.deepEqual({ ...after, orders: kept }, before);
+  }
+
   it('runs every request in a working order, every one asserted, every assertion holding', {
     timeout: 60_000,
   }, async () => {
@@ -128,16 +212,52 @@ describe('the Postman collection, run by newman against a fresh server', () => {
     assert.ok(stats.assertions.total >= 2 * executions.length, `${stats.assertions.total}`);
     const signUp = executions[0];
     assert.equal(signUp?.response?.code, 201, 'a fresh run signs up');
+    // The account it signed up stays (the API closes none), holding only the order it placed,
+    // cancelled (the API deletes no order).
+    const { email, password } = JSON.parse(signUp?.request.body?.raw ?? '{}');
+    const nothing = { pets: [], categories: [], orders: [], webhooks: [], keys: [] };
+    assertNothingLeft(nothing, await holdings({ email, password }));
   });
 
   it('runs for someone who has an account: sign-up answers 409, the rest as before', {
     timeout: 60_000,
   }, async () => {
-    const { email, password } = await newTenant(t.app);
+    const tenant = await newTenant(t.app);
+    const { email, password } = tenant;
+    const before = await holdings(tenant);
     const summary = await run(collection, base, { email, password });
     assert.deepEqual(failuresOf(summary), []);
     const signUp = summary.run.executions[0];
     assert.equal(signUp?.response?.code, 409);
     assert.match(String(signUp?.item.name), /409/);
+    // The key it made, it revoked.
+    assertNothingLeft(before, await holdings(tenant));
+  });
+
+  it('runs with a key alone in an account that has data: no sign-up, nothing left behind', {
+    timeout: 60_000,
+  }, async () => {
+    const tenant = await newTenant(t.app);
+    const cats = await createCategory(t.app, tenant, 'Cats');
+    await createPet(t.app, tenant, { name: 'Tom', categoryId: cats.id });
+    const placed = await as(t.app, tenant, {
+      method: 'POST',
+      url: '/v1/store/orders',
+      payload: { petId: (await createPet(t.app, tenant, { categoryId: cats.id })).id },
+    });
+    assert.equal(placed.statusCode, 201, placed.body);
+    const before = await holdings(tenant);
+    const accountsBefore = await accounts();
+
+    const summary = await run(collection, base, { apiKey: tenant.key });
+    // Signing up and managing keys need an email and a password, which a key alone is not.
+    const skipped = [/^Create an account/, /^(Create|Revoke) an API key$/, /^List API keys$/];
+    assert.deepEqual(failuresOf(summary, skipped), []);
+    assert.equal(summary.run.stats.assertions.failed, 0);
+    const sent = summary.run.executions.map((e) => `${e.request.method} ${e.request.url}`);
+    assert.ok(!sent.some((s) => /\/v1\/(accounts|keys)\b/.test(s)), sent.join('\n'));
+
+    assert.equal(await accounts(), accountsBefore, 'an account was signed up');
+    assertNothingLeft(before, await holdings(tenant));
   });
 });
