@@ -3,13 +3,20 @@ import { describe, it } from 'node:test';
 import { sql } from 'kysely';
 import { buildApp } from '../src/app.js';
 import { loadConfig } from '../src/config.js';
-import { ERRORS } from '../src/errors.js';
+import { ERRORS, type ErrorCode, saysNextStep, withNextStep } from '../src/errors.js';
 import { toApiError } from '../src/http/error-handler.js';
 import { createLog } from '../src/log.js';
 import { Outages } from '../src/ops/outages.js';
 import { openDatabase } from '../src/store/database.js';
 import { raisedByPostgres, storeTrouble } from '../src/store/store-errors.js';
-import { captureLog, newTenant, startApp } from './helpers.js';
+import {
+  as,
+  captureLog,
+  createCategory,
+  createPet,
+  newTenant,
+  startApp,
+} from './helpers.js';
 
 /** A log stream for an app, and what was written to it. */
 describe('error table and handler', () => {
@@ -17,6 +24,79 @@ describe('error table and handler', () => {
     for (const [code, { status }] of Object.entries(ERRORS)) {
       assert.match(code, /^[a-z]+(_[a-z]+)*$/, code);
       assert.ok(status >= 400 && status < 600, code);
+    }
+  });
+
+  it('gives every code a next step: one short sentence that tells the caller what to do', () => {
+    for (const [code, { next }] of Object.entries(ERRORS)) {
+      assert.ok(saysNextStep(next), `${code}: ${next}`);
+      assert.match(next, /^[A-Z][^]*\.$/, code);
+      assert.doesNotMatch(next.slice(0, -1), /\.\s/, `${code}: one sentence`);
+      assert.ok(next.length <= 120, `${code}: ${next.length} characters`);
+      // Said once: a message that ends with it is left as it is.
+      assert.equal(withNextStep(code as ErrorCode, next), next, code);
+    }
+  });
+
+  it("adds its code's next step to a message that says none, and none to one that does", () => {
+    const { next } = ERRORS.not_found;
+    assert.equal(withNextStep('not_found', 'No pet 7.'), `No pet 7. ${next}`);
+    for (const said of [
+      'No category 3 in this account; create it first.',
+      'Send your API key as `Authorization: Bearer <API_KEY>`.',
+      'Too many attempts. Wait 5 s, then try again.',
+      'This operation was removed on 2030-12-05: use GET /v1/pets?id={petId}.',
+      'A request with this Idempotency-Key is still running, or retry later.',
+    ]) {
+      assert.equal(withNextStep('not_found', said), said);
+    }
+    // A word that begins an instruction elsewhere is none in the middle of a clause, nor as a
+    // header's name.
+    for (const problem of [
+      'The Idempotency-Key is in use by another request.',
+      'Pet 3 is sold, not available.',
+      'Retry-After was missing.',
+    ]) {
+      assert.ok(!saysNextStep(problem), problem);
+    }
+  });
+
+  it("adds the next step to every kind of answer: a change's failure, a thrown error, a 500", async () => {
+    const t = await startApp();
+    try {
+      t.app.get('/v1/boom', async () => {
+        throw new Error('broken on purpose');
+      });
+      const tenant = await newTenant(t.app);
+      const category = await createCategory(t.app, tenant);
+      const pet = await createPet(t.app, tenant, { categoryId: category.id, status: 'sold' });
+      const answers = {
+        // A failure a POST's change returned (src/http/reply.ts).
+        pet_not_available: await as(t.app, tenant, {
+          method: 'POST',
+          url: '/v1/store/orders',
+          payload: { petId: pet.id },
+        }),
+        // Thrown, through the error handler.
+        invalid_transition: await as(t.app, tenant, {
+          method: 'PATCH',
+          url: `/v1/pets/${pet.id}`,
+          payload: { status: 'available' },
+        }),
+        validation_failed: await as(t.app, tenant, { url: '/v1/pets?limit=0' }),
+        internal_error: await t.app.inject({ url: '/v1/boom' }),
+      };
+      for (const [code, res] of Object.entries(answers)) {
+        const body = res.json();
+        assert.equal(body.code, code, res.body);
+        assert.ok(body.message.endsWith(ERRORS[code as ErrorCode].next), res.body);
+      }
+      assert.equal(
+        answers.pet_not_available.json().message,
+        `Pet ${pet.id} is sold, not available. ${ERRORS.pet_not_available.next}`,
+      );
+    } finally {
+      await t.close();
     }
   });
 
@@ -249,7 +329,7 @@ describe('error table and handler', () => {
       assert.equal(res.statusCode, 500);
       assert.deepEqual(res.json(), {
         code: 'internal_error',
-        message: 'Something went wrong on our side; it has been logged.',
+        message: `Something went wrong on our side; it has been logged. ${ERRORS.internal_error.next}`,
         status: 500,
       });
     } finally {

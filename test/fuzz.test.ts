@@ -26,7 +26,7 @@ import { after, before, describe, it } from 'node:test';
 import fc from 'fast-check';
 import type { InjectOptions, LightMyRequestResponse } from 'fastify';
 import { createApiKey, revokeKey } from '../src/domain/api-keys.js';
-import { ERRORS } from '../src/errors.js';
+import { ERRORS, saysNextStep } from '../src/errors.js';
 import {
   as,
   basic,
@@ -1077,6 +1077,7 @@ function checkResponse(req: FuzzRequest, res: LightMyRequestResponse, op: Operat
       `the error table gives ${code} another status: ${what}`,
     );
     assert.ok(typeof error.message === 'string' && error.message !== '', `no message: ${what}`);
+    assert.ok(saysNextStep(error.message), `a message without a next step: ${what}`);
     if (error.details !== undefined) {
       assert.ok(Array.isArray(error.details), `details not a list: ${what}`);
       for (const detail of error.details as unknown[]) {

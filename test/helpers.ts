@@ -13,6 +13,7 @@ import { createAccount, nobodyToTell, setPlan } from '../src/domain/accounts.js'
 import { createApiKey } from '../src/domain/api-keys.js';
 import { Passwords } from '../src/domain/passwords.js';
 import type { Limits, Plan } from '../src/domain/plans.js';
+import { saysNextStep } from '../src/errors.js';
 import { messages } from '../src/messages/plugin.js';
 import type { MessageSink } from '../src/messages/sink.js';
 import { type Database, openDatabase } from '../src/store/database.js';
@@ -341,7 +342,7 @@ export async function createPet(
   return res.json();
 }
 
-/** Asserts the seed's Error shape and returns the code. */
+/** Asserts the seed's Error shape, its message saying what to do next, and returns the code. */
 export function errorCode(res: LightMyRequestResponse): string {
   const body = res.json();
   if (typeof body.code !== 'string' || typeof body.message !== 'string') {
@@ -350,6 +351,7 @@ export function errorCode(res: LightMyRequestResponse): string {
   if (body.status !== res.statusCode) {
     throw new Error(`Error status ${body.status} differs from HTTP ${res.statusCode}`);
   }
+  if (!saysNextStep(body.message)) throw new Error(`a message without a next step: ${res.body}`);
   return body.code;
 }
 

@@ -10,6 +10,7 @@ import Ajv2020Module from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
 import type { LightMyRequestResponse } from 'fastify';
 import openapiTS, { astToString } from 'openapi-typescript';
+import { ERRORS } from '../src/errors.js';
 import {
   as,
   createCategory,
@@ -496,7 +497,8 @@ describe('OpenAPI document for clients', () => {
     assert.equal(errorCode(body), 'validation_failed');
     assert.equal(
       body.json().message,
-      'Invalid body/status: must be one of: available, pending, sold.',
+      'Invalid body/status: must be one of: available, pending, sold. ' +
+        ERRORS.validation_failed.next,
     );
     const query = await as(t.app, tenant, { method: 'GET', url: '/v1/store/orders?status=lost' });
     assert.equal(errorCode(query), 'validation_failed');

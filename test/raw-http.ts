@@ -8,6 +8,7 @@ import { once } from 'node:events';
 import { connect, type Socket } from 'node:net';
 import { after } from 'node:test';
 import { setTimeout as delay } from 'node:timers/promises';
+import { saysNextStep } from '../src/errors.js';
 import { startApp, type TestApp } from './helpers.js';
 
 /** Every raw connection opened here, destroyed in `after` whatever a test did with it. */
@@ -140,7 +141,7 @@ export async function sendAllThenRead(
 }
 
 /** Asserts that a raw answer is a complete Error body of `status` and `code`, with a short
- * message, read without a reset; returns the message. */
+ * message that says what to do next, read without a reset; returns the message. */
 export function assertRawError(
   client: RawClient,
   status: number,
@@ -160,6 +161,7 @@ export function assertRawError(
   assert.equal(typeof body.message, 'string', label);
   const message = body.message as string;
   assert.ok(message.length < 300, `${label}: a message of ${message.length} characters`);
+  assert.ok(saysNextStep(message), `${label}: no next step in ${message}`);
   return message;
 }
 
@@ -177,6 +179,7 @@ export async function assertError(
   assert.equal(body.code, code, `${label}: ${text.slice(0, 300)}`);
   assert.equal(body.status, status, label);
   assert.equal(typeof body.message, 'string', label);
+  assert.ok(saysNextStep(body.message), `${label}: no next step in ${body.message}`);
   return body;
 }
 

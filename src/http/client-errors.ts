@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
 import type { preParsingHookHandler } from 'fastify';
-import { ApiError, excerpt } from '../errors.js';
+import { ApiError, errorBody, excerpt } from '../errors.js';
 
 /** How long a connection refused by the parser is read from (and what it sends discarded)
  * after the answer, so that a client still sending reads the answer instead of a reset. */
@@ -127,7 +127,7 @@ export function clientErrorHandler(err: ParserError, socket: Socket): void {
     return;
   }
   const error = clientErrorOf(err);
-  const body = JSON.stringify({ code: error.code, message: error.message, status: error.status });
+  const body = JSON.stringify(errorBody(error.code, error.message));
   socket.end(
     `HTTP/1.1 ${error.status} ${STATUS_CODES[error.status]}\r\n` +
       'Content-Type: application/json; charset=utf-8\r\n' +

@@ -1,5 +1,5 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { ApiError, type ErrorCode, excerpt, RETRY_SOON } from '../errors.js';
+import { ApiError, type ErrorCode, errorBody, excerpt, RETRY_SOON } from '../errors.js';
 import { brief } from '../ops/outages.js';
 import { OutcomeUnknownError, type Refusal, WriteRefusedError } from '../store/group-commit.js';
 import { type StoreTrouble, storeTrouble, valueRefused } from '../store/store-errors.js';
@@ -43,12 +43,7 @@ export function sendError(reply: FastifyReply, error: ApiError): FastifyReply {
   return reply
     .code(error.status)
     .type('application/json; charset=utf-8')
-    .send({
-      code: error.code,
-      message: error.message,
-      status: error.status,
-      ...(error.details && { details: error.details }),
-    });
+    .send(errorBody(error.code, error.message, error.details));
 }
 
 const TROUBLE_MESSAGES: Record<StoreTrouble, string> = {

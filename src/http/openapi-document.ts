@@ -1,6 +1,6 @@
 import { isDeepStrictEqual } from 'node:util';
 import type { TSchema } from 'typebox';
-import { ERRORS, type ErrorCode } from '../errors.js';
+import { ERRORS, type ErrorCode, withNextStep } from '../errors.js';
 import { BASIC_ERRORS, BEARER_ERRORS, byStatus } from './operation.js';
 import {
   AccountView,
@@ -304,7 +304,8 @@ const SHARED_RESPONSES: Record<string, ErrorCode[]> = {
   WriteUnavailable: ['service_unavailable', 'outcome_unknown'],
 };
 
-/** An example message for each code: its meaning in the error table, unless said here. */
+/** An example message for each code: its meaning in the error table, unless said here; then,
+ * as in every answer, its next step. */
 const EXAMPLE_MESSAGES: Partial<Record<ErrorCode, string>> = {
   validation_failed: 'Invalid body/status: must be one of: available, pending, sold.',
   rate_limited:
@@ -315,7 +316,8 @@ const EXAMPLE_MESSAGES: Partial<Record<ErrorCode, string>> = {
 
 function errorExample(code: ErrorCode): Json {
   const { status, description } = ERRORS[code];
-  const value: Json = { code, message: EXAMPLE_MESSAGES[code] ?? description, status };
+  const message = withNextStep(code, EXAMPLE_MESSAGES[code] ?? description);
+  const value: Json = { code, message, status };
   if (code === 'validation_failed') {
     value.details = [
       { location: 'body/status', message: 'must be one of: available, pending, sold' },

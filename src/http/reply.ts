@@ -1,6 +1,6 @@
 import type { FastifyReply } from 'fastify';
 import type { Result } from '../domain/result.js';
-import { ApiError, ERRORS } from '../errors.js';
+import { ApiError, ERRORS, errorBody } from '../errors.js';
 
 /** What a POST answers, as a value: kept for its idempotency key (src/http/idempotency.ts) and
  * sent, then sent again as it is. */
@@ -18,8 +18,7 @@ export function created(body: unknown, location?: URL): Answer {
 /** The answer of a service result: `ok` shapes a success; a failure is its Error body. */
 export function answerOf<T>(result: Result<T>, ok: (value: T) => Answer): Answer {
   if (result.ok) return ok(result.value);
-  const { status } = ERRORS[result.code];
-  return { status, body: { code: result.code, message: result.message, status } };
+  return { status: ERRORS[result.code].status, body: errorBody(result.code, result.message) };
 }
 
 export function send(reply: FastifyReply, answer: Answer): FastifyReply {
