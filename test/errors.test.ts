@@ -100,6 +100,39 @@ describe('error table and handler', () => {
     }
   });
 
+  it('names the path a 404 meant when only the /v1 prefix was added or left out', async () => {
+    const t = await startApp();
+    try {
+      const tenant = await newTenant(t.app);
+      const messageOf = async (method: 'GET' | 'POST', url: string) => {
+        const res = await as(t.app, tenant, { method, url });
+        assert.equal(res.statusCode, 404, res.body);
+        assert.equal(res.json().code, 'route_not_found');
+        return res.json().message;
+      };
+      assert.equal(
+        await messageOf('GET', '/v1/healthz'),
+        'No operation at /v1/healthz; send it to /healthz instead.',
+      );
+      assert.equal(
+        await messageOf('GET', '/pets?status=sold'),
+        'No operation at /pets; send it to /v1/pets instead.',
+      );
+      assert.equal(
+        await messageOf('GET', '/store/orders/7'),
+        'No operation at /store/orders/7; send it to /v1/store/orders/7 instead.',
+      );
+      for (const url of ['/v1/no-such-route', '/nowhere', '/v1/']) {
+        assert.equal(
+          await messageOf('GET', url),
+          `No operation at ${url}; see /docs for the paths served (the API's start with /v1).`,
+        );
+      }
+    } finally {
+      await t.close();
+    }
+  });
+
   it("never lets an unexpected error's text reach the client", () => {
     const err = toApiError(new Error('connection to 10.0.0.5 failed: password authentication'));
     assert.equal(err.status, 500);

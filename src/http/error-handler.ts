@@ -184,12 +184,26 @@ export function registerErrorHandling(app: FastifyInstance): void {
         ),
       );
     }
-    return sendError(
-      reply,
-      new ApiError('route_not_found', `No operation at ${excerpt(path)}; see /docs.`),
-    );
+    return sendError(reply, new ApiError('route_not_found', notFoundMessage(app, path)));
   });
 }
+
+/**
+ * What a 404 says: the path that would have been served, when the caller only added or left
+ * out the API's prefix (`/pets` for `/v1/pets`, `/v1/healthz` for `/healthz`); else where the
+ * paths are listed.
+ */
+function notFoundMessage(app: FastifyInstance, path: string): string {
+  const served = (url: string) =>
+    url !== '/' && METHODS.some((method) => app.findRoute({ method, url }) !== null);
+  const unprefixed = path.startsWith(`${API_PREFIX}/`) ? path.slice(API_PREFIX.length) : undefined;
+  const meant = unprefixed !== undefined ? unprefixed : `${API_PREFIX}${path === '/' ? '' : path}`;
+  const said = `No operation at ${excerpt(path)}`;
+  if (served(meant)) return `${said}; send it to ${excerpt(meant)} instead.`;
+  return `${said}; see /docs for the paths served (the API's start with ${API_PREFIX}).`;
+}
+
+const API_PREFIX = '/v1';
 
 /** The methods an `Allow` header may list: those routes are declared with (HEAD with GET). */
 const METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'] as const;
