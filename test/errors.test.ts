@@ -11,6 +11,7 @@ import { openDatabase } from '../src/store/database.js';
 import { raisedByPostgres, storeTrouble } from '../src/store/store-errors.js';
 import {
   as,
+  basic,
   captureLog,
   createCategory,
   createPet,
@@ -128,6 +129,50 @@ describe('error table and handler', () => {
           `No operation at ${url}; see /docs for the paths served (the API's start with /v1).`,
         );
       }
+    } finally {
+      await t.close();
+    }
+  });
+
+  it('tells a refused API key what is wrong with it and how to get a working one', async () => {
+    const t = await startApp();
+    try {
+      const tenant = await newTenant(t.app);
+      const revoked = await newTenant(t.app);
+      const gone = await t.app.inject({
+        method: 'DELETE',
+        url: `/v1/keys/${revoked.keyId}`,
+        headers: { authorization: basic(revoked.email, revoked.password) },
+      });
+      assert.equal(gone.statusCode, 204, gone.body);
+      const refusal = async (key: string) => {
+        const res = await t.app.inject({
+          url: '/v1/pets',
+          headers: { authorization: `Bearer ${key}` },
+        });
+        assert.equal(res.json().code, 'invalid_api_key', res.body);
+        assert.ok(!res.body.includes(key), 'the key is echoed back');
+        return res.json().message;
+      };
+      const unknown = `as_test_${'x'.repeat(40)}`;
+      const getOne = "Get a working key in the portal's Keys page or with `POST /v1/keys`.";
+      assert.equal(
+        await refusal('not-a-key'),
+        `This is not an API key of ours: ours start \`as_test_\` or \`as_live_\`. ${getOne}`,
+      );
+      // Unknown and revoked are one answer (docs/decisions/0078-errors-say-what-to-do.md).
+      assert.equal(
+        await refusal(unknown),
+        `This API key is unknown to this server, or revoked. ${getOne}`,
+      );
+      assert.equal(await refusal(revoked.key), await refusal(unknown));
+      assert.equal(
+        await refusal(`as_live_${'x'.repeat(40)}`),
+        'This API key belongs to the production environment, and this server is development: ' +
+          "use the key there, or get an as_test_… key here, in the portal's Keys page or with " +
+          '`POST /v1/keys`.',
+      );
+      assert.equal((await as(t.app, tenant, { url: '/v1/pets' })).statusCode, 200);
     } finally {
       await t.close();
     }

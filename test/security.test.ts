@@ -491,9 +491,11 @@ describe('tenancy: another account cannot see or touch the owner’s objects', (
         assert.equal(errorCode(res), 'not_found', label);
         const targetId = String(op.path.includes('{petId}') ? target.petId : target.categoryId);
         // Same words as for an id that exists nowhere: the answer says nothing about the owner.
+        const withoutId = (message: string, id: string) =>
+          message.replace(new RegExp(`\\b${id}\\b`, 'g'), '<id>');
         assert.equal(
-          res.json().message.replaceAll(targetId, '<id>'),
-          never.json().message.replaceAll(ghostId, '<id>'),
+          withoutId(res.json().message, targetId),
+          withoutId(never.json().message, ghostId),
           label,
         );
         assert.ok(!res.body.includes('Owner'), `${label} leaks the owner's data: ${res.body}`);

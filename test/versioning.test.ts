@@ -113,7 +113,7 @@ describe('environments', () => {
       assert.equal(refused.statusCode, 401);
       assert.match(
         refused.json().message,
-        /staging or development environment; this is production/,
+        /staging or development environment, and this server is production: use the key there/,
       );
       const back = await as(dev.app, prodTenant, { method: 'GET', url: '/v1/pets' });
       assert.equal(back.statusCode, 401);

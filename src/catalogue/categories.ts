@@ -17,7 +17,11 @@ function toCategory(row: CategoryRow): Category {
   return { id: row.id, name: row.name };
 }
 
-const notFound = (id: number) => fail('not_found', `No category ${id} in this account.`);
+const notFound = (id: number) =>
+  fail(
+    'not_found',
+    `No category ${id} in this account; list its categories with \`GET /v1/categories\`.`,
+  );
 
 /** Adds a category, as a change: one blind insert, numbered in the account. */
 export function addCategory(clock: Clock, accountId: string, name: string): Write<Category> {

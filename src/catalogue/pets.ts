@@ -58,7 +58,8 @@ export function toPet(row: PetRow): Pet {
   };
 }
 
-const notFound = (id: number) => fail('not_found', `No pet ${id} in this account.`);
+const notFound = (id: number) =>
+  fail('not_found', `No pet ${id} in this account; list its pets with \`GET /v1/pets\`.`);
 const onOrder = (id: number) =>
   fail('pet_on_order', `Pet ${id} has an open order; cancel or deliver the order first.`);
 const unknownCategory = (id: number | undefined) =>

@@ -88,7 +88,11 @@ export async function signUp(
     work: async (tx): Promise<SignUpOutcome> =>
       (await insertAccount(tx, row))
         ? ok(toAccount(row))
-        : fail('email_taken', `An account with the email ${email} already exists.`),
+        : fail(
+            'email_taken',
+            `An account with the email ${email} already exists; sign in with it, or sign up ` +
+              'with another email.',
+          ),
   };
 }
 

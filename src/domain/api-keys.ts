@@ -158,7 +158,12 @@ export async function revokeKey(
       if (done) await announce(accountId);
     },
   });
-  return revoked ? ok(undefined) : fail('not_found', `No API key ${keyId} in this account.`);
+  return revoked
+    ? ok(undefined)
+    : fail(
+        'not_found',
+        `No API key ${keyId} in this account; list its keys with \`GET /v1/keys\`.`,
+      );
 }
 
 /** Operator revocation (CLI): by key id alone, whatever the account. */
@@ -173,7 +178,10 @@ export async function revokeKeyById(
   return revokeKey(store, clock, accountId, keyId, announce);
 }
 
-const INVALID_KEY = fail('invalid_api_key', 'The API key is not valid.');
+const INVALID_KEY = fail(
+  'invalid_api_key',
+  'This is not an API key of ours: ours start `as_test_` or `as_live_`.',
+);
 
 /** Verified keys kept at most; past it the cache starts again. */
 const VERIFIED_CACHE_SIZE = 10_000;
@@ -290,7 +298,9 @@ export class KeyAuthenticator {
     const other = secret.startsWith('as_live_') ? 'production' : 'staging or development';
     return fail(
       'invalid_api_key',
-      `This API key belongs to the ${other} environment; this is ${this.env}, which takes ${this.prefix}… keys.`,
+      `This API key belongs to the ${other} environment, and this server is ${this.env}: use ` +
+        `the key there, or get an ${this.prefix}… key here, in the portal's Keys page or with ` +
+        '`POST /v1/keys`.',
     );
   }
 
@@ -301,7 +311,7 @@ export class KeyAuthenticator {
     const found = await findLiveKeyByHash(this.store.reader, keyHash);
     if (!found) {
       this.verified.delete(keyHash);
-      return fail('invalid_api_key', 'The API key is not valid or has been revoked.');
+      return fail('invalid_api_key', 'This API key is unknown to this server, or revoked.');
     }
     // Frozen: a request that tried to change what every later request of the key is given
     // would throw, not spread its change.

@@ -71,7 +71,11 @@ function readBearer(
   const check = (secret: string) =>
     fresh ? keys.reverify(secret, fresh.version) : keys.authenticate(secret);
   if (header === undefined) {
-    return fail('missing_credentials', 'Send your API key as `Authorization: Bearer <API_KEY>`.');
+    return fail(
+      'missing_credentials',
+      'No API key was sent. Send one as `Authorization: Bearer <API_KEY>` (get it in the ' +
+        "portal's Keys page or with `POST /v1/keys`).",
+    );
   }
   // The usual spelling is read without the regular expression, whose backtracking grows a
   // stack on every request; every other spelling goes by the rule.
@@ -79,7 +83,10 @@ function readBearer(
   if (usual !== '' && !WHITESPACE.test(usual)) return check(usual);
   const match = BEARER.exec(header);
   if (!match?.[1]) {
-    return fail('malformed_authorization', 'The Authorization header must be `Bearer <API_KEY>`.');
+    return fail(
+      'malformed_authorization',
+      'The Authorization header is not `Bearer <API_KEY>`: send `Bearer`, a space, then the key.',
+    );
   }
   return check(match[1]);
 }
@@ -107,7 +114,7 @@ async function readBasic(
   if (colon <= 0) {
     return fail(
       'malformed_authorization',
-      'The Authorization header must be `Basic base64(email:password)`.',
+      'The Authorization header is not HTTP Basic; send `Basic base64(email:password)`.',
     );
   }
   const email = decoded.slice(0, colon);

@@ -19,7 +19,7 @@ const FRAMEWORK_CODES: Record<string, { code: ErrorCode; message?: string }> = {
   },
   FST_ERR_CTP_EMPTY_JSON_BODY: {
     code: 'invalid_json',
-    message: 'The body is empty but the content type says JSON.',
+    message: 'The body is empty, but its content type says JSON; send JSON, or no `Content-Type`.',
   },
   FST_ERR_CTP_INVALID_JSON_BODY: { code: 'invalid_json', message: 'The body is not valid JSON.' },
   FST_CSRF_MISSING_SECRET: CSRF_FAILED,
@@ -30,11 +30,13 @@ const FRAMEWORK_CODES: Record<string, { code: ErrorCode; message?: string }> = {
   },
   FST_ERR_BAD_URL: {
     code: 'bad_request',
-    message: 'The path is not valid: its percent-encoding does not decode to UTF-8.',
+    message:
+      'The path is not valid: its percent-encoding does not decode to UTF-8. Send each ' +
+      'character outside ASCII as its UTF-8 bytes, percent-encoded.',
   },
   FST_ERR_MAX_PARAM_LENGTH: {
     code: 'bad_request',
-    message: 'A path segment is longer than any identifier we issue.',
+    message: 'A path segment is longer than any identifier we issue; use an id from our answers.',
   },
 };
 
@@ -180,7 +182,8 @@ export function registerErrorHandling(app: FastifyInstance): void {
         reply,
         new ApiError(
           'method_not_allowed',
-          `${excerpt(request.method)} is not served at ${excerpt(path)}; it answers ${allowed.join(', ')}.`,
+          `${excerpt(request.method)} is not served at ${excerpt(path)}; use ` +
+            `${allowed.length > 1 ? 'one of ' : ''}${allowed.join(', ')}.`,
         ),
       );
     }

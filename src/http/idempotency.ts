@@ -26,7 +26,8 @@ export const KEPT_MS = 24 * 60 * 60 * 1000;
 /** At most 255 printable ASCII characters (spaces inside allowed). */
 const VALID_KEY = /^[\x20-\x7e]{1,255}$/;
 const INVALID_KEY =
-  'The Idempotency-Key header must be 1 to 255 printable ASCII characters, sent once.';
+  'The Idempotency-Key header must be 1 to 255 printable ASCII characters, sent once; send a ' +
+  'new UUID, for instance.';
 const RUNNING = 'A request with this Idempotency-Key is still running; retry in a moment.';
 /** Taken and then expired in the instant between: the key is free again. */
 const RELEASED = 'This Idempotency-Key was being released; retry.';

@@ -311,7 +311,7 @@ const EXAMPLE_MESSAGES: Partial<Record<ErrorCode, string>> = {
   rate_limited:
     'Rate limit of 60 requests per minute exceeded; retry in 23 s. Back off exponentially: ' +
     'requests sent while limited can get the key banned.',
-  not_found: 'No pet 7 in this account.',
+  not_found: 'No pet 7 in this account; list its pets with `GET /v1/pets`.',
 };
 
 function errorExample(code: ErrorCode): Json {

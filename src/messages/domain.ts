@@ -109,7 +109,12 @@ export async function getMessage(
   id: string,
 ): Promise<Result<MessageRecord, 'not_found'>> {
   const row = await findMessage(db, accountId, id);
-  if (!row) return fail('not_found', `No message ${id} in this account.`);
+  if (!row) {
+    return fail(
+      'not_found',
+      `No message ${id} in this account; use the id \`POST /messages\` answered with.`,
+    );
+  }
   const counts = await deliveryStatusCounts(db, accountId, messageResource(id));
   const count = (status: string) => counts.get(status) ?? 0;
   return ok({

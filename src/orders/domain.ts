@@ -46,7 +46,11 @@ function toOrder(row: OrderRow): Order {
   };
 }
 
-const notFound = (id: number) => fail('not_found', `No order ${id} in this account.`);
+const notFound = (id: number) =>
+  fail(
+    'not_found',
+    `No order ${id} in this account; list its orders with \`GET /v1/store/orders\`.`,
+  );
 
 /** The event of an order's move: `order.placed`, `order.approved`… */
 function orderEvent(order: Order): NewEvent {
@@ -77,7 +81,10 @@ export function placeOrder(
         const existing = await findNumbered(tx, 'pets', accountId, petId);
         return existing
           ? fail('pet_not_available', `Pet ${petId} is ${existing.status}, not available.`)
-          : fail('not_found', `No pet ${petId} in this account.`);
+          : fail(
+              'not_found',
+              `No pet ${petId} in this account; list its pets with \`GET /v1/pets\`.`,
+            );
       }
       const order = toOrder(await insertOrder(tx, accountId, petId, at));
       await recordEvents(tx, accountId, now, [

@@ -112,7 +112,12 @@ export const requestsPlugin = fp<Basics>(
       const host = request.host;
       if (host && host !== lastGoodHost) {
         if (!VALID_HOST.test(host)) {
-          done(new ApiError('bad_request', 'The Host header is not a valid host[:port].'));
+          done(
+            new ApiError(
+              'bad_request',
+              "The Host header is not a valid host[:port]; send the server's name or address.",
+            ),
+          );
           return;
         }
         lastGoodHost = host;

@@ -52,7 +52,8 @@ export function redactSecrets(text: string): string {
 
 /** What the log's routes answer (404) on a server that keeps none. */
 export const REQUEST_LOG_OFF =
-  'This server keeps no request log: its operator turned it off (REQUEST_LOG=off).';
+  'This server keeps no request log: its operator turned it off (REQUEST_LOG=off). Ask them ' +
+  'to turn it on.';
 
 /** The oldest instant whose entries are still kept at `now`. */
 export function requestLogKeptSince(now: Date): string {
@@ -354,7 +355,10 @@ export async function getRequestEntry(
   });
   return found
     ? ok(toDetail(found))
-    : fail('not_found', `No request ${id} in this account's log (kept 7 days).`);
+    : fail(
+        'not_found',
+        `No request ${id} in this account's log (kept 7 days); list it with \`GET /v1/requests\`.`,
+      );
 }
 
 export const STATS_PERIODS = { '24h': 24, '7d': 7 * 24 } as const;

@@ -119,7 +119,11 @@ function newSecret(): string {
   return `whsec_${randomBase62(32)}`;
 }
 
-const notFound = (id: string) => fail('not_found', `No webhook endpoint ${id} in this account.`);
+const notFound = (id: string) =>
+  fail(
+    'not_found',
+    `No webhook endpoint ${id} in this account; list them with \`GET /v1/webhooks\`.`,
+  );
 
 async function checkUrl(
   rules: WebhookRules,
@@ -296,7 +300,13 @@ export function retryDelivery(
     const at = rules.clock.now().toISOString();
     const row = await requeueDelivery(tx, accountId, id, deliveryId, at);
     const current = await findDelivery(tx, accountId, id, deliveryId);
-    if (!current) return fail('not_found', `No delivery ${deliveryId} to webhook ${id}.`);
+    if (!current) {
+      return fail(
+        'not_found',
+        `No delivery ${deliveryId} to webhook ${id}; list them with ` +
+          `\`GET /v1/webhooks/${id}/deliveries\`.`,
+      );
+    }
     if (!row) {
       return fail(
         'delivery_in_progress',
