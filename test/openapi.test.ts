@@ -357,14 +357,14 @@ describe('OpenAPI document', () => {
     for (const src of sources) {
       assert.doesNotMatch(src, /^([a-z][a-z0-9+.-]*:|\/\/)/i, `script from elsewhere: ${src}`);
     }
-    assert.ok(
-      sources.some((src) => new URL(src, 'http://service/docs/').pathname === '/docs/js/scalar.js'),
-      `the page does not load /docs/js/scalar.js: ${sources.join(', ')}`,
-    );
+    const script = sources
+      .map((src) => new URL(src, 'http://service/docs/').pathname)
+      .find((path) => /^\/docs\/js\/scalar\.[0-9a-f]{16}\.js$/.test(path));
+    assert.ok(script, `the page does not load /docs/js/scalar.<hash>.js: ${sources.join(', ')}`);
 
-    const script = await t.app.inject({ method: 'GET', url: '/docs/js/scalar.js' });
-    assert.equal(script.statusCode, 200);
-    assert.match(String(script.headers['content-type']), /^(application|text)\/javascript/);
-    assert.ok(script.body.length > 0, 'empty script');
+    const answer = await t.app.inject({ method: 'GET', url: script });
+    assert.equal(answer.statusCode, 200);
+    assert.match(String(answer.headers['content-type']), /^(application|text)\/javascript/);
+    assert.ok(answer.body.length > 0, 'empty script');
   });
 });

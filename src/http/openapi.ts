@@ -1,12 +1,14 @@
+import { readFileSync } from 'node:fs';
 import swagger from '@fastify/swagger';
 import scalar from '@scalar/fastify-api-reference';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { TSchema } from 'typebox';
 import type { Config } from '../config.js';
 import { ERRORS } from '../errors.js';
 import { finishDocument, OPTIONAL_BODY_KEY } from './openapi-document.js';
 import { registerPostman } from './postman.js';
 import { docsPageHeaders } from './security-headers.js';
+import { IMMUTABLE, REVALIDATE, StaticAsset } from './static-assets.js';
 
 const ERROR_TABLE = Object.entries(ERRORS)
   .map(([code, { status, description }]) => `| \`${code}\` | ${status} | ${description} |`)
@@ -170,7 +172,16 @@ export async function registerOpenApi(
     },
   });
 
-  app.get('/v1/openapi.json', { schema: { hide: true } }, () => app.swagger());
+  // The document is fixed once the routes are: it is serialised, hashed and compressed once.
+  let served: StaticAsset | undefined;
+  const document = () =>
+    (served ??= new StaticAsset(
+      Buffer.from(JSON.stringify(app.swagger())),
+      'application/json; charset=utf-8',
+    ));
+  const sendDocument = (request: FastifyRequest, reply: FastifyReply) =>
+    document().send(request, reply, REVALIDATE);
+  app.get('/v1/openapi.json', { schema: { hide: true } }, sendDocument);
   registerPostman(app);
 
   // The docs page loads nothing from anywhere but this service (issue 22): Scalar's hosted
@@ -180,14 +191,36 @@ export async function registerOpenApi(
   // every request the page makes in Chromium, "Test Request" included.
   // The page may not be framed (clickjacking) and runs only its own scripts: its scope's own
   // hooks say so (a Content Security Policy with its inline script's hash).
+  // Its script and document come from memory, compressed and cached
+  // (docs/decisions/0076-static-assets.md): the page names the script by its hash, so a browser
+  // keeps it for good, and is itself asked for again each time, so it names the current one.
   const headers = docsPageHeaders(config);
+  const script = scalarScript();
+  const scriptPath = `js/scalar.${script.hash}.js`;
   await app.register(async (docs) => {
     docs.addHook('onRequest', headers.onRequest);
+    docs.addHook('onRequest', (_request, reply, done) => {
+      reply.header('cache-control', REVALIDATE);
+      done();
+    });
     docs.addHook('onSend', headers.onSend);
+    // Scalar's own routes for its script (under the name it always had) and the document,
+    // answered as the hashed script is.
+    docs.addHook('onRoute', (route) => {
+      if (route.url === '/docs/js/scalar.js') {
+        route.handler = (request, reply) => script.send(request, reply, REVALIDATE);
+      } else if (route.url === '/docs/openapi.json') {
+        route.handler = sendDocument;
+      }
+    });
+    docs.get(`/docs/${scriptPath}`, { schema: { hide: true } }, (request, reply) =>
+      script.send(request, reply, IMMUTABLE),
+    );
     await docs.register(scalar, {
       routePrefix: '/docs',
       configuration: {
         pageTitle: 'Animal Store API',
+        cdn: scriptPath,
         favicon: '/favicon.svg',
         withDefaultFonts: false,
         telemetry: false,
@@ -196,4 +229,15 @@ export async function registerOpenApi(
       },
     });
   });
+}
+
+let scalarBundle: StaticAsset | undefined;
+
+/** The script Scalar's plugin serves (its browser bundle, megabytes), read once per process. */
+function scalarScript(): StaticAsset {
+  scalarBundle ??= new StaticAsset(
+    readFileSync(new URL('js/standalone.js', import.meta.resolve('@scalar/fastify-api-reference'))),
+    'application/javascript; charset=utf-8',
+  );
+  return scalarBundle;
 }

@@ -3,12 +3,12 @@ import { fileURLToPath } from 'node:url';
 import cookie from '@fastify/cookie';
 import csrf from '@fastify/csrf-protection';
 import formBody from '@fastify/formbody';
-import assets from '@fastify/static';
 import type { FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import helmet, { type HelmetOptions } from 'helmet';
 import { ApiError } from '../errors.js';
 import { logFailure, toApiError } from '../http/error-handler.js';
 import type { SignInThrottle } from '../http/sign-in-throttle.js';
+import { REVALIDATE, staticFolder } from '../http/static-assets.js';
 import { pageContext, sendHtml } from './render.js';
 import { accountPages } from './routes/account.js';
 import { authPages } from './routes/auth.js';
@@ -84,7 +84,11 @@ export async function portalPlugin(
     reply.headers(securityHeaders);
     done();
   });
-  await app.register(assets, { root: ASSETS, prefix: '/assets/', index: false });
+  // From memory, compressed and with an ETag (docs/decisions/0076-static-assets.md); under the
+  // names the layout gives them, so asked for again on each page and answered 304 until changed.
+  for (const [name, file] of staticFolder(ASSETS)) {
+    app.get(`/assets/${name}`, (request, reply) => file.send(request, reply, REVALIDATE));
+  }
 
   const renderError = async (request: FastifyRequest, reply: FastifyReply, error: ApiError) => {
     // A refusal past the limits is answered at the least cost: no form (so no CSRF token) and
