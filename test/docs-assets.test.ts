@@ -1,14 +1,16 @@
 /**
  * The docs page's and the portal's files (issue 54): compressed when the client takes it,
  * the same bytes once decompressed, cached by name or revalidated by ETag; the API's own answers
- * are not compressed.
+ * are not compressed. And the page's SDK section, whose example type-checks against the SDK.
  */
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { after, before, describe, it } from 'node:test';
+import { fileURLToPath } from 'node:url';
 import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 import type { LightMyRequestResponse } from 'fastify';
+import ts from 'typescript';
 import { chooseCoding, IMMUTABLE, REVALIDATE } from '../src/http/static-assets.js';
 import { newTenant, startApp, type TestApp } from './helpers.js';
 
@@ -173,3 +175,81 @@ describe('Accept-Encoding, as RFC 9110 weighs it', () => {
     for (const [header, coding] of cases) assert.equal(chooseCoding(header), coding, header);
   });
 });
+
+describe("the docs page's SDK section", () => {
+  let t: TestApp;
+  let description: string;
+  before(async () => {
+    t = await startApp({ env: { PUBLIC_BASE_URL: 'https://api.example.com/v1' } });
+    description = (await t.app.inject({ url: '/v1/openapi.json' })).json().info.description;
+  });
+  after(() => t.close());
+
+  it('says how to install and call @animal-store/client, at this server', () => {
+    const section = /\n## SDK\n([\s\S]*?)(?=\n## )/.exec(description)?.[1] ?? '';
+    assert.match(section, /`npm install @animal-store\/client`/);
+    assert.match(section, /`npm pack -w @animal-store\/client`/);
+    assert.match(
+      section,
+      /createClient\(\{ apiKey: [^,]+, baseUrl: 'https:\/\/api\.example\.com\/v1' \}\)/,
+    );
+  });
+
+  it('has an example that type-checks against the SDK, strictly', { timeout: 120_000 }, () => {
+    const code = /```ts\n([\s\S]*?)```/.exec(description)?.[1];
+    assert.ok(code, 'no ts block');
+    // Beside it, the same with a call the SDK lacks: the check sees the SDK's types.
+    const [example, wrong] = typeCheck([
+      code,
+      code.replace('client.pets.create', 'client.pets.make'),
+    ]);
+    assert.deepEqual(example, []);
+    assert.equal(wrong?.length, 1, wrong?.join('\n'));
+  });
+});
+
+/** The compiler's complaints about each of `modules` as a user's module: strict, Node's types,
+ * `@animal-store/client` from the SDK's source. */
+function typeCheck(modules: string[]): string[][] {
+  const files = new Map(
+    modules.map((code, i) => [
+      fileURLToPath(new URL(`./.docs-sdk-example-${i}.mts`, import.meta.url)),
+      code,
+    ]),
+  );
+  const options: ts.CompilerOptions = {
+    strict: true,
+    exactOptionalPropertyTypes: true,
+    module: ts.ModuleKind.NodeNext,
+    moduleResolution: ts.ModuleResolutionKind.NodeNext,
+    target: ts.ScriptTarget.ES2022,
+    lib: ['lib.es2023.d.ts'],
+    types: ['node'],
+    paths: {
+      '@animal-store/client': [
+        fileURLToPath(new URL('../packages/client/src/index.ts', import.meta.url)),
+      ],
+    },
+    noEmit: true,
+    skipLibCheck: true,
+  };
+  const host = ts.createCompilerHost(options, true);
+  const { fileExists, readFile, getSourceFile } = host;
+  host.fileExists = (name) => files.has(name) || fileExists.call(host, name);
+  host.readFile = (name) => files.get(name) ?? readFile.call(host, name);
+  host.getSourceFile = (name, language, ...rest) => {
+    const code = files.get(name);
+    return code === undefined
+      ? getSourceFile.call(host, name, language, ...rest)
+      : ts.createSourceFile(name, code, language, true);
+  };
+  const program = ts.createProgram([...files.keys()], options, host);
+  // Each module's own diagnostics: the SDK's source is checked by its own build.
+  return [...files.keys()].map((file) => {
+    const source = program.getSourceFile(file);
+    return [
+      ...program.getSyntacticDiagnostics(source),
+      ...program.getSemanticDiagnostics(source),
+    ].map((d) => `TS${d.code} ${ts.flattenDiagnosticMessageText(d.messageText, '\n')}`);
+  });
+}

@@ -14,7 +14,10 @@ const ERROR_TABLE = Object.entries(ERRORS)
   .map(([code, { status, description }]) => `| \`${code}\` | ${status} | ${description} |`)
   .join('\n');
 
-const DESCRIPTION = `A pet-store API: animals, their categories, and accounts with API keys.
+/** What /docs shows above the operations; `api` is the address the SDK's example names. */
+const description = (
+  api: string,
+) => `A pet-store API: animals, their categories, and accounts with API keys.
 
 Every catalogue operation needs an API key: \`Authorization: Bearer <API_KEY>\`. Get one in
 the developer portal at \`/portal\`, or create an account with \`POST /v1/accounts\`, then a
@@ -27,6 +30,23 @@ your own key instead.
 
 Lists are paginated by cursor: the body is a bare JSON array and the next page, if any, is in
 the \`Link: <…>; rel="next"\` header (RFC 8288).
+
+## SDK
+
+\`@animal-store/client\` is the TypeScript client, typed from this document, for Node.js 22.12 or
+later and browsers. It waits as the rate-limit headers say, sends every POST with an
+\`Idempotency-Key\` that its retries repeat, follows pages and throws errors by kind. Once
+published, install it with \`npm install @animal-store/client\`; until then, in a checkout of the
+service's repository, \`npm pack -w @animal-store/client\` writes a tarball to install. Then:
+
+\`\`\`ts
+import { createClient } from '@animal-store/client';
+
+const client = createClient({ apiKey: process.env.ANIMAL_STORE_KEY, baseUrl: '${api}' });
+const dogs = await client.categories.create({ name: 'Dogs' });
+await client.pets.create({ name: 'Rex', categoryId: dogs.id });
+for await (const pet of client.pets.list({ status: 'available' })) console.log(pet.id, pet.name);
+\`\`\`
 
 ## Deprecations
 
@@ -99,7 +119,7 @@ export async function registerOpenApi(
       info: {
         title: 'Animal Store API',
         version: '1.0.0',
-        description: DESCRIPTION,
+        description: description(config.publicBaseUrl ?? `${local}/v1`),
         license: { name: 'MIT', identifier: 'MIT' },
         contact: {
           name: 'Animal Store API team',
