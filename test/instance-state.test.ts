@@ -42,6 +42,12 @@ const ALLOWED: Record<string, string> = {
   'webhooks/domain.ts#DELIVERY_CURSOR': 'an immutable cursor format',
   'request-log/domain.ts#REQUEST_CURSOR': 'an immutable cursor format',
   'ops/tracing.ts#propagator': 'W3C trace-context headers read and written: it keeps nothing',
+  'http/openapi.ts#scalarBundle':
+    "the docs page's script as shipped, compressed once a process: it never changes while " +
+    'the process runs, and every app serves the same bytes (decision 0076)',
+  'http/static-assets.ts#folders':
+    "the portal's files as shipped, compressed once a process: they never change while the " +
+    'process runs, and every app serves the same bytes (decision 0076)',
 };
 
 function* sources(dir: URL): Generator<URL> {
