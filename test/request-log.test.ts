@@ -910,12 +910,16 @@ describe('request log', () => {
 describe('request log: a bounded buffer, a failing store, a closing app', () => {
   it('drops and counts entries past REQUEST_LOG_BUFFER while the store is held, never waiting', async () => {
     const t = await startApp({ env: { REQUEST_LOG_BUFFER: '10' } });
+    // Let go whatever fails: the app's close waits for the held write.
+    let release = () => {};
     try {
       const tenant = await newTenant(t.app);
       await t.app.requestLog.flush();
       const written = await metric(t.app, 'request_log_written_total');
       // The store's writer held: no batch can be written until it is let go.
-      const { release, done: held } = await holdWriter(t.database);
+      const hold = await holdWriter(t.database);
+      release = hold.release;
+      const held = hold.done;
       const answers = await Promise.all(
         Array.from({ length: 100 }, () => as(t.app, tenant, { url: '/v1/pets' })),
       );
@@ -932,12 +936,15 @@ describe('request log: a bounded buffer, a failing store, a closing app', () => 
       assert.equal(kept + dropped, 100);
       assert.equal(await stored(t.database, tenant.accountId, '/v1/pets'), kept);
     } finally {
+      release();
       await t.close();
     }
   });
 
   it("keeps a batch's buffers while it waits for the writer: the next batch is encoded elsewhere", async () => {
     const t = await startApp();
+    // Let go whatever fails: the app's close waits for the held write.
+    let release = () => {};
     try {
       const tenant = await newTenant(t.app);
       await t.app.requestLog.flush();
@@ -949,7 +956,9 @@ describe('request log: a bounded buffer, a failing store, a closing app', () => 
         }
       };
       // The store's writer held: the first batch's write waits for it, its bytes in its buffers.
-      const { release, done: held } = await holdWriter(t.database);
+      const hold = await holdWriter(t.database);
+      release = hold.release;
+      const held = hold.done;
       sendBatch('first');
       // Taken for its write, which waits for the writer.
       await until(() => t.app.requestLog.buffered === 0, 'the first batch taken');
@@ -966,6 +975,7 @@ describe('request log: a bounded buffer, a failing store, a closing app', () => 
       assert.equal(ours.length, 600);
       for (const entry of ours) assert.equal(entry.path, `/v1/pets/${entry.id}`);
     } finally {
+      release();
       await t.close();
     }
   });
