@@ -924,8 +924,8 @@ describe('request log: a bounded buffer, a failing store, a closing app', () => 
         Array.from({ length: 100 }, () => as(t.app, tenant, { url: '/v1/pets' })),
       );
       assert.ok(answers.every((res) => res.statusCode === 200));
-      // Its batch taken for its write, which waits for the writer.
-      await until(() => t.app.requestLog.buffered === 0, 'the batch taken');
+      // At most one batch taken for its write, which waits for the writer (none, when an
+      // earlier batch's write already waits): the rest are held, or dropped.
       assert.ok((await metric(t.app, 'request_log_buffered')) <= 10);
       const dropped = await metric(t.app, 'request_log_dropped_total{reason="buffer_full"}');
       assert.ok(dropped >= 80, `${dropped} dropped`);
