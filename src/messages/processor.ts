@@ -1,8 +1,8 @@
-import { context, SpanKind, trace } from '@opentelemetry/api';
+import { SpanKind } from '@opentelemetry/api';
 import type { FastifyBaseLogger } from 'fastify';
 import type { Clock } from '../clock.js';
 import type { Outages } from '../ops/outages.js';
-import { endFailed, NO_TRACING, storedContext, type Tracing } from '../ops/tracing.js';
+import { NO_TRACING, type Tracing } from '../ops/tracing.js';
 import type { Database } from '../store/database.js';
 import { type Lease, newLease } from '../store/lease.js';
 import type { MessageRow } from '../store/tables.js';
@@ -122,12 +122,8 @@ export class MessageProcessor {
    * on, each attempt is a span of the trace of the request that sent the message.
    */
   private async deliver(row: MessageRow): Promise<{ error: unknown } | undefined> {
-    const send = () =>
-      this.sink.deliver({ ...toMessage(row), status: 'processing' }, row.account_id);
-    const parent = this.tracing.enabled ? storedContext(row.traceparent) : undefined;
-    const span =
-      parent &&
-      this.tracing.start(
+    try {
+      await this.tracing.inSpan(
         'message delivery',
         {
           kind: SpanKind.CONSUMER,
@@ -137,14 +133,11 @@ export class MessageProcessor {
             'animal_store.attempt': row.attempts,
           },
         },
-        parent,
+        () => this.sink.deliver({ ...toMessage(row), status: 'processing' }, row.account_id),
+        row.traceparent,
       );
-    try {
-      await (span && parent ? context.with(trace.setSpan(parent, span), send) : send());
-      span?.end();
       return undefined;
     } catch (error) {
-      if (span) endFailed(span, error);
       return { error };
     }
   }

@@ -39,8 +39,17 @@ export interface Tracing {
   readonly enabled: boolean;
   /** Starts a span under `parent` (the active context by default): ended by its caller. */
   start(name: string, options?: SpanOptions, parent?: Context): Span;
-  /** Runs `work` in a span of its own, ended with its outcome (an error marks it failed). */
-  inSpan<T>(name: string, options: SpanOptions, work: (span: Span) => Promise<T>): Promise<T>;
+  /**
+   * Runs `work` in a span of its own, ended with its outcome (an error marks it failed): under
+   * the active span, or, given a `traceparent` stored with the work (an event's, a message's),
+   * under that one (a new trace for null).
+   */
+  inSpan<T>(
+    name: string,
+    options: SpanOptions,
+    work: (span: Span) => Promise<T>,
+    stored?: string | null,
+  ): Promise<T>;
   /** Sends every span ended so far. */
   flush(): Promise<void>;
   /** Sends every span ended so far, and stops (the app's close). */
@@ -55,7 +64,7 @@ export function contextOf(headers: Record<string, string | string[] | undefined>
 }
 
 /** The context one stored `traceparent` carries (an event's, a message's). */
-export function storedContext(traceparent: string | null | undefined): Context {
+function storedContext(traceparent: string | null | undefined): Context {
   return traceparent ? contextOf({ traceparent }) : ROOT_CONTEXT;
 }
 
@@ -81,7 +90,7 @@ export function logIds(span = trace.getSpan(context.active())): object {
 }
 
 /** Marks `span` failed by `err`, and ends it. */
-export function endFailed(span: Span, err: unknown): void {
+function endFailed(span: Span, err: unknown): void {
   span.recordException(err instanceof Error ? err : String(err));
   span.setStatus({ code: SpanStatusCode.ERROR, message: (err as Error)?.message });
   span.end();
@@ -127,10 +136,11 @@ export function createTracing(config: Config['tracing'], version: string): Traci
   return {
     enabled: true,
     start,
-    inSpan: (name, options, work) => {
-      const span = start(name, options);
+    inSpan: (name, options, work, stored) => {
+      const parent = stored === undefined ? context.active() : storedContext(stored);
+      const span = start(name, options, parent);
       return context
-        .with(trace.setSpan(context.active(), span), () => work(span))
+        .with(trace.setSpan(parent, span), () => work(span))
         .then(
           (result) => {
             span.end();

@@ -1,19 +1,13 @@
 import { createHmac } from 'node:crypto';
 import http from 'node:http';
 import https from 'node:https';
-import { context, type Span, SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
+import { type Span, SpanKind, SpanStatusCode } from '@opentelemetry/api';
 import type { FastifyBaseLogger } from 'fastify';
 import { type Clock, jittered, Wakeable, waitText } from '../clock.js';
 import type { Config } from '../config.js';
 import type { SecretBox } from '../domain/secret-box.js';
 import type { Outages } from '../ops/outages.js';
-import {
-  endFailed,
-  NO_TRACING,
-  storedContext,
-  type Tracing,
-  traceHeaders,
-} from '../ops/tracing.js';
+import { NO_TRACING, type Tracing, traceHeaders } from '../ops/tracing.js';
 import type { Database } from '../store/database.js';
 import { newLease } from '../store/lease.js';
 import { toIso } from '../store/tables.js';
@@ -252,8 +246,7 @@ export class WebhookDispatcher {
    * child), carried to the receiver in `traceparent`; its settle's write is a span under it.
    */
   private deliver(item: Outgoing, token: string, slot: Slot): Promise<void> {
-    if (!this.tracing.enabled) return this.attempt(item, token, slot);
-    const span = this.tracing.start(
+    return this.tracing.inSpan(
       'webhook delivery',
       {
         kind: SpanKind.CLIENT,
@@ -265,19 +258,12 @@ export class WebhookDispatcher {
           'animal_store.attempt': item.attempts,
         },
       },
-      storedContext(item.event_traceparent),
+      (span) => this.attempt(item, token, slot, span),
+      item.event_traceparent,
     );
-    return context
-      .with(trace.setSpan(storedContext(item.event_traceparent), span), () =>
-        this.attempt(item, token, slot, span),
-      )
-      .catch((err: unknown) => {
-        endFailed(span, err);
-        throw err;
-      });
   }
 
-  private async attempt(item: Outgoing, token: string, slot: Slot, span?: Span): Promise<void> {
+  private async attempt(item: Outgoing, token: string, slot: Slot, span: Span): Promise<void> {
     const body =
       `{"id":${JSON.stringify(item.event_id)},"type":${JSON.stringify(item.event_type)},` +
       `"createdAt":${JSON.stringify(toIso(item.event_created_at))},"data":${item.event_data}}`;
@@ -292,7 +278,7 @@ export class WebhookDispatcher {
             { ...signedHeaders(secrets, item.event_id, now, body), ...traceHeaders(span) },
             slot,
           );
-    if (span && attempt.statusCode !== null) {
+    if (attempt.statusCode !== null) {
       span.setAttribute('http.response.status_code', attempt.statusCode);
     }
     const at = this.clock.now();
@@ -313,11 +299,8 @@ export class WebhookDispatcher {
       );
     });
     this.observe(outcome);
-    if (span) {
-      span.setAttribute('animal_store.outcome', outcome);
-      if (outcome !== 'delivered') span.setStatus({ code: SpanStatusCode.ERROR });
-      span.end();
-    }
+    span.setAttribute('animal_store.outcome', outcome);
+    if (outcome !== 'delivered') span.setStatus({ code: SpanStatusCode.ERROR });
   }
 
   /**
