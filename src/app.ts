@@ -125,9 +125,12 @@ export async function buildApp({
     // Before the routes and the 404s: their hooks see every answer.
     for (const { services } of capabilities) if (services) await app.register(services, basics);
     await app.register(requestsPlugin, basics);
-    const components = capabilities.flatMap((c) => c.components ?? []);
-    const events = Object.assign({}, ...capabilities.map((c) => c.events ?? {}));
-    await app.register(docsPlugin, { ...basics, components, events });
+    const parts = {
+      components: capabilities.flatMap((c) => c.components ?? []),
+      events: Object.assign({}, ...capabilities.map((c) => c.events ?? {})),
+      deliveryHeaders: Object.assign({}, ...capabilities.map((c) => c.deliveryHeaders ?? {})),
+    };
+    await app.register(docsPlugin, { ...basics, parts });
     await app.register(apiPlugin);
     for (const { routes } of capabilities) if (routes) await app.register(routes);
     const pages = capabilities.flatMap((c) => (c.portal ? [c.portal] : []));

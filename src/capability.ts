@@ -26,6 +26,9 @@ export interface Capability {
   /** The events it writes, by type, each with the schema of its `data`: the document's `Event`
    * is one of them by `type`, and its `webhooks` section lists each (src/http/openapi-document.ts). */
   readonly events?: Readonly<Record<string, TSchema>>;
+  /** The headers each webhook delivery carries, by name, with what each holds: the document's
+   * `webhooks` section names them. */
+  readonly deliveryHeaders?: Readonly<Record<string, string>>;
   /** What housekeeping deletes for it, by name (src/ops/housekeeping.ts). */
   readonly chores?: Readonly<Record<string, Chore>>;
 }

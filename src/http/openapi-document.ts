@@ -463,28 +463,10 @@ function finishOperation(names: SchemaNames, method: string, operation: Operatio
 const pascal = (name: string) =>
   name.replace(/(^|[._-])([a-z])/g, (_, _separator, c: string) => c.toUpperCase());
 
-/** The headers every delivery carries (src/webhooks/dispatcher.ts): Standard Webhooks' three,
- * and the service's own signature and event id. */
-const DELIVERY_HEADERS = [
-  ['webhook-id', 'The event id (`evt_…`): the same on every attempt, to drop duplicates by.'],
-  ['webhook-timestamp', 'When this attempt was signed, in seconds since the epoch.'],
-  [
-    'webhook-signature',
-    'Standard Webhooks: `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">` ' +
-      'under the endpoint secret (after `whsec_`, base64-decoded); during a rotation, one per ' +
-      'secret, space-separated. Verify the raw body as received.',
-  ],
-  [
-    'animal-store-signature',
-    '`t=<timestamp>,v1=<hex HMAC-SHA256 of "{t}.{body}">`, one `v1` per secret.',
-  ],
-  ['animal-store-event-id', 'The event id, as `webhook-id`.'],
-] as const;
-
 /** The delivery headers as parameters (`#/components/parameters/WebhookSignatureHeader`…). */
-function deliveryHeaders(): Record<string, Json> {
+function deliveryHeaders(headers: DocumentParts['deliveryHeaders']): Record<string, Json> {
   return Object.fromEntries(
-    DELIVERY_HEADERS.map(([header, description]) => [
+    Object.entries(headers).map(([header, description]) => [
       `${pascal(header)}Header`,
       {
         name: header,
@@ -503,7 +485,7 @@ function deliveryHeaders(): Record<string, Json> {
  * The route schemas keep `data` open (it is the resource as its own operations answer it);
  * the document says which resource each type carries.
  */
-function eventsByType(names: SchemaNames, events: Readonly<Record<string, TSchema>>): Json {
+function eventsByType(names: SchemaNames, { events, deliveryHeaders }: DocumentParts): Json {
   const base = names.schemas.Event as Json & { properties: Json; required: string[] };
   const mapping: Record<string, string> = {};
   const webhooks: Record<string, Json> = {};
@@ -532,7 +514,7 @@ function eventsByType(names: SchemaNames, events: Readonly<Record<string, TSchem
           `${description} POSTed to each enabled endpoint that wants \`${type}\`, signed; ` +
           'answer 2xx within the timeout, or it is retried with back-off.',
         tags: ['Webhooks'],
-        parameters: DELIVERY_HEADERS.map(([header]) => ({
+        parameters: Object.keys(deliveryHeaders).map((header) => ({
           $ref: `#/components/parameters/${pascal(header)}Header`,
         })),
         requestBody: {
@@ -602,15 +584,21 @@ function shareParameters(operations: Operation[]): Record<string, Json> {
   return shared;
 }
 
+/** What the capabilities add to the document (src/capability.ts). */
+export interface DocumentParts {
+  /** Their titled schemas, named beside the core's. */
+  readonly components: readonly TSchema[];
+  /** Their events, by type, with the schema of their `data`. */
+  readonly events: Readonly<Record<string, TSchema>>;
+  /** The headers each webhook delivery carries, by name, with what each holds. */
+  readonly deliveryHeaders: Readonly<Record<string, string>>;
+}
+
+const NO_PARTS: DocumentParts = { components: [], events: {}, deliveryHeaders: {} };
+
 /** The document as served: see the comment at the top of this file. */
-export function finishDocument<T>(
-  document: T,
-  messagesUrl: string,
-  /** The capabilities' titled schemas, named beside the core's (src/capability.ts). */
-  components: readonly TSchema[] = [],
-  /** The capabilities' events, by type, with the schema of their `data`. */
-  events: Readonly<Record<string, TSchema>> = {},
-): T {
+export function finishDocument<T>(document: T, messagesUrl: string, parts = NO_PARTS): T {
+  const { components, events } = parts;
   const doc = document as Json & {
     paths?: Record<string, Json>;
     components?: Json;
@@ -634,7 +622,7 @@ export function finishDocument<T>(
   for (const [method, operation] of operations) finishOperation(names, method, operation);
   withMessagesServer(paths, messagesUrl);
   if (names.schemas.Event && Object.keys(events).length > 0) {
-    doc.webhooks = eventsByType(names, events);
+    doc.webhooks = eventsByType(names, parts);
   }
   doc.components = {
     ...doc.components,
@@ -643,7 +631,7 @@ export function finishDocument<T>(
     parameters: {
       ...parameters,
       IdempotencyKey: IDEMPOTENCY_PARAMETER,
-      ...(doc.webhooks && deliveryHeaders()),
+      ...(doc.webhooks && deliveryHeaders(parts.deliveryHeaders)),
     },
     headers: headerComponents(),
   };

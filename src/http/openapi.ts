@@ -5,7 +5,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { TSchema } from 'typebox';
 import type { Config } from '../config.js';
 import { ERRORS } from '../errors.js';
-import { finishDocument, OPTIONAL_BODY_KEY } from './openapi-document.js';
+import { type DocumentParts, finishDocument, OPTIONAL_BODY_KEY } from './openapi-document.js';
 import { registerPostman } from './postman.js';
 import { docsPageHeaders } from './security-headers.js';
 import { IMMUTABLE, REVALIDATE, StaticAsset } from './static-assets.js';
@@ -107,10 +107,8 @@ function servers(config: Config, listening: string) {
 export async function registerOpenApi(
   app: FastifyInstance,
   config: Config,
-  /** The capabilities' titled schemas: named as components beside the core's. */
-  components: readonly TSchema[] = [],
-  /** The capabilities' events, by type, with the schema of their `data`. */
-  events: Readonly<Record<string, TSchema>> = {},
+  /** What the capabilities add: their schemas, events and delivery headers. */
+  parts?: DocumentParts,
 ): Promise<void> {
   const local = `http://${config.host}:${config.port}`;
   await app.register(swagger, {
@@ -174,8 +172,7 @@ export async function registerOpenApi(
       finishDocument(
         'openapiObject' in document ? document.openapiObject : {},
         config.messagesBaseUrl ?? local,
-        components,
-        events,
+        parts,
       ),
     // Operations live under /v1 and the servers carry the prefix, so paths are written without
     // it. A body that may be left out is marked so (TypeBox's Optional is not in the JSON).

@@ -1,13 +1,11 @@
 import fp from 'fastify-plugin';
-import type { TSchema } from 'typebox';
 import { registerOpenApi } from '../http/openapi.js';
+import type { DocumentParts } from '../http/openapi-document.js';
 import type { Basics } from './basics.js';
 
 export interface DocsOptions extends Basics {
-  /** The capabilities' titled schemas, named as components beside the core's. */
-  components: readonly TSchema[];
-  /** The capabilities' events, by type, with the schema of their `data`. */
-  events: Readonly<Record<string, TSchema>>;
+  /** What the capabilities add to the document: their schemas, events and delivery headers. */
+  parts: DocumentParts;
 }
 
 /**
@@ -15,8 +13,8 @@ export interface DocsOptions extends Basics {
  * registered after it. Opens nothing.
  */
 export const docsPlugin = fp<DocsOptions>(
-  async (app, { config, components, events }) => {
-    await registerOpenApi(app, config, components, events);
+  async (app, { config, parts }) => {
+    await registerOpenApi(app, config, parts);
   },
   { name: 'docs' },
 );

@@ -27,6 +27,19 @@ import {
 
 export const SIGNATURE_HEADER = 'animal-store-signature';
 export const EVENT_ID_HEADER = 'animal-store-event-id';
+
+/** The headers every delivery carries, with what each holds: Standard Webhooks' three, and the
+ * service's own signature and event id. `signedHeaders` writes exactly these. */
+export const DELIVERY_HEADERS = {
+  'webhook-id': 'The event id (`evt_…`): the same on every attempt, to drop duplicates by.',
+  'webhook-timestamp': 'When this attempt was signed, in seconds since the epoch.',
+  'webhook-signature':
+    'Standard Webhooks: `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">` ' +
+    'under the endpoint secret (after `whsec_`, base64-decoded); during a rotation, one per ' +
+    'secret, space-separated. Verify the raw body as received.',
+  [SIGNATURE_HEADER]: '`t=<timestamp>,v1=<hex HMAC-SHA256 of "{t}.{body}">`, one `v1` per secret.',
+  [EVENT_ID_HEADER]: 'The event id, as `webhook-id`.',
+} as const;
 /** Of an answer's body, what the delivery log keeps. */
 const RESPONSE_KEPT_BYTES = 1024;
 
@@ -64,7 +77,7 @@ function signedHeaders(
   eventId: string,
   now: Date,
   body: string,
-): Record<string, string> {
+): Record<keyof typeof DELIVERY_HEADERS, string> {
   const timestamp = Math.floor(now.getTime() / 1000);
   const signed = `${eventId}.${timestamp}.${body}`;
   const v1 = secrets.map((secret) => {

@@ -4,7 +4,7 @@ import { secondsSince } from '../clock.js';
 import { SecretBox } from '../domain/secret-box.js';
 import { keyedRoutes } from '../http/auth.js';
 import type { Basics } from '../plugins/basics.js';
-import { WebhookDispatcher } from './dispatcher.js';
+import { DELIVERY_HEADERS, WebhookDispatcher } from './dispatcher.js';
 import type { WebhookRules } from './domain.js';
 import { eventsKeptSince, TEST_EVENT_TYPE } from './events.js';
 import { deleteOldDeliveries, deleteOldEvents } from './events-repository.js';
@@ -96,6 +96,7 @@ export const webhooks: Capability = {
   routes: keyedRoutes('/v1', eventRoutes, webhookRoutes),
   portal: webhookPages,
   events: { [TEST_EVENT_TYPE]: WebhookTestData },
+  deliveryHeaders: DELIVERY_HEADERS,
   components: [
     Event,
     EventPage,
