@@ -4,6 +4,7 @@
  * carries the answer's `X-Request-Id` as `requestId`, to quote to support.
  */
 import type { ErrorCode } from './error-codes.js';
+import { retryAfterSeconds } from './rate-limit.js';
 import type { LastResponse } from './response.js';
 import type { ErrorBody } from './types.js';
 
@@ -214,13 +215,4 @@ export function errorOfKind(fields: AnimalStoreErrorFields): AnimalStoreError {
   if (status >= 500) return new ServerError(fields);
   if ([400, 413, 414, 422, 431].includes(status)) return new ValidationError(fields);
   return new AnimalStoreError(fields);
-}
-
-/** `Retry-After` in seconds: delta-seconds or an HTTP date (RFC 9110 §10.2.3). */
-export function retryAfterSeconds(headers: Headers, now = Date.now()): number | undefined {
-  const value = headers.get('retry-after');
-  if (value === null) return undefined;
-  if (/^\s*\d+\s*$/.test(value)) return Number(value);
-  const date = Date.parse(value);
-  return Number.isNaN(date) ? undefined : Math.max(0, Math.ceil((date - now) / 1000));
 }

@@ -7,7 +7,6 @@
  * keeps few requests in flight (LOW_REMAINING), so that several processes on one key, each
  * with its calls in flight when the first 429 comes, stay below what the service's ban counts.
  */
-import { retryAfterSeconds } from './errors.js';
 
 /** What the service said last about the key's limits (X-RateLimit-* and RateLimit headers). */
 export interface RateLimitState {
@@ -200,4 +199,13 @@ export class RateLimitGate {
   jitter(spreadMs: number): number {
     return Math.floor(this.options.random() * spreadMs);
   }
+}
+
+/** `Retry-After` in seconds: delta-seconds or an HTTP date (RFC 9110 §10.2.3). */
+export function retryAfterSeconds(headers: Headers, now = Date.now()): number | undefined {
+  const value = headers.get('retry-after');
+  if (value === null) return undefined;
+  if (/^\s*\d+\s*$/.test(value)) return Number(value);
+  const date = Date.parse(value);
+  return Number.isNaN(date) ? undefined : Math.max(0, Math.ceil((date - now) / 1000));
 }

@@ -5,8 +5,8 @@
  * still running) or, for requests that are safe to repeat, when no answer came. Modelled on
  * stripe-node's RequestSender; openapi-fetch calls `send` as its `fetch`.
  */
-import { AnimalStoreError, ConnectionError, RateLimitError, retryAfterSeconds } from './errors.js';
-import { LimitedFor, type RateLimitGate } from './rate-limit.js';
+import { AnimalStoreError, ConnectionError, RateLimitError } from './errors.js';
+import { LimitedFor, type RateLimitGate, retryAfterSeconds } from './rate-limit.js';
 
 export type Fetch = (request: Request) => Promise<Response>;
 

@@ -1,9 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { retryAfterSeconds } from '../src/errors.js';
 import { createClient, DEFAULT_BASE_URL, resolveBaseUrl } from '../src/index.js';
 import { nextLink } from '../src/pagination.js';
-import { LimitedFor, RateLimitGate, readRateLimit } from '../src/rate-limit.js';
+import { LimitedFor, RateLimitGate, readRateLimit, retryAfterSeconds } from '../src/rate-limit.js';
 
 describe('the SDK, piece by piece', () => {
   it('resolves a base URL with or without /v1, and a messages server', () => {
