@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { InjectOptions, LightMyRequestResponse } from 'fastify';
-import { operationScopes } from '../src/http/scopes.js';
+import { SCOPES } from '../src/domain/scopes.js';
 import { ADDRESS_FAILURE_LIMITS, EMAIL_FAILURE_LIMITS } from '../src/http/sign-in-throttle.js';
 import { BAN_GRACE_MS } from '../src/limits/rate-limiter.js';
 import {
@@ -446,7 +446,7 @@ describe('developer portal', () => {
           .sort();
       const before = await keys();
       assert.equal(before.length, 1);
-      const offered = operationScopes(t.app.swagger() as { paths?: Record<string, unknown> });
+      const offered = SCOPES;
       const refused: Array<[string, Record<string, string | string[]>, 'access' | 'scope']> = [
         ['CUSTOM', { access: 'CUSTOM', scope: ['pets:read'] }, 'access'],
         ['custom with a trailing space', { access: 'custom ', scope: ['pets:read'] }, 'access'],

@@ -255,6 +255,47 @@ describe('restricted keys', () => {
     };
     assert.deepEqual(createPetOp.security, [{ bearerAuth: ['pets:write'] }]);
     assert.match(createPetOp.description, /Scope: `pets:write`/);
-    assert.equal(SCOPE_RESOURCES.length * 2, SCOPES.length);
+    // Every scope a key can be made with is one some operation needs: none is there for show.
+    assert.deepEqual(new Set(bearerOps.map((op) => op.scope)), new Set(SCOPES));
+    assert.ok(SCOPE_RESOURCES.every((resource) => SCOPES.includes(`${resource}:read` as Scope)));
+  });
+
+  it('refuses a write of a resource that is only read, and reads one stored as its read', async () => {
+    const auth = { authorization: basic(tenant.email, tenant.password) };
+    for (const scope of ['events:write', 'requests:write', 'account:write']) {
+      const res = await t.app.inject({
+        method: 'POST',
+        url: '/v1/keys',
+        headers: auth,
+        payload: { scopes: [scope] },
+      });
+      assert.equal(res.statusCode, 400, scope);
+      assert.equal(errorCode(res), 'validation_failed');
+      assert.match(res.json().message, /events:read/);
+    }
+    // A key made before these were refused holds `events:write`: it reads events, as it did.
+    const made = await t.app.inject({
+      method: 'POST',
+      url: '/v1/keys',
+      headers: auth,
+      payload: { scopes: ['events:read'] },
+    });
+    await t.app.ctx.database.write((tx) =>
+      tx
+        .updateTable('api_keys')
+        .set({ scopes: '["events:write","requests:write"]' })
+        .where('id', '=', made.json().id)
+        .execute(),
+    );
+    const old = { authorization: `Bearer ${made.json().key}` };
+    const events = await t.app.inject({ method: 'GET', url: '/v1/events', headers: old });
+    assert.equal(events.statusCode, 200, events.body);
+    const requests = await t.app.inject({ method: 'GET', url: '/v1/requests', headers: old });
+    assert.equal(requests.statusCode, 200, requests.body);
+    const pets = await t.app.inject({ method: 'GET', url: '/v1/pets', headers: old });
+    assert.equal(pets.statusCode, 403);
+    const listed = await t.app.inject({ method: 'GET', url: '/v1/keys', headers: auth });
+    const key = listed.json().find((k: { id: string }) => k.id === made.json().id);
+    assert.deepEqual(key.scopes, ['events:read', 'requests:read']);
   });
 });

@@ -18,7 +18,7 @@ import { type ApiKeyRow, toIso } from '../store/tables.js';
 import { type Account, type AnnounceKeysChanged, toAccount } from './accounts.js';
 import { randomBase62 } from './random.js';
 import { fail, ok, type Result, type Success } from './result.js';
-import { type Grant, isScope, normalizeScopes, type Scope } from './scopes.js';
+import { type Grant, normalizeScopes, type Scope, storedScopes } from './scopes.js';
 
 export interface ApiKey {
   id: string;
@@ -77,7 +77,7 @@ function scopesOf(stored: string | null): Scope[] | null {
   if (stored === null) return null;
   const parsed: unknown = JSON.parse(stored);
   // A scope this version does not know (written by a newer one) grants nothing here.
-  return Array.isArray(parsed) ? parsed.filter(isScope) : [];
+  return Array.isArray(parsed) ? storedScopes(parsed) : [];
 }
 
 function toApiKey(row: ApiKeyRow): ApiKey {

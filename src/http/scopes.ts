@@ -1,5 +1,5 @@
 import type { FastifyRequest, RouteOptions } from 'fastify';
-import { allows, SCOPES, type Scope } from '../domain/scopes.js';
+import { allows, type Scope } from '../domain/scopes.js';
 import { ApiError } from '../errors.js';
 
 /**
@@ -21,23 +21,6 @@ export function declaredScope(declared: { security?: unknown } | undefined): Sco
     | ReadonlyArray<Record<string, readonly string[]>>
     | undefined;
   return security?.[0]?.bearerAuth?.[0] as Scope | undefined;
-}
-
-/**
- * The scopes that some operation of an OpenAPI document needs, in SCOPES' order: those a key
- * can use. A scope no operation names is left out (`events:write`: events are only read), so a
- * list made from this offers nothing that could never be used, and follows the operations as
- * they are added.
- */
-export function operationScopes(document: { paths?: Record<string, unknown> }): Scope[] {
-  const named = new Set<Scope>();
-  for (const item of Object.values(document.paths ?? {})) {
-    for (const operation of Object.values(item ?? {})) {
-      const scope = declaredScope(operation as { security?: unknown } | undefined);
-      if (scope !== undefined) named.add(scope);
-    }
-  }
-  return SCOPES.filter((scope) => named.has(scope));
 }
 
 /**

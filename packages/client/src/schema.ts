@@ -1263,7 +1263,7 @@ export interface components {
          * @example pets:read
          * @enum {string}
          */
-        Scope: "pets:read" | "pets:write" | "categories:read" | "categories:write" | "orders:read" | "orders:write" | "messages:read" | "messages:write" | "events:read" | "events:write" | "webhooks:read" | "webhooks:write" | "account:read" | "account:write" | "requests:read" | "requests:write";
+        Scope: "pets:read" | "pets:write" | "categories:read" | "categories:write" | "orders:read" | "orders:write" | "messages:read" | "messages:write" | "events:read" | "webhooks:read" | "webhooks:write" | "account:read" | "requests:read";
         /**
          * ApiKeyList
          * @description The live keys of the account (at most 100), oldest first.

@@ -15,13 +15,10 @@ export const SCOPES = [
   'messages:read',
   'messages:write',
   'events:read',
-  'events:write',
   'webhooks:read',
   'webhooks:write',
   'account:read',
-  'account:write',
   'requests:read',
-  'requests:write',
 ] as const;
 
 export type Scope = (typeof SCOPES)[number];

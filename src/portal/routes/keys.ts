@@ -1,10 +1,15 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { addApiKey, keyPrefixFor, listApiKeys, revokeKey } from '../../domain/api-keys.js';
-import { isScope, normalizeScopes, READ_ONLY_SCOPES, type Scope } from '../../domain/scopes.js';
+import {
+  isScope,
+  normalizeScopes,
+  READ_ONLY_SCOPES,
+  SCOPES,
+  type Scope,
+} from '../../domain/scopes.js';
 import { ApiError, excerpt } from '../../errors.js';
 import { v1Url } from '../../http/links.js';
 import { NewApiKey } from '../../http/schemas/accounts.js';
-import { operationScopes } from '../../http/scopes.js';
 import { checkBody } from '../../http/validation.js';
 import { formText, requireAccount, signedInAccount } from '../forms.js';
 import { pageContext, seeOther, sendHtml } from '../render.js';
@@ -30,18 +35,11 @@ export async function keyPages(app: FastifyInstance): Promise<void> {
   const { reader } = database;
   const signedIn = { preHandler: requireAccount };
   const form = { preValidation: app.csrfProtection, preHandler: requireAccount };
-  // The scopes the form offers: those the API's operations need, read from the document made
-  // of them once it is first asked for (the routes are all declared by then).
-  let offeredScopes: readonly Scope[] | undefined;
-  const offered = () => {
-    offeredScopes ??= operationScopes(app.swagger() as { paths?: Record<string, unknown> });
-    return offeredScopes;
-  };
 
   const show = async (
     request: FastifyRequest,
     reply: FastifyReply,
-    view: Omit<KeysView, 'keys' | 'apiBase' | 'kind' | 'limits' | 'offered'>,
+    view: Omit<KeysView, 'keys' | 'apiBase' | 'kind' | 'limits'>,
     status = 200,
   ) => {
     const account = signedInAccount(request);
@@ -56,7 +54,6 @@ export async function keyPages(app: FastifyInstance): Promise<void> {
         apiBase,
         kind,
         limits,
-        offered: offered(),
       }),
       status,
     );
@@ -82,7 +79,7 @@ export async function keyPages(app: FastifyInstance): Promise<void> {
 
   app.post('/keys', form, async (request, reply) => {
     const name = formText(request.body, 'name').trim();
-    const asked = accessAsked(request.body, offered());
+    const asked = accessAsked(request.body);
     const problem = name === '' ? undefined : checkBody(NewApiKey.properties.name, name)[0];
     const sent = { name, access: asked.access, scopes: asked.scopes };
     if (problem || !asked.ok) {
@@ -168,13 +165,13 @@ function quoted(value: unknown): string {
 /**
  * The form's `access` (one radio: full, read or custom) and `scope` (the boxes ticked, each
  * `<resource>:<read|write>`). Each value must be exactly one the form offers: `CUSTOM`,
- * `custom `, an empty value, `none`, a field sent twice, an unknown scope or one no operation
- * needs (`events:write`, not `offered`) is refused with the values accepted, never read as some
+ * `custom `, an empty value, `none`, a field sent twice, or an unknown scope (`events:write`:
+ * no operation writes events) is refused with the values accepted, never read as some
  * default. Only an `access` left out is the form's default (full access, the radio checked when
  * the page is drawn), as a key the API makes without `scopes`. Scopes are checked whatever the
  * access, though only `custom` uses them.
  */
-function accessAsked(body: unknown, offered: readonly Scope[]): AccessAsked {
+function accessAsked(body: unknown): AccessAsked {
   const fields = (body ?? {}) as Record<string, unknown>;
   const errors: string[] = [];
   let access: KeyAccess | null = 'full';
@@ -186,14 +183,14 @@ function accessAsked(body: unknown, offered: readonly Scope[]): AccessAsked {
     }
   }
   const ticked = fields.scope === undefined ? [] : [fields.scope].flat();
-  const unknown = ticked.filter((scope) => !offered.includes(scope as Scope));
+  const unknown = ticked.filter((scope) => !isScope(scope));
   if (unknown.length > 0) {
     errors.push(
       `Unknown scope ${unknown.slice(0, 3).map(quoted).join(', ')}${unknown.length > 3 ? '…' : ''}: ` +
-        `each scope is one of ${offered.join(', ')}.`,
+        `each scope is one of ${SCOPES.join(', ')}.`,
     );
   }
-  const scopes = normalizeScopes(ticked.filter(isScope).filter((scope) => offered.includes(scope)));
+  const scopes = normalizeScopes(ticked.filter(isScope));
   if (access === null || errors.length > 0) {
     return { ok: false, access, scopes, error: errors.join(' ') };
   }

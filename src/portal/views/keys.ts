@@ -1,5 +1,5 @@
 import type { ApiKey } from '../../domain/api-keys.js';
-import { READ_ONLY_SCOPES, SCOPE_RESOURCES, type Scope } from '../../domain/scopes.js';
+import { isScope, READ_ONLY_SCOPES, SCOPE_RESOURCES, type Scope } from '../../domain/scopes.js';
 import { type Html, html } from '../html.js';
 import {
   csrfField,
@@ -35,8 +35,6 @@ export interface KeysView {
   created?: NewKey;
   /** The catalogue's base address, for the example call. */
   apiBase: string;
-  /** The scopes the form offers: those some operation needs (`events` has no `write`). */
-  offered: readonly Scope[];
   notice?: Notice;
   nameError?: string;
   name?: string;
@@ -100,22 +98,18 @@ function sameScopes(a: readonly Scope[], b: readonly Scope[]): boolean {
 /** Full access (the default), read only, or the scopes ticked in the table. */
 function accessFieldset(view: KeysView): Html {
   const access = view.access === undefined ? 'full' : view.access;
-  const ticked = new Set(view.scopes ?? []);
+  const ticked = new Set<string>(view.scopes ?? []);
   const option = (value: KeyAccess, label: string, hint: string) =>
     html`<label class="choice"><input type="radio" name="access" value="${value}"${
       access === value ? html` checked` : ''
     }> ${label} <span class="hint">${hint}</span></label>`;
-  const offered = new Set(view.offered);
   // A resource without a write operation has no write box: nothing could use it.
-  const box = (scope: Scope, label: string) =>
-    offered.has(scope)
+  const box = (scope: string, label: string) =>
+    isScope(scope)
       ? html`<td><label class="choice"><input type="checkbox" name="scope" value="${scope}"${
           ticked.has(scope) ? html` checked` : ''
         }> <span class="visually-hidden">${scope.split(':')[0]} </span>${label}</label></td>`
       : html`<td class="muted"><span aria-hidden="true">—</span><span class="visually-hidden">no ${label}</span></td>`;
-  const resources = SCOPE_RESOURCES.filter(
-    (resource) => offered.has(`${resource}:read`) || offered.has(`${resource}:write`),
-  );
   const described = [view.accessError && 'access-error', view.scopesError && 'scopes-error']
     .filter(Boolean)
     .join(' ');
@@ -128,7 +122,7 @@ function accessFieldset(view: KeysView): Html {
   ${view.scopesError && html`<p class="field-error" id="scopes-error">${view.scopesError}</p>`}
   <div class="table-wrap"><table class="scopes">
     <thead><tr><th scope="col">Resource</th><th scope="col">Read</th><th scope="col">Write</th></tr></thead>
-    <tbody>${resources.map(
+    <tbody>${SCOPE_RESOURCES.map(
       (resource) =>
         html`<tr><th scope="row">${resource}</th>${box(`${resource}:read`, 'read')}${box(
           `${resource}:write`,
