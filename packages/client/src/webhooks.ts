@@ -66,10 +66,16 @@ export async function constructWebhookEvent(
   try {
     event = JSON.parse(text);
   } catch {
-    throw new WebhookSignatureError('malformed', 'The signed body is not JSON.');
+    throw new WebhookSignatureError(
+      'malformed',
+      'The signed body is not JSON, so not a delivery of ours: check which secret signed it.',
+    );
   }
   if (!isEvent(event)) {
-    throw new WebhookSignatureError('malformed', 'The signed body is not an event.');
+    throw new WebhookSignatureError(
+      'malformed',
+      'The signed body is not an event, so not a delivery of ours: check which secret signed it.',
+    );
   }
   return event;
 }
@@ -89,12 +95,21 @@ export async function verifyWebhookSignature(
   return (await check(secret, header, rawBody, { toleranceSeconds, nowMs })) === undefined;
 }
 
+/** Each failure, with what to do about it. */
 const MESSAGES: Record<WebhookSignatureFailure, string> = {
-  no_signature: 'No Animal-Store-Signature header, or no v1 signature in it.',
-  bad_signature: 'No signature matches this body and secret.',
-  too_old: 'The delivery was signed longer ago than the tolerance allows.',
-  too_new: 'The delivery was signed further ahead than the tolerance allows.',
-  malformed: 'The Animal-Store-Signature header has no valid t= timestamp.',
+  no_signature:
+    'No Animal-Store-Signature header, or no v1 signature in it: pass the header as received.',
+  bad_signature:
+    'No signature matches this body and secret: pass the raw body as received (not JSON ' +
+    "parsed and serialised again) and this endpoint's whsec_ secret.",
+  too_old:
+    'The delivery was signed longer ago than the tolerance allows: a replay, or this ' +
+    "machine's clock is ahead; keep it synchronised (NTP).",
+  too_new:
+    "The delivery was signed further ahead than the tolerance allows: this machine's clock " +
+    'is behind; keep it synchronised (NTP).',
+  malformed:
+    'The Animal-Store-Signature header has no valid t= timestamp: pass the header as received.',
 };
 
 /** Why the delivery cannot be trusted, or undefined when it can. */

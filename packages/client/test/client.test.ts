@@ -96,7 +96,9 @@ describe('the SDK against a live server', () => {
     assert.ok(missing instanceof NotFoundError);
     assert.deepEqual([missing.status, missing.code], [404, 'not_found']);
     assert.ok(missing.requestId);
-    assert.ok((await thrown(client.pets.get(999))) instanceof NotFoundError);
+    const noPet = await thrown(client.pets.get(999));
+    assert.ok(noPet instanceof NotFoundError);
+    assert.match(noPet.message, /^No pet 999 in this account: list them with pets\.list\(\)/);
 
     const category = await client.categories.create({ name: 'Cats' });
     await client.pets.create({ name: 'Tom', categoryId: category.id });

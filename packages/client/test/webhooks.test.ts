@@ -116,6 +116,28 @@ describe('constructWebhookEvent', () => {
     for (const [reason, call] of cases) assert.equal(await refused(call()), reason);
   });
 
+  it('says with each refusal what to do next', async () => {
+    const message = async (call: Promise<Event>) =>
+      call.then(
+        () => assert.fail('the delivery was accepted'),
+        (error: Error) => error.message,
+      );
+    // The mistake most made: the body parsed and serialised again before it is checked.
+    const reserialised = JSON.stringify(JSON.parse(body), null, 2);
+    assert.match(
+      await message(constructWebhookEvent(reserialised, header, secret, at(now))),
+      /: pass the raw body as received/,
+    );
+    assert.match(
+      await message(constructWebhookEvent(body, undefined, secret, at(now))),
+      /: pass the header as received/,
+    );
+    assert.match(
+      await message(constructWebhookEvent(body, header, secret, at(now + 301))),
+      /clock.*\(NTP\)/,
+    );
+  });
+
   it('takes a tolerance', async () => {
     const late = { toleranceSeconds: 600, nowMs: (now + 301) * 1000 };
     assert.equal((await constructWebhookEvent(body, header, secret, late)).id, 'evt_1');

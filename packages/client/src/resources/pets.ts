@@ -40,7 +40,7 @@ export function petsResource(requests: Requests): PetsResource {
             throw new NotFoundError({
               status: 404,
               code: 'not_found',
-              message: `No pet ${petId} in this account.`,
+              message: `No pet ${petId} in this account: list them with pets.list(), or check the key's account.`,
               lastResponse: response,
             });
           }
