@@ -24,9 +24,10 @@ the developer portal at \`/portal\`, or create an account with \`POST /v1/accoun
 key with \`POST /v1/keys\` (HTTP Basic with your email and password).
 
 A [Postman collection](/v1/postman.json) of every operation is generated from this document.
-Imported and run as it is, it signs up, makes a key and walks every operation in a working
-order, testing each answer; set its \`apiKey\` (and \`baseUrl\`, if not this server) to use
-your own key instead.
+Set its \`apiKey\` (and \`baseUrl\`, if not this server) and run it: it walks every operation
+in that key's account in a working order, testing each answer, signs nobody up and manages no
+key, and removes what it made but the records the API keeps (its cancelled order, its
+message). Run with no key, it first signs up a throwaway account, which stays.
 
 Lists are paginated by cursor: the body is a bare JSON array and the next page, if any, is in
 the \`Link: <…>; rel="next"\` header (RFC 8288).
