@@ -1,6 +1,6 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Account } from '../domain/accounts.js';
-import type { Html } from './html.js';
+import type { Html } from '../html.js';
 import type { PageContext } from './views/layout.js';
 
 declare module 'fastify' {

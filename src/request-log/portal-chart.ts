@@ -1,4 +1,4 @@
-import { type Html, html } from '../portal/html.js';
+import { type Html, html } from '../html.js';
 
 /** One hour's requests, split as the chart stacks them (the log's hourly counts). */
 export interface HourCounts {

@@ -1,5 +1,5 @@
 import { ERRORS, type ErrorCode } from '../errors.js';
-import { breakable, type Html, html } from '../portal/html.js';
+import { breakable, type Html, html } from '../html.js';
 import { layout, type PageContext, time } from '../portal/views/layout.js';
 import type { RequestLogEntry, RequestLogEntryDetail, RequestStats } from './domain.js';
 import { requestsChart } from './portal-chart.js';

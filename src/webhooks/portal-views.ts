@@ -1,4 +1,4 @@
-import { breakable, type Html, html } from '../portal/html.js';
+import { breakable, type Html, html } from '../html.js';
 import {
   csrfField,
   field,

@@ -1,7 +1,7 @@
 import { type Account, PASSWORD_MIN_LENGTH } from '../../domain/accounts.js';
 import type { ApiKey } from '../../domain/api-keys.js';
+import { type Html, html } from '../../html.js';
 import type { WindowState } from '../../limits/rate-limiter.js';
-import { type Html, html } from '../html.js';
 import type { KeyKind } from './keys.js';
 import { csrfField, field, layout, noticeBlock, type PageContext, time } from './layout.js';
 import { type LimitState, limitNotices } from './limits.js';

@@ -1,5 +1,5 @@
 import { PASSWORD_MIN_LENGTH } from '../../domain/accounts.js';
-import { type Html, html } from '../html.js';
+import { type Html, html } from '../../html.js';
 import {
   csrfField,
   field,

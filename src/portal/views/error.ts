@@ -1,5 +1,5 @@
 import type { ApiError } from '../../errors.js';
-import { type Html, html } from '../html.js';
+import { type Html, html } from '../../html.js';
 import { layout, type PageContext } from './layout.js';
 
 const TITLES: Record<number, string> = {

@@ -1,6 +1,6 @@
 import type { ApiKey } from '../../domain/api-keys.js';
 import { isScope, READ_ONLY_SCOPES, SCOPE_RESOURCES, type Scope } from '../../domain/scopes.js';
-import { type Html, html } from '../html.js';
+import { type Html, html } from '../../html.js';
 import {
   csrfField,
   field,

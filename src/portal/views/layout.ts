@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Account } from '../../domain/accounts.js';
+import { Html, html } from '../../html.js';
 import { FORM_KEY_FIELD } from '../../http/idempotency.js';
-import { Html, html } from '../html.js';
 
 export interface Notice {
   kind: 'error' | 'success';

@@ -1,6 +1,6 @@
 import type { ApiKey } from '../../domain/api-keys.js';
+import { type Html, html } from '../../html.js';
 import type { WindowState } from '../../limits/rate-limiter.js';
-import { type Html, html } from '../html.js';
 import { time } from './layout.js';
 
 /** What the account's limits are doing now: read by the keys and account pages. */
