@@ -303,6 +303,21 @@ describe('OpenAPI document for clients', () => {
     for (const [path, object] of enums) assert.equal(object.type, 'string', path);
   });
 
+  it('types every union, and writes a value-or-null as `type: [T, "null"]` (Scalar checks it)', () => {
+    const unions = [...walk(doc)].filter(([, o]) => Array.isArray(o.anyOf ?? o.oneOf));
+    for (const [path, object] of unions) assert.ok(object.type !== undefined, path);
+    const nullable = [...walk(doc)].filter(
+      ([, o]) => Array.isArray(o.type) && (o.type as unknown[]).includes('null'),
+    );
+    assert.ok(nullable.length >= 15, `${nullable.length} nullable values`);
+    // Only a `$ref` or null stays a union: a $ref takes no sibling type of its own.
+    for (const [path, object] of unions) {
+      if ((object.type as unknown[]).includes?.('null')) {
+        assert.ok(JSON.stringify(object.anyOf).includes('$ref'), path);
+      }
+    }
+  });
+
   it('uses no \\p{…} or lookahead in patterns, so that any validator reads them alike', () => {
     const patterns = [...walk(doc)].filter(([, o]) => typeof o.pattern === 'string');
     assert.ok(patterns.length > 10);

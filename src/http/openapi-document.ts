@@ -584,6 +584,47 @@ function shareParameters(operations: Operation[]): Record<string, Json> {
   return shared;
 }
 
+/**
+ * Every union in `schemas` says its `type` (Scalar's document check refuses a schema of
+ * `anyOf`/`oneOf` without one; issue 54): a value or null, `anyOf: [{type: T, …}, {type:
+ * "null"}]`, becomes `{type: [T, "null"], …}`, OpenAPI 3.1's own way to write it; any other
+ * union (of a `$ref` and null, of event types) gets the types of its branches, a `$ref` the
+ * type of the schema it names.
+ */
+function typedUnions(schemas: Record<string, Json>): void {
+  const typeOf = (branch: Json): unknown[] | undefined => {
+    const target =
+      typeof branch.$ref === 'string' ? schemas[branch.$ref.slice(SCHEMA_PREFIX.length)] : branch;
+    const type = target?.type;
+    return type === undefined ? undefined : [type].flat();
+  };
+  const visit = (value: unknown): void => {
+    if (Array.isArray(value)) value.forEach(visit);
+    if (!isObject(value)) return;
+    Object.values(value).forEach(visit);
+    const branches = (value.anyOf ?? value.oneOf) as Json[] | undefined;
+    if (!Array.isArray(branches) || value.type !== undefined) return;
+    const [first, second] = branches;
+    if (
+      value.anyOf &&
+      branches.length === 2 &&
+      second?.type === 'null' &&
+      typeof first?.type === 'string'
+    ) {
+      const { anyOf: _, ...rest } = value;
+      for (const key of Object.keys(value)) delete value[key];
+      Object.assign(value, { ...first, ...rest, type: [first.type, 'null'] });
+      return;
+    }
+    const types = branches.map(typeOf);
+    if (types.every((type) => type !== undefined)) {
+      const all = [...new Set(types.flat())];
+      value.type = all.length === 1 ? all[0] : all;
+    }
+  };
+  Object.values(schemas).forEach(visit);
+}
+
 /** What the capabilities add to the document (src/capability.ts). */
 export interface DocumentParts {
   /** Their titled schemas, named beside the core's. */
@@ -624,6 +665,7 @@ export function finishDocument<T>(document: T, messagesUrl: string, parts = NO_P
   if (names.schemas.Event && Object.keys(events).length > 0) {
     doc.webhooks = eventsByType(names, parts);
   }
+  typedUnions(names.schemas);
   doc.components = {
     ...doc.components,
     schemas: names.schemas,

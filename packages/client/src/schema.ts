@@ -1254,7 +1254,10 @@ export interface components {
              * @description Creation time (UTC).
              */
             createdAt: string;
-            /** @description Last use (UTC, to the minute), or null if never used. */
+            /**
+             * Format: date-time
+             * @description Last use (UTC, to the minute), or null if never used.
+             */
             lastUsedAt: string | null;
         };
         /**
@@ -1443,7 +1446,7 @@ export interface components {
             /** @description `getRequest` only. The body was longer than 4 KB: `requestBody` is its start, cut on a character boundary (so not valid JSON). */
             requestBodyTruncated?: boolean;
             /** @description `getRequest` only. For a 4xx or 5xx answer, the Error answered; else null. */
-            errorBody?: components["schemas"]["Error"] | null;
+            errorBody?: ((components["schemas"]["Error"] | null) | null) | components["schemas"]["Error"] | null;
         };
         /**
          * RequestLogPage
@@ -2022,11 +2025,22 @@ export interface components {
              * @description Attempts so far.
              */
             attempts: number;
-            /** @description The last attempt's HTTP status, or null (none yet, or no answer). */
+            /**
+             * Format: int32
+             * @description The last attempt's HTTP status, or null (none yet, or no answer).
+             */
             lastStatusCode: number | null;
             /** @description The first 1 KB of the last answer's body as text (invalid UTF-8 and NUL shown as U+FFFD), or why there was no answer. */
             lastResponse: string | null;
+            /**
+             * Format: date-time
+             * @description When.
+             */
             lastAttemptAt: string | null;
+            /**
+             * Format: date-time
+             * @description When, while pending.
+             */
             nextAttemptAt: string | null;
             /**
              * Format: date-time
