@@ -9,7 +9,8 @@
  * and the page's main-thread time (Chromium's TaskDuration, and of it ScriptDuration).
  *
  * Usage: npm run bench:docs-page [-- build folder…] (default dist; another checkout's dist
- * beside it compares the two); ROUNDS (5). CHROMIUM_PATH names another Chromium.
+ * beside it compares the two); ROUNDS (5); PAGE (/docs/, the reference; /docs/try/ is the
+ * explorer). CHROMIUM_PATH names another Chromium.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -22,6 +23,7 @@ import { median } from './stats.js';
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const builds = (process.argv.length > 2 ? process.argv.slice(2) : ['dist']).map((b) => resolve(b));
 const rounds = Number(process.env.ROUNDS ?? 5);
+const pagePath = process.env.PAGE ?? '/docs/';
 
 const ARGS = [
   '--no-sandbox',
@@ -60,12 +62,15 @@ async function load(context: BrowserContext, base: string): Promise<Load> {
   const cdp = await context.newCDPSession(page);
   await cdp.send('Performance.enable');
   await page.addInitScript(WATCH);
-  await page.goto(`${base}/docs/`, { waitUntil: 'commit' });
+  await page.goto(`${base}${pagePath}`, { waitUntil: 'commit' });
   await page.locator('main h3').first().waitFor({ state: 'visible', timeout: 120_000 });
   await page.waitForFunction('typeof window.shown.operation === "number"');
   const measured = (await page.evaluate(`({
     shown: window.shown,
-    files: performance.getEntriesByType('resource').map((e) => ({
+    files: [
+      ...performance.getEntriesByType('navigation'),
+      ...performance.getEntriesByType('resource'),
+    ].map((e) => ({
       path: new URL(e.name).pathname,
       bytes: e.transferSize,
       at: e.responseEnd,
@@ -158,8 +163,10 @@ try {
       const m = (key: Exclude<keyof Load, 'files'>) => median(loads.map((l) => l[key]));
       console.log(
         `  ${name}: title ${m('title')} ms, first operation ${m('operation')} ms ` +
-          `(each: ${loads.map((l) => l.operation).join(', ')}); script in by ${m('script')} ms, ` +
-          `document by ${m('document')} ms; main thread busy ${m('task')} ms, ` +
+          `(each: ${loads.map((l) => l.operation).join(', ')}); ` +
+          (Number.isNaN(m('script')) ? '' : `script in by ${m('script')} ms, `) +
+          (Number.isNaN(m('document')) ? '' : `document by ${m('document')} ms; `) +
+          `main thread busy ${m('task')} ms, ` +
           `of it JavaScript ${m('js')} ms (medians of ${rounds})`,
       );
       const files = loads.at(-1)?.files ?? [];

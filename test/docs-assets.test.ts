@@ -33,25 +33,26 @@ describe('the docs and portal files: compressed, cached, revalidated', () => {
   let scriptUrl: string;
   before(async () => {
     t = await startApp();
-    const page = await t.app.inject({ url: '/docs/' });
+    const page = await t.app.inject({ url: '/docs/try/' });
     const src = /<script\b[^>]*\bsrc="([^"]+)"/.exec(page.body)?.[1] ?? '';
-    scriptUrl = new URL(src, 'http://service/docs/').pathname;
+    scriptUrl = new URL(src, 'http://service/docs/try/').pathname;
   });
   after(() => t.close());
 
   /** Each file the pages load, with what it is on disk (or served as). */
   const files = async (): Promise<Array<[string, Buffer]>> => [
     [scriptUrl, SCALAR],
-    ['/docs/js/scalar.js', SCALAR],
+    ['/docs/try/js/scalar.js', SCALAR],
     ['/v1/openapi.json', (await t.app.inject({ url: '/v1/openapi.json' })).rawPayload],
-    ['/docs/openapi.json', (await t.app.inject({ url: '/v1/openapi.json' })).rawPayload],
+    ['/docs/try/openapi.json', (await t.app.inject({ url: '/v1/openapi.json' })).rawPayload],
+    ['/docs/', (await t.app.inject({ url: '/docs/' })).rawPayload],
     ['/portal/assets/portal.css', readFileSync(new URL('portal.css', PORTAL))],
     ['/portal/assets/portal.js', readFileSync(new URL('portal.js', PORTAL))],
   ];
 
   it("names the page's script by its content's hash, kept for good; the page revalidated", async () => {
     const hash = createHash('sha256').update(SCALAR).digest('hex').slice(0, 16);
-    assert.equal(scriptUrl, `/docs/js/scalar.${hash}.js`);
+    assert.equal(scriptUrl, `/docs/try/js/scalar.${hash}.js`);
     const script = await t.app.inject({ url: scriptUrl });
     assert.equal(script.statusCode, 200);
     assert.equal(script.headers['cache-control'], IMMUTABLE);
@@ -59,11 +60,11 @@ describe('the docs and portal files: compressed, cached, revalidated', () => {
     assert.match(String(script.headers['content-type']), /^application\/javascript/);
     // Another hash is no name of it.
     assert.equal(
-      (await t.app.inject({ url: '/docs/js/scalar.0123456789abcdef.js' })).statusCode,
+      (await t.app.inject({ url: '/docs/try/js/scalar.0123456789abcdef.js' })).statusCode,
       404,
     );
-    // The page, and the names that keep their place, are asked for again each time.
-    assert.equal((await t.app.inject({ url: '/docs/' })).headers['cache-control'], REVALIDATE);
+    // The pages, and the names that keep their place, are asked for again each time.
+    assert.equal((await t.app.inject({ url: '/docs/try/' })).headers['cache-control'], REVALIDATE);
     for (const [url] of (await files()).slice(1)) {
       assert.equal((await t.app.inject({ url })).headers['cache-control'], 'no-cache', url);
     }
@@ -123,7 +124,7 @@ describe('the docs and portal files: compressed, cached, revalidated', () => {
   });
 
   it("keeps the docs page's policy on its files: only its own scripts", async () => {
-    for (const url of [scriptUrl, '/docs/js/scalar.js', '/docs/openapi.json']) {
+    for (const url of [scriptUrl, '/docs/try/js/scalar.js', '/docs/try/openapi.json', '/docs/']) {
       const res = await t.app.inject({ url, headers: { 'accept-encoding': 'br' } });
       assert.match(String(res.headers['content-security-policy']), /script-src 'self';/, url);
       assert.equal(res.headers['x-frame-options'], 'DENY', url);

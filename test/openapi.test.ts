@@ -346,8 +346,8 @@ describe('OpenAPI document', () => {
     assert.equal(exitCode, 0, `spectral lint failed:\n${output}`);
   });
 
-  it('serves the docs page and its script from the service itself (no CDN)', async () => {
-    const page = await t.app.inject({ method: 'GET', url: '/docs/' });
+  it('serves the explorer and its script from the service itself (no CDN)', async () => {
+    const page = await t.app.inject({ method: 'GET', url: '/docs/try/' });
     assert.equal(page.statusCode, 200);
     assert.match(String(page.headers['content-type']), /^text\/html/);
     const sources = [...page.body.matchAll(/<script\b[^>]*\bsrc\s*=\s*["']?([^"'\s>]+)/gi)].map(
@@ -358,13 +358,82 @@ describe('OpenAPI document', () => {
       assert.doesNotMatch(src, /^([a-z][a-z0-9+.-]*:|\/\/)/i, `script from elsewhere: ${src}`);
     }
     const script = sources
-      .map((src) => new URL(src, 'http://service/docs/').pathname)
-      .find((path) => /^\/docs\/js\/scalar\.[0-9a-f]{16}\.js$/.test(path));
-    assert.ok(script, `the page does not load /docs/js/scalar.<hash>.js: ${sources.join(', ')}`);
+      .map((src) => new URL(src, 'http://service/docs/try/').pathname)
+      .find((path) => /^\/docs\/try\/js\/scalar\.[0-9a-f]{16}\.js$/.test(path));
+    assert.ok(script, `the page does not load its scalar.<hash>.js: ${sources.join(', ')}`);
 
     const answer = await t.app.inject({ method: 'GET', url: script });
     assert.equal(answer.statusCode, 200);
     assert.match(String(answer.headers['content-type']), /^(application|text)\/javascript/);
     assert.ok(answer.body.length > 0, 'empty script');
+  });
+});
+
+describe('the docs page: the reference rendered from the document', () => {
+  let t: TestApp;
+  let page: string;
+  let doc: {
+    paths: Record<string, Record<string, { operationId?: string; summary?: string }>>;
+    components: { schemas: Record<string, unknown> };
+    webhooks: Record<string, unknown>;
+  };
+  before(async () => {
+    t = await startApp();
+    const res = await t.app.inject({ url: '/docs' });
+    assert.equal(res.statusCode, 200);
+    assert.match(String(res.headers['content-type']), /^text\/html/);
+    page = res.body;
+    doc = (await t.app.inject({ url: '/v1/openapi.json' })).json();
+  });
+  after(() => t.close());
+
+  const ids = () => new Set([...page.matchAll(/\bid="([^"]+)"/g)].map((m) => m[1]));
+
+  it('shows every operation at its address, with its summary and anchor', () => {
+    const found = ids();
+    let count = 0;
+    for (const [path, item] of Object.entries(doc.paths)) {
+      for (const [method, op] of Object.entries(item)) {
+        if (!op.operationId) continue;
+        count++;
+        assert.ok(found.has(`op/${op.operationId}`), op.operationId);
+        const full = `${path.startsWith('/messages') ? '' : '/v1'}${path}`;
+        const section = page.slice(page.indexOf(`id="op/${op.operationId}"`)).slice(0, 2000);
+        assert.ok(section.includes(`>${method.toUpperCase()}</span> <code>${full}</code>`), full);
+        assert.ok(section.includes(String(op.summary).replaceAll("'", '&#39;')), op.summary);
+      }
+    }
+    assert.ok(count >= 30, `${count} operations`);
+  });
+
+  it('shows every schema and every event delivered, each with its anchor', () => {
+    const found = ids();
+    for (const name of Object.keys(doc.components.schemas)) {
+      assert.ok(found.has(`schema/${name}`), name);
+    }
+    assert.ok(Object.keys(doc.webhooks).length >= 8);
+    for (const type of Object.keys(doc.webhooks)) assert.ok(found.has(`webhook/${type}`), type);
+    for (const header of ['webhook-id', 'webhook-signature', 'animal-store-signature']) {
+      assert.ok(page.includes(`<code>${header}</code>`), header);
+    }
+  });
+
+  it('leads every link on the page to a place on it, those named from elsewhere too', () => {
+    const found = ids();
+    const anchors = [...page.matchAll(/href="#([^"]+)"/g)].map((m) => m[1] as string);
+    assert.ok(anchors.length > 100);
+    for (const anchor of anchors) assert.ok(found.has(anchor), `#${anchor}`);
+    // The Deprecation answers' Link, and the portal's link to the error table.
+    for (const anchor of ['deprecations', 'description/errors', 'description/sdk']) {
+      assert.ok(found.has(anchor), anchor);
+    }
+    for (const code of Object.keys(ERRORS)) assert.ok(page.includes(`<code>${code}</code>`), code);
+  });
+
+  it('runs no script, and names the explorer, the document and the collection', () => {
+    assert.doesNotMatch(page, /<script/i);
+    for (const href of ['/docs/try/', '/v1/openapi.json', '/v1/postman.json', '/portal']) {
+      assert.ok(page.includes(`href="${href}"`), href);
+    }
   });
 });

@@ -48,8 +48,11 @@ describe('headers on every answer', () => {
     assert.match(String(res.headers['content-security-policy']), /frame-ancestors 'none'/);
   });
 
-  it('gives the docs page a whole CSP: its own origin, no inline script but its own by hash', async () => {
-    const page = await t.app.inject({ url: '/docs/' });
+  it('gives the docs pages a whole CSP: their own origin, no inline script but their own by hash', async () => {
+    const reference = await t.app.inject({ url: '/docs/' });
+    assert.deepEqual(directives(reference).get('script-src'), ["'self'"]);
+    assert.equal(inlineScripts(reference.body).length, 0, 'the reference runs no script');
+    const page = await t.app.inject({ url: '/docs/try/' });
     const policy = directives(page);
     assert.deepEqual(policy.get('default-src'), ["'self'"]);
     assert.deepEqual(policy.get('object-src'), ["'none'"]);
@@ -67,8 +70,8 @@ describe('headers on every answer', () => {
     // "Test Request" reaches this server; no upgrade on a laptop's plain http.
     assert.deepEqual(policy.get('connect-src')?.[0], "'self'");
     assert.equal(policy.get('upgrade-insecure-requests'), undefined);
-    // The page's other answers (its script, its document, the redirect) carry the policy too.
-    for (const url of ['/docs', '/docs/js/scalar.js', '/docs/openapi.json']) {
+    // The pages' other answers (the script, the document, the redirect) carry the policy too.
+    for (const url of ['/docs', '/docs/try', '/docs/try/js/scalar.js', '/docs/try/openapi.json']) {
       const res = await t.app.inject({ url });
       assert.deepEqual(directives(res).get('script-src'), ["'self'"], url);
       assert.equal(res.headers['x-frame-options'], 'DENY', url);

@@ -7,6 +7,7 @@ import type { Config } from '../config.js';
 import { ERRORS } from '../errors.js';
 import { type DocumentParts, finishDocument, OPTIONAL_BODY_KEY } from './openapi-document.js';
 import { registerPostman } from './postman.js';
+import { type ReferenceDocument, referencePage } from './reference-page.js';
 import { docsPageHeaders } from './security-headers.js';
 import { IMMUTABLE, REVALIDATE, StaticAsset } from './static-assets.js';
 
@@ -202,16 +203,26 @@ export async function registerOpenApi(
   app.get('/v1/openapi.json', { schema: { hide: true } }, sendDocument);
   registerPostman(app);
 
-  // The docs page loads nothing from anywhere but this service (issue 22): Scalar's hosted
+  // The docs page is the reference rendered here (src/http/reference-page.ts), made once from
+  // the document, compressed and revalidated as the document is; the explorer, Scalar with its
+  // "Test Request", is at /docs/try/ (docs/decisions/0082-docs-page-rendered.md).
+  // Neither loads anything from anywhere but this service (issue 22): Scalar's hosted
   // features are off (its AI agent, the sharing/developer toolbar, telemetry; this version,
   // the last whose packages accept Node 20, has no MCP generation),
-  // fonts are the system's, and the favicon is ours. test/process/docs-origin.test.ts records
-  // every request the page makes in Chromium, "Test Request" included.
-  // The page may not be framed (clickjacking) and runs only its own scripts: its scope's own
+  // fonts are the system's, and the favicon is ours. test/process/docs-browser.test.ts records
+  // every request the explorer makes in Chromium, "Test Request" included.
+  // The pages may not be framed (clickjacking) and run only their own scripts: their scope's
   // hooks say so (a Content Security Policy with its inline script's hash).
-  // Its script and document come from memory, compressed and cached
-  // (docs/decisions/0076-static-assets.md): the page names the script by its hash, so a browser
-  // keeps it for good, and is itself asked for again each time, so it names the current one.
+  // Scalar's script comes from memory, compressed, named by its hash, so a browser keeps it for
+  // good (docs/decisions/0076-static-assets.md).
+  let reference: StaticAsset | undefined;
+  const sendReference = (request: FastifyRequest, reply: FastifyReply) => {
+    reference ??= new StaticAsset(
+      Buffer.from(referencePage(app.swagger() as unknown as ReferenceDocument)),
+      'text/html; charset=utf-8',
+    );
+    return reference.send(request, reply, REVALIDATE);
+  };
   const headers = docsPageHeaders(config);
   const script = scalarScript();
   const scriptPath = `js/scalar.${script.hash}.js`;
@@ -222,22 +233,24 @@ export async function registerOpenApi(
       done();
     });
     docs.addHook('onSend', headers.onSend);
+    docs.get('/docs', { schema: { hide: true } }, sendReference);
+    docs.get('/docs/', { schema: { hide: true } }, sendReference);
     // Scalar's own routes for its script (under the name it always had) and the document,
     // answered as the hashed script is.
     docs.addHook('onRoute', (route) => {
-      if (route.url === '/docs/js/scalar.js') {
+      if (route.url === `${EXPLORER}/js/scalar.js`) {
         route.handler = (request, reply) => script.send(request, reply, REVALIDATE);
-      } else if (route.url === '/docs/openapi.json') {
+      } else if (route.url === `${EXPLORER}/openapi.json`) {
         route.handler = sendDocument;
       }
     });
-    docs.get(`/docs/${scriptPath}`, { schema: { hide: true } }, (request, reply) =>
+    docs.get(`${EXPLORER}/${scriptPath}`, { schema: { hide: true } }, (request, reply) =>
       script.send(request, reply, IMMUTABLE),
     );
     await docs.register(scalar, {
-      routePrefix: '/docs',
+      routePrefix: EXPLORER,
       configuration: {
-        pageTitle: 'Animal Store API',
+        pageTitle: 'Animal Store API: explorer',
         cdn: scriptPath,
         favicon: '/favicon.svg',
         withDefaultFonts: false,
@@ -248,6 +261,9 @@ export async function registerOpenApi(
     });
   });
 }
+
+/** Where Scalar's explorer is served. */
+const EXPLORER = '/docs/try';
 
 let scalarBundle: StaticAsset | undefined;
 

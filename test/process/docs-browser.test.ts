@@ -1,6 +1,7 @@
 /**
- * The docs page stays home (issue 22): /docs in Chromium (Debian's, through playwright-core),
- * an operation opened and sent with "Test Request", and every request the page makes recorded.
+ * The docs pages stay home (issue 22): the reference at /docs and the explorer at /docs/try/ in
+ * Chromium (Debian's, through playwright-core), an operation opened from the reference and sent
+ * with "Test Request" in the explorer, and every request the pages make recorded.
  * None may leave the service's origin, and none may miss (the favicon was a 404). The portal's
  * walk in test/process/portal-browser.test.ts records its requests the same way.
  */
@@ -58,7 +59,8 @@ describe('API docs in Chromium, nothing loaded from elsewhere', { skip }, () => 
    * learn whether it may compile validators, and works without when it may not. */
   const violations = async () =>
     ((await page.evaluate('window.cspViolations')) as string[]).filter(
-      (violation) => !/^script-src eval .*\/docs\/js\/scalar\.[0-9a-f]{16}\.js$/.test(violation),
+      (violation) =>
+        !/^script-src eval .*\/docs\/try\/js\/scalar\.[0-9a-f]{16}\.js$/.test(violation),
     );
 
   after(async () => {
@@ -66,11 +68,44 @@ describe('API docs in Chromium, nothing loaded from elsewhere', { skip }, () => 
     await t?.close();
   });
 
-  it('opens an operation and answers "Test Request" with real pets, from this origin alone', async () => {
+  it('shows the reference at once, with no script, and fits 390, 768 and 1280 px', async () => {
+    for (const width of [390, 768, 1280]) {
+      const narrow = await browser.newPage({ viewport: { width, height: 800 } });
+      const seen = recordRequests(narrow, new URL(base).origin);
+      const loaded = await narrow.goto(`${base}/docs`);
+      assert.match(loaded?.headers()['content-security-policy'] ?? '', /script-src 'self';/);
+      assert.equal(await narrow.locator('script').count(), 0);
+      assert.ok(await narrow.locator('main h1').isVisible());
+      const wider = (await narrow.evaluate(
+        'document.documentElement.scrollWidth - document.documentElement.clientWidth',
+      )) as number;
+      assert.ok(wider <= 0, `${width} px: the page is ${wider} px wider than the window`);
+      await narrow.screenshot({ path: `test/test-output/docs-reference-${width}.png` });
+      assert.deepEqual(seen.away, []);
+      assert.deepEqual(seen.failed, []);
+      await narrow.close();
+    }
+  });
+
+  it('opens an operation from the reference and answers "Test Request" with real pets, from this origin alone', async () => {
     const key = await storeKey(t.databaseUrl);
+    const warnings: string[] = [];
+    page.on('console', (message) => {
+      if (message.type() === 'warning' || message.type() === 'error') warnings.push(message.text());
+    });
     await page.goto(`${base}/docs`);
-    // The sidebar's entry (a link or a button, as Scalar's versions have it).
-    await page.getByText('List animals').first().click();
+    await page.locator('[id="op/listPets"] a.try').click();
+    await page.waitForURL(/\/docs\/try\/#tag\/pets\/GET\/pets$/);
+    await page
+      .locator('[id="api-1/tag/pets/GET/pets"]')
+      .getByRole('heading', { name: 'List animals' })
+      .waitFor();
+    // Scalar checks the document it is given, and logs what it finds wrong.
+    assert.deepEqual(
+      warnings.filter((w) => /validation/i.test(w)),
+      [],
+      'Scalar found the document invalid',
+    );
     await page
       .getByRole('button', { name: /Test Request/ })
       .first()
@@ -102,8 +137,8 @@ describe('API docs in Chromium, nothing loaded from elsewhere', { skip }, () => 
     assert.deepEqual(await violations(), [], 'what its Content Security Policy blocked');
   });
 
-  it('runs under a CSP without inline scripts: its own script runs by its hash, nothing blocked', async () => {
-    const loaded = await page.goto(`${base}/docs/`);
+  it('runs the explorer under a CSP without inline scripts: its own runs by its hash, nothing blocked', async () => {
+    const loaded = await page.goto(`${base}/docs/try/`);
     const policy = loaded?.headers()['content-security-policy'] ?? '';
     const scripts = /(?:^|; )script-src ([^;]*)/.exec(policy)?.[1] ?? '';
     assert.match(scripts, /^'self' 'sha256-[A-Za-z0-9+/]+=*'$/, policy);
@@ -112,7 +147,7 @@ describe('API docs in Chromium, nothing loaded from elsewhere', { skip }, () => 
   });
 
   it("offers none of Scalar's hosted features: no AI, no MCP, no toolbar", async () => {
-    await page.goto(`${base}/docs`);
+    await page.goto(`${base}/docs/try/`);
     await page.getByText('List animals').first().waitFor();
     const text = await page.locator('body').innerText();
     assert.doesNotMatch(text, /Ask AI|Generate MCP|Share|Deploy|Configure/i);
