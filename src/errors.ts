@@ -129,6 +129,17 @@ export const ERRORS = {
     description: 'The pet has an open order; the order owns its status until it ends.',
     next: "Cancel or deliver the pet's open order first.",
   },
+  order_open: {
+    status: 409,
+    description:
+      'The order is still open (`placed` or `approved`): only an ended order can be removed.',
+    next: 'Cancel it first (`PATCH /v1/store/orders/{orderId}` with `cancelled`), then remove it.',
+  },
+  message_pending: {
+    status: 409,
+    description: 'The message is not settled yet (`queued` or `processing`).',
+    next: 'Wait until it is `sent` or `failed` (`GET /messages/{messageId}`), then remove it.',
+  },
   key_limit_reached: {
     status: 409,
     description: 'The account holds the most live API keys it may (100); revoke one first.',

@@ -320,3 +320,50 @@ describe('two workers over one store', () => {
     );
   });
 });
+
+describe('DELETE /messages/{id}', () => {
+  /** Holds each delivery until `open()`. */
+  class GatedSink implements MessageSink {
+    private release: () => void = () => {};
+    private readonly gate = new Promise<void>((resolve) => {
+      this.release = resolve;
+    });
+    open(): void {
+      this.release();
+    }
+    deliver(): Promise<void> {
+      return this.gate;
+    }
+  }
+
+  it('removes a settled message, refuses one in flight with 409 message_pending, and records the removal', async () => {
+    const sink = new GatedSink();
+    const t = await startApp({ sink });
+    try {
+      const tenant = await newTenant(t.app);
+      const id = (await send(t.app, tenant, { message: 'to remove' })).json().id as string;
+      const remove = () => as(t.app, tenant, { method: 'DELETE', url: `/messages/${id}` });
+      const held = await remove();
+      assert.equal(held.statusCode, 409);
+      assert.equal(errorCode(held), 'message_pending');
+      assert.match(held.json().message, /remove it once it settles/);
+      const intruder = await newTenant(t.app);
+      sink.open();
+      assert.equal((await settled(t.app, tenant, id)).status, 'sent');
+      const foreign = await as(t.app, intruder, { method: 'DELETE', url: `/messages/${id}` });
+      assert.equal(foreign.statusCode, 404, "another account's message is not found");
+
+      const removed = await remove();
+      assert.equal(removed.statusCode, 204);
+      const read = await as(t.app, tenant, { method: 'GET', url: `/messages/${id}` });
+      assert.equal(read.statusCode, 404);
+      assert.equal((await remove()).statusCode, 404);
+      const events = (await as(t.app, tenant, { method: 'GET', url: '/v1/events' })).json();
+      const deleted = events.find((e: { type: string }) => e.type === 'message.deleted');
+      assert.equal(deleted?.data.id, id);
+      assert.equal(deleted?.data.status, 'sent');
+    } finally {
+      await t.close();
+    }
+  });
+});

@@ -13,8 +13,10 @@ const EXPECTED_OPERATIONS = [
   'getOrder',
   'updateOrder',
   'getInventory',
+  'deleteOrder',
   'sendMessage',
   'getMessage',
+  'deleteMessage',
   'createAccount',
   'createApiKey',
   'listApiKeys',
@@ -53,6 +55,7 @@ const UNDOCUMENTED_ROUTES = [
   // The messages, answered under /v1 too for generated clients (decision 0074).
   'POST /v1/messages',
   'GET /v1/messages/:messageId',
+  'DELETE /v1/messages/:messageId',
 ];
 
 const HTTP_METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'];

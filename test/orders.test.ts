@@ -189,6 +189,47 @@ describe('store orders', () => {
     );
   });
 
+  it('removes an ended order for good, refuses an open one with 409 order_open, and records it', async () => {
+    const p = await pet();
+    const placed = (await order(p.id)).json();
+    const remove = (id: number, tenant = owner) =>
+      as(t.app, tenant, { method: 'DELETE', url: `/v1/store/orders/${id}` });
+    const open = await remove(placed.id);
+    assert.equal(open.statusCode, 409);
+    assert.equal(errorCode(open), 'order_open');
+    assert.match(open.json().message, /cancel it first/);
+    assert.equal(
+      (await as(t.app, owner, { method: 'GET', url: `/v1/store/orders/${placed.id}` })).statusCode,
+      200,
+    );
+
+    await move(placed.id, 'cancelled');
+    const intruder = await newTenant(t.app);
+    assert.equal((await remove(placed.id, intruder)).statusCode, 404);
+    assert.equal((await remove(placed.id)).statusCode, 204);
+    const read = await as(t.app, owner, { method: 'GET', url: `/v1/store/orders/${placed.id}` });
+    assert.equal(read.statusCode, 404);
+    assert.equal((await remove(placed.id)).statusCode, 404);
+    // The pet stays as its order left it, and a new order gets a new id.
+    assert.equal(await petStatus(p.id), 'available');
+    const next = (await order(p.id)).json();
+    assert.ok(next.id > placed.id, `${next.id} after ${placed.id}`);
+    await move(next.id, 'approved');
+    await move(next.id, 'delivered');
+    assert.equal((await remove(next.id)).statusCode, 204);
+    assert.equal(await petStatus(p.id), 'sold');
+
+    const events = (await as(t.app, owner, { method: 'GET', url: '/v1/events?limit=100' })).json();
+    const deleted = events.filter((e: { type: string }) => e.type === 'order.deleted');
+    assert.deepEqual(
+      deleted.map((e: { data: { id: number; status: string } }) => [e.data.id, e.data.status]),
+      [
+        [placed.id, 'cancelled'],
+        [next.id, 'delivered'],
+      ],
+    );
+  });
+
   it("answers 404 for another account's pet or order", async () => {
     const p = await pet();
     const id = (await order(p.id)).json().id;

@@ -186,6 +186,40 @@ async function freshWebhook(): Promise<{ webhookId: string; deliveryId: string }
   return { webhookId, deliveryId: test.json().id as string };
 }
 
+/** An order of the owner's that has ended (cancelled, its pet removed), for a delete to remove. */
+async function endedOrder(): Promise<number> {
+  const kept = await createPet(t.app, owner, { name: 'Ordered', categoryId: busyCategory.id });
+  const order = await as(t.app, owner, {
+    method: 'POST',
+    url: '/v1/store/orders',
+    payload: { petId: kept.id },
+  });
+  const id = order.json().id as number;
+  await as(t.app, owner, {
+    method: 'PATCH',
+    url: `/v1/store/orders/${id}`,
+    payload: { status: 'cancelled' },
+  });
+  await as(t.app, owner, { method: 'DELETE', url: `/v1/pets/${kept.id}` });
+  return id;
+}
+
+/** A message of the owner's that the worker has sent, for a delete to remove. */
+async function settledMessage(): Promise<string> {
+  const sent = await as(t.app, owner, {
+    method: 'POST',
+    url: '/messages',
+    payload: { message: 'To remove' },
+  });
+  const id = sent.json().id as string;
+  for (let tries = 0; tries < 200; tries++) {
+    const read = await as(t.app, owner, { method: 'GET', url: `/messages/${id}` });
+    if (read.json().status === 'sent') return id;
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+  throw new Error(`message ${id} was not sent within 5 s`);
+}
+
 before(async () => {
   owner = await newTenant(t.app);
   busyCategory = await createCategory(t.app, owner, 'Owner dogs');
@@ -391,10 +425,15 @@ describe('bearer authentication, on every bearer-protected operation', () => {
           const hook: { webhookId?: string; deliveryId?: string } = op.path.includes('{webhookId}')
             ? await freshWebhook()
             : {};
+          // A delete of an order or a message removes one made for it, ended or settled.
+          const ended = {
+            orderId: op.operationId === 'deleteOrder' ? await endedOrder() : orderId,
+            messageId: op.operationId === 'deleteMessage' ? await settledMessage() : messageId,
+          };
           const res = await t.app.inject(
             requestFor(
               op,
-              { petId: fresh.id, categoryId: category.id, messageId, orderId, requestId, ...hook },
+              { petId: fresh.id, categoryId: category.id, requestId, ...ended, ...hook },
               { authorization: `${scheme} ${owner.key}` },
             ),
           );

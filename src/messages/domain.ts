@@ -2,12 +2,13 @@ import { type Clock, jittered } from '../clock.js';
 import { timeOrderedBase62 } from '../domain/random.js';
 import { fail, ok, type Result } from '../domain/result.js';
 import { traceparentOf } from '../ops/tracing.js';
-import type { Write } from '../store/change.js';
+import { change, type Write } from '../store/change.js';
 import type { ReadDb } from '../store/database.js';
 import type { Lease } from '../store/lease.js';
 import { type MessageRow, toIso } from '../store/tables.js';
+import { recordEvents } from '../webhooks/events.js';
 import { deliveryStatusCounts } from '../webhooks/repository.js';
-import { findMessage, insertMessage } from './repository.js';
+import { deleteSettledMessage, findMessage, insertMessage } from './repository.js';
 
 /** The statuses a message may have: its row's (src/store/tables.ts). */
 export { MESSAGE_STATUSES } from '../store/tables.js';
@@ -109,12 +110,7 @@ export async function getMessage(
   id: string,
 ): Promise<Result<MessageRecord, 'not_found'>> {
   const row = await findMessage(db, accountId, id);
-  if (!row) {
-    return fail(
-      'not_found',
-      `No message ${id} in this account; use the id \`POST /messages\` answered with.`,
-    );
-  }
+  if (!row) return noMessage(id);
   const counts = await deliveryStatusCounts(db, accountId, messageResource(id));
   const count = (status: string) => counts.get(status) ?? 0;
   return ok({
@@ -124,6 +120,36 @@ export async function getMessage(
       delivered: count('delivered'),
       failed: count('failed'),
     },
+  });
+}
+
+const noMessage = (id: string) =>
+  fail(
+    'not_found',
+    `No message ${id} in this account; use the id \`POST /messages\` answered with.`,
+  );
+
+/**
+ * Removes a message that has settled, sent or failed: one queued or being sent is still the
+ * worker's (`message_pending`). `message.deleted` carries it as it was.
+ */
+export function removeMessage(
+  clock: Clock,
+  accountId: string,
+  id: string,
+): Write<Result<void, 'not_found' | 'message_pending'>> {
+  return change(async (tx) => {
+    const removed = await deleteSettledMessage(tx, accountId, id);
+    if (removed) {
+      await recordEvents(tx, accountId, clock.now(), [
+        { type: 'message.deleted', resource: messageResource(id), data: toMessage(removed) },
+      ]);
+      return ok(undefined);
+    }
+    const pending = await findMessage(tx, accountId, id);
+    return pending
+      ? fail('message_pending', `Message ${id} is ${pending.status}; remove it once it settles.`)
+      : noMessage(id);
   });
 }
 

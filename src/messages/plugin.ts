@@ -79,7 +79,11 @@ export function messages(sink?: MessageSink): Capability {
       await app.register(keyedRoutes('/v1', undocumented(messageRoutes)));
     },
     components: [NewMessage, QueuedMessage, MessageRecord],
-    events: { 'message.sent': MessageEventData, 'message.failed': MessageEventData },
+    events: {
+      'message.sent': MessageEventData,
+      'message.failed': MessageEventData,
+      'message.deleted': MessageEventData,
+    },
   };
 }
 

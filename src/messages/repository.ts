@@ -45,6 +45,21 @@ export function findMessage(
     .executeTakeFirst();
 }
 
+/** Removes a message that has settled (sent or failed); undefined for one in flight or none. */
+export function deleteSettledMessage(
+  tx: Tx,
+  accountId: string,
+  id: string,
+): Promise<MessageRow | undefined> {
+  return tx
+    .deleteFrom('messages')
+    .where('account_id', '=', accountId)
+    .where('id', '=', id)
+    .where('status', 'in', ['sent', 'failed'])
+    .returningAll()
+    .executeTakeFirst();
+}
+
 /** Due and queued, or processing under a lease that has run out. */
 function claimableAt(at: string) {
   return (eb: ExpressionBuilder<Tables, 'messages'>) =>

@@ -3,12 +3,13 @@ import { callerOf } from '../http/auth.js';
 import { messagesUrl } from '../http/links.js';
 import { answer, operation } from '../http/operation.js';
 import { unwrap } from '../http/reply.js';
-import { getMessage } from './domain.js';
+import { commit } from '../store/change.js';
+import { getMessage, removeMessage } from './domain.js';
 import { MessageParams, MessageRecord, NewMessage, QueuedMessage } from './schemas.js';
 
 /** The quickstart example: served without the /v1 prefix, as the seed places it. */
 export const messageRoutes: FastifyPluginAsyncTypebox = async (app) => {
-  const { database, config, idempotency } = app.ctx;
+  const { database, clock, config, idempotency } = app.ctx;
   const { queue } = app;
 
   app.post(
@@ -56,6 +57,26 @@ export const messageRoutes: FastifyPluginAsyncTypebox = async (app) => {
         await getMessage(database.reader, account.id, request.params.messageId),
       );
       return failureReason === null ? record : { ...record, failureReason };
+    },
+  );
+
+  app.delete(
+    '/messages/:messageId',
+    operation('Messages', {
+      operationId: 'deleteMessage',
+      summary: 'Remove a message record',
+      description:
+        'Removes the record of a message that has settled (`sent` or `failed`) for good. ' +
+        "One still `queued` or `processing` is the worker's until it settles.",
+      scope: 'messages:write',
+      params: MessageParams,
+      success: answer(204, null, 'Removed.'),
+      errors: ['not_found', 'message_pending'],
+    }),
+    async (request, reply) => {
+      const { account } = callerOf(request);
+      unwrap(await commit(database, removeMessage(clock, account.id, request.params.messageId)));
+      return reply.code(204).send(null);
     },
   );
 };

@@ -8,7 +8,7 @@ import type { ReadDb, Tx } from '../store/database.js';
 import { findNumbered, numberedPage } from '../store/numbered.js';
 import { type OrderRow, toIso } from '../store/tables.js';
 import { type NewEvent, recordEvents } from '../webhooks/events.js';
-import { insertOrder, updateOrderIfStatus } from './repository.js';
+import { deleteEndedOrder, insertOrder, updateOrderIfStatus } from './repository.js';
 
 /** The statuses an order may have: its row's (src/store/tables.ts). */
 export { ORDER_STATUSES } from '../store/tables.js';
@@ -52,9 +52,9 @@ const notFound = (id: number) =>
     `No order ${id} in this account; list its orders with \`GET /v1/store/orders\`.`,
   );
 
-/** The event of an order's move: `order.placed`, `order.approved`… */
-function orderEvent(order: Order): NewEvent {
-  return { type: `order.${order.status}`, resource: `orders/${order.id}`, data: order };
+/** The event of an order's move (`order.placed`, `order.approved`…) or of its removal. */
+function orderEvent(order: Order, type: NewEvent['type'] = `order.${order.status}`): NewEvent {
+  return { type, resource: `orders/${order.id}`, data: order };
 }
 
 /**
@@ -167,4 +167,28 @@ async function moveOrder(
   }
   await recordEvents(tx, accountId, now, events);
   return ok(order);
+}
+
+/**
+ * Removes an order that has ended, delivered or cancelled: an open one owns its pet's status
+ * (`order_open`). Its id is never given again; `order.deleted` carries it as it was.
+ */
+export function removeOrder(
+  clock: Clock,
+  accountId: string,
+  id: number,
+): Change<Result<void, 'not_found' | 'order_open'>> {
+  return change(async (tx) => {
+    const removed = await deleteEndedOrder(tx, accountId, id);
+    if (removed) {
+      await recordEvents(tx, accountId, clock.now(), [
+        orderEvent(toOrder(removed), 'order.deleted'),
+      ]);
+      return ok(undefined);
+    }
+    const open = await findNumbered(tx, 'orders', accountId, id);
+    return open
+      ? fail('order_open', `Order ${id} is ${open.status}; cancel it first, then remove it.`)
+      : notFound(id);
+  });
 }

@@ -16,5 +16,6 @@ export const orders: Capability = {
     'order.approved': Order,
     'order.delivered': Order,
     'order.cancelled': Order,
+    'order.deleted': Order,
   },
 };

@@ -23,6 +23,21 @@ export async function insertOrder(
   return { ...row, id };
 }
 
+/** Removes an order that has ended (delivered or cancelled); undefined for an open one or none. */
+export function deleteEndedOrder(
+  tx: Tx,
+  accountId: string,
+  id: number,
+): Promise<OrderRow | undefined> {
+  return tx
+    .deleteFrom('orders')
+    .where('account_id', '=', accountId)
+    .where('id', '=', id)
+    .where('status', 'in', ['delivered', 'cancelled'])
+    .returningAll()
+    .executeTakeFirst();
+}
+
 /** Compare-and-set on the order's status, like pets. */
 export function updateOrderIfStatus(
   tx: Tx,

@@ -5,7 +5,7 @@ import { sendPage, v1Url } from '../http/links.js';
 import { answer, operation } from '../http/operation.js';
 import { answerOf, created, unwrap } from '../http/reply.js';
 import { commit } from '../store/change.js';
-import { getOrder, listOrderPage, placeOrder, updateOrder } from './domain.js';
+import { getOrder, listOrderPage, placeOrder, removeOrder, updateOrder } from './domain.js';
 import {
   Inventory,
   NewOrder,
@@ -108,6 +108,27 @@ export const storeRoutes: FastifyPluginAsyncTypebox = async (app) => {
           updateOrder(clock, account.id, request.params.orderId, request.body.status),
         ),
       );
+    },
+  );
+
+  app.delete(
+    '/store/orders/:orderId',
+    operation('Store', {
+      operationId: 'deleteOrder',
+      summary: 'Remove an order',
+      description:
+        'Removes an order that has ended (`delivered` or `cancelled`) for good; its id is ' +
+        'never reused. An open order is cancelled first.',
+      scope: 'orders:write',
+      config: { writes: 'changes' },
+      params: OrderParams,
+      success: answer(204, null, 'Removed.'),
+      errors: ['not_found', 'order_open'],
+    }),
+    async (request, reply) => {
+      const { account } = callerOf(request);
+      unwrap(await commit(database, removeOrder(clock, account.id, request.params.orderId)));
+      return reply.code(204).send(null);
     },
   );
 

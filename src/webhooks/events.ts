@@ -20,8 +20,10 @@ export const EVENT_TYPES = [
   'order.approved',
   'order.delivered',
   'order.cancelled',
+  'order.deleted',
   'message.sent',
   'message.failed',
+  'message.deleted',
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 /** Sent by `POST /v1/webhooks/{id}/test`, to that endpoint alone. */

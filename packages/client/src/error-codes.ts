@@ -29,6 +29,8 @@ export const ERROR_STATUS = {
   category_in_use: 409,
   pet_not_available: 409,
   pet_on_order: 409,
+  order_open: 409,
+  message_pending: 409,
   key_limit_reached: 409,
   idempotency_key_in_use: 409,
   too_many_webhooks: 409,

@@ -326,7 +326,13 @@ export interface paths {
         get: operations["getOrder"];
         put?: never;
         post?: never;
-        delete?: never;
+        /**
+         * Remove an order
+         * @description Removes an order that has ended (`delivered` or `cancelled`) for good; its id is never reused. An open order is cancelled first.
+         *
+         *     Scope: `orders:write` (a restricted key needs it).
+         */
+        delete: operations["deleteOrder"];
         options?: never;
         head?: never;
         /**
@@ -570,7 +576,13 @@ export interface paths {
         get: operations["getMessage"];
         put?: never;
         post?: never;
-        delete?: never;
+        /**
+         * Remove a message record
+         * @description Removes the record of a message that has settled (`sent` or `failed`) for good. One still `queued` or `processing` is the worker's until it settles.
+         *
+         *     Scope: `messages:write` (a restricted key needs it).
+         */
+        delete: operations["deleteMessage"];
         options?: never;
         head?: never;
         patch?: never;
@@ -942,6 +954,58 @@ export interface webhooks {
         patch?: never;
         trace?: never;
     };
+    "order.deleted": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * order.deleted delivery
+         * @description A `order.deleted` event: its `data` is a Order. POSTed to each enabled endpoint that wants `order.deleted`, signed; answer 2xx within the timeout, or it is retried with back-off.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The event id (`evt_…`): the same on every attempt, to drop duplicates by. */
+                    "webhook-id": components["parameters"]["WebhookIdHeader"];
+                    /** @description When this attempt was signed, in seconds since the epoch. */
+                    "webhook-timestamp": components["parameters"]["WebhookTimestampHeader"];
+                    /** @description Standard Webhooks: `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">` under the endpoint secret (after `whsec_`, base64-decoded); during a rotation, one per secret, space-separated. Verify the raw body as received. */
+                    "webhook-signature": components["parameters"]["WebhookSignatureHeader"];
+                    /** @description `t=<timestamp>,v1=<hex HMAC-SHA256 of "{t}.{body}">`, one `v1` per secret. */
+                    "animal-store-signature": components["parameters"]["AnimalStoreSignatureHeader"];
+                    /** @description The event id, as `webhook-id`. */
+                    "animal-store-event-id": components["parameters"]["AnimalStoreEventIdHeader"];
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["OrderDeletedEvent"];
+                };
+            };
+            responses: {
+                /** @description Received (any 2xx will do); anything else is retried. */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "webhook.test": {
         parameters: {
             query?: never;
@@ -1080,6 +1144,58 @@ export interface webhooks {
             requestBody: {
                 content: {
                     "application/json": components["schemas"]["MessageFailedEvent"];
+                };
+            };
+            responses: {
+                /** @description Received (any 2xx will do); anything else is retried. */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "message.deleted": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * message.deleted delivery
+         * @description A `message.deleted` event: its `data` is a MessageEventData. POSTed to each enabled endpoint that wants `message.deleted`, signed; answer 2xx within the timeout, or it is retried with back-off.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The event id (`evt_…`): the same on every attempt, to drop duplicates by. */
+                    "webhook-id": components["parameters"]["WebhookIdHeader"];
+                    /** @description When this attempt was signed, in seconds since the epoch. */
+                    "webhook-timestamp": components["parameters"]["WebhookTimestampHeader"];
+                    /** @description Standard Webhooks: `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">` under the endpoint secret (after `whsec_`, base64-decoded); during a rotation, one per secret, space-separated. Verify the raw body as received. */
+                    "webhook-signature": components["parameters"]["WebhookSignatureHeader"];
+                    /** @description `t=<timestamp>,v1=<hex HMAC-SHA256 of "{t}.{body}">`, one `v1` per secret. */
+                    "animal-store-signature": components["parameters"]["AnimalStoreSignatureHeader"];
+                    /** @description The event id, as `webhook-id`. */
+                    "animal-store-event-id": components["parameters"]["AnimalStoreEventIdHeader"];
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["MessageDeletedEvent"];
                 };
             };
             responses: {
@@ -1833,14 +1949,14 @@ export interface components {
          *       }
          *     }
          */
-        Event: components["schemas"]["PetCreatedEvent"] | components["schemas"]["PetUpdatedEvent"] | components["schemas"]["PetDeletedEvent"] | components["schemas"]["OrderPlacedEvent"] | components["schemas"]["OrderApprovedEvent"] | components["schemas"]["OrderDeliveredEvent"] | components["schemas"]["OrderCancelledEvent"] | components["schemas"]["WebhookTestEvent"] | components["schemas"]["MessageSentEvent"] | components["schemas"]["MessageFailedEvent"];
+        Event: components["schemas"]["PetCreatedEvent"] | components["schemas"]["PetUpdatedEvent"] | components["schemas"]["PetDeletedEvent"] | components["schemas"]["OrderPlacedEvent"] | components["schemas"]["OrderApprovedEvent"] | components["schemas"]["OrderDeliveredEvent"] | components["schemas"]["OrderCancelledEvent"] | components["schemas"]["OrderDeletedEvent"] | components["schemas"]["WebhookTestEvent"] | components["schemas"]["MessageSentEvent"] | components["schemas"]["MessageFailedEvent"] | components["schemas"]["MessageDeletedEvent"];
         /**
          * EventType
          * @description What happened: `pet.created`, `pet.updated`, `pet.deleted`, `order.placed`, `order.approved`, `order.delivered`, `order.cancelled`, `message.sent`, `message.failed`; `webhook.test` for a test sent to one endpoint.
          * @example pet.created
          * @enum {string}
          */
-        EventType: "pet.created" | "pet.updated" | "pet.deleted" | "order.placed" | "order.approved" | "order.delivered" | "order.cancelled" | "message.sent" | "message.failed" | "webhook.test";
+        EventType: "pet.created" | "pet.updated" | "pet.deleted" | "order.placed" | "order.approved" | "order.delivered" | "order.cancelled" | "order.deleted" | "message.sent" | "message.failed" | "message.deleted" | "webhook.test";
         /**
          * EventPage
          * @example [
@@ -1882,7 +1998,7 @@ export interface components {
              */
             url: string;
             /** @description The event types sent, or `["*"]`. */
-            events: ("pet.created" | "pet.updated" | "pet.deleted" | "order.placed" | "order.approved" | "order.delivered" | "order.cancelled" | "message.sent" | "message.failed" | "*")[];
+            events: ("pet.created" | "pet.updated" | "pet.deleted" | "order.placed" | "order.approved" | "order.delivered" | "order.cancelled" | "order.deleted" | "message.sent" | "message.failed" | "message.deleted" | "*")[];
             /** @description Whether events are sent. The service disables an endpoint that kept failing. */
             enabled: boolean;
             /** @description Why the service disabled it (it kept failing), or null. */
@@ -1923,7 +2039,7 @@ export interface components {
              */
             url: string;
             /** @description The event types sent, or `["*"]`. */
-            events: ("pet.created" | "pet.updated" | "pet.deleted" | "order.placed" | "order.approved" | "order.delivered" | "order.cancelled" | "message.sent" | "message.failed" | "*")[];
+            events: ("pet.created" | "pet.updated" | "pet.deleted" | "order.placed" | "order.approved" | "order.delivered" | "order.cancelled" | "order.deleted" | "message.sent" | "message.failed" | "message.deleted" | "*")[];
             /** @description Whether events are sent. The service disables an endpoint that kept failing. */
             enabled: boolean;
             /** @description Why the service disabled it (it kept failing), or null. */
@@ -1977,7 +2093,7 @@ export interface components {
              */
             url: string;
             /** @description The event types to send; `["*"]` for all, including types added later. */
-            events: ("pet.created" | "pet.updated" | "pet.deleted" | "order.placed" | "order.approved" | "order.delivered" | "order.cancelled" | "message.sent" | "message.failed" | "*")[];
+            events: ("pet.created" | "pet.updated" | "pet.deleted" | "order.placed" | "order.approved" | "order.delivered" | "order.cancelled" | "order.deleted" | "message.sent" | "message.failed" | "message.deleted" | "*")[];
         };
         /**
          * WebhookPatch
@@ -1993,7 +2109,7 @@ export interface components {
              */
             url?: string;
             /** @description The event types to send; `["*"]` for all, including types added later. */
-            events?: ("pet.created" | "pet.updated" | "pet.deleted" | "order.placed" | "order.approved" | "order.delivered" | "order.cancelled" | "message.sent" | "message.failed" | "*")[];
+            events?: ("pet.created" | "pet.updated" | "pet.deleted" | "order.placed" | "order.approved" | "order.delivered" | "order.cancelled" | "order.deleted" | "message.sent" | "message.failed" | "message.deleted" | "*")[];
             /** @description Enabling again forgives its past failures. */
             enabled?: boolean;
         };
@@ -2431,6 +2547,37 @@ export interface components {
             data: components["schemas"]["Order"];
         };
         /**
+         * OrderDeletedEvent
+         * @description A `order.deleted` event: its `data` is a Order.
+         * @example {
+         *       "id": "evt_0aBcDeF0001xYz12AbCd",
+         *       "type": "order.deleted",
+         *       "createdAt": "2026-11-24T12:00:00.000Z",
+         *       "data": {
+         *         "id": 1,
+         *         "petId": 1,
+         *         "status": "placed",
+         *         "createdAt": "2026-01-05T10:00:00.000Z",
+         *         "updatedAt": "2026-01-05T10:00:00.000Z"
+         *       }
+         *     }
+         */
+        OrderDeletedEvent: {
+            /** @description The event id (`evt_…`); ids sort by time. */
+            id: string;
+            /**
+             * @description What happened. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            type: "order.deleted";
+            /**
+             * Format: date-time
+             * @description When it happened (UTC).
+             */
+            createdAt: string;
+            data: components["schemas"]["Order"];
+        };
+        /**
          * WebhookTestEvent
          * @description A `webhook.test` event: its `data` is a WebhookTestData.
          * @example {
@@ -2515,6 +2662,38 @@ export interface components {
              * @enum {string}
              */
             type: "message.failed";
+            /**
+             * Format: date-time
+             * @description When it happened (UTC).
+             */
+            createdAt: string;
+            data: components["schemas"]["MessageEventData"];
+        };
+        /**
+         * MessageDeletedEvent
+         * @description A `message.deleted` event: its `data` is a MessageEventData.
+         * @example {
+         *       "id": "evt_0aBcDeF0001xYz12AbCd",
+         *       "type": "message.deleted",
+         *       "createdAt": "2026-11-24T12:00:00.000Z",
+         *       "data": {
+         *         "id": "msg_0Lxq7GZ1aB3cD",
+         *         "message": "Hello, store!",
+         *         "status": "sent",
+         *         "createdAt": "2026-01-05T10:00:00.000Z",
+         *         "updatedAt": "2026-01-05T10:00:00.120Z",
+         *         "failureReason": null
+         *       }
+         *     }
+         */
+        MessageDeletedEvent: {
+            /** @description The event id (`evt_…`); ids sort by time. */
+            id: string;
+            /**
+             * @description What happened. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            type: "message.deleted";
             /**
              * Format: date-time
              * @description When it happened (UTC).
@@ -2685,6 +2864,8 @@ export interface components {
         OrderId: number;
         /** @description The endpoint id (`we_…`). */
         WebhookId: string;
+        /** @description Identifier of the message record (`msg_…`). */
+        MessageId: string;
         /**
          * @description Makes a retry safe: send a new unique value (a UUID) with each new request, and the same value when retrying it. Within 24 hours, the same key with the same request (method, path, body) is answered with the first answer, `Idempotent-Replayed: true`, and nothing is done again; with another request it answers `422 idempotency_key_mismatch`, and while the first is still running `409 idempotency_key_in_use` with `Retry-After`. Only successes are kept: a refused request may be sent again with its key. 1 to 255 printable ASCII characters (else `400 invalid_idempotency_key`). Keys are per account (per client address for sign-up), and a kept answer is given again only to the credential that sent it (the same API key; for `/v1/keys`, the account password): another gets `409 idempotency_key_in_use` without `Retry-After`.
          * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
@@ -4348,6 +4529,66 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
+    deleteOrder: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The identifier of the order. */
+                orderId: components["parameters"]["OrderId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Removed. */
+            204: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description `bad_request`: The request could not be understood. `validation_failed`: A parameter or body field is missing, unknown, or holds an invalid value. */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit-IfCounted"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining-IfCounted"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset-IfCounted"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy-IfCounted"];
+                    RateLimit: components["headers"]["RateLimit-IfCounted"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
+            404: components["responses"]["NotFound"];
+            /** @description `order_open`: The order is still open (`placed` or `approved`): only an ended order can be removed. */
+            409: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["WriteUnavailable"];
+        };
+    };
     updateOrder: {
         parameters: {
             query?: never;
@@ -5358,7 +5599,7 @@ export interface operations {
             header?: never;
             path: {
                 /** @description Identifier of the message record (`msg_…`). */
-                messageId: string;
+                messageId: components["parameters"]["MessageId"];
             };
             cookie?: never;
         };
@@ -5412,6 +5653,66 @@ export interface operations {
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    deleteMessage: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Identifier of the message record (`msg_…`). */
+                messageId: components["parameters"]["MessageId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Removed. */
+            204: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description `bad_request`: The request could not be understood. `validation_failed`: A parameter or body field is missing, unknown, or holds an invalid value. */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit-IfCounted"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining-IfCounted"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset-IfCounted"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy-IfCounted"];
+                    RateLimit: components["headers"]["RateLimit-IfCounted"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
+            404: components["responses"]["NotFound"];
+            /** @description `message_pending`: The message is not settled yet (`queued` or `processing`). */
+            409: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["WriteUnavailable"];
         };
     };
 }
