@@ -29,6 +29,8 @@ export const OPERATION_SCOPES = {
   createPet: 'pets:write',
   createWebhook: 'webhooks:write',
   deleteCategory: 'categories:write',
+  deleteMessage: 'messages:write',
+  deleteOrder: 'orders:write',
   deletePet: 'pets:write',
   deleteWebhook: 'webhooks:write',
   getAccount: 'account:read',

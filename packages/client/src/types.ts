@@ -104,7 +104,7 @@ export interface WebhookTestData {
 
 /**
  * Each event type's `data`: the resource as the API shows it after the change (before it, for
- * `pet.deleted`). A type the document adds later, unknown to this client, has `unknown` data.
+ * a `….deleted`). A type the document adds later, unknown to this client, has `unknown` data.
  */
 export type EventData<T extends EventType = EventType> = T extends `pet.${string}`
   ? Pet
@@ -114,9 +114,11 @@ export type EventData<T extends EventType = EventType> = T extends `pet.${string
       ? SettledMessage<'sent'>
       : T extends 'message.failed'
         ? SettledMessage<'failed'>
-        : T extends 'webhook.test'
-          ? WebhookTestData
-          : unknown;
+        : T extends 'message.deleted'
+          ? SettledMessage
+          : T extends 'webhook.test'
+            ? WebhookTestData
+            : unknown;
 
 type EventFields = Omit<Item<Answer<'listEvents', 200>>, 'type' | 'data'>;
 

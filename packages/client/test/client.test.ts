@@ -150,6 +150,10 @@ describe('the SDK against a live server', () => {
       }
       assert.equal(message.status, 'sent');
       assert.equal(message.message, 'Hello from the SDK');
+      // Settled, it can be removed, once.
+      assert.equal(await client.messages.delete(queued.id), undefined);
+      assert.ok((await thrown(client.messages.get(queued.id))) instanceof NotFoundError);
+      assert.ok((await thrown(client.messages.delete(queued.id))) instanceof NotFoundError);
       await client.store.inventory();
       assert.ok(messages.seen.includes('POST /messages'));
       assert.ok(

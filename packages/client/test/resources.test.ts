@@ -3,6 +3,7 @@ import { after, before, describe, it } from 'node:test';
 import { until } from '../../../test/helpers.js';
 import {
   type AnimalStoreClient,
+  ConflictError,
   constructWebhookEvent,
   createClient,
   type Event,
@@ -183,5 +184,28 @@ describe('events and webhooks as resources, against a live server', () => {
     await assert.rejects(client.webhooks.get(endpoint.id), NotFoundError);
     await assert.rejects(client.webhooks.retry(endpoint.id, event.id), NotFoundError);
     assert.deepEqual(await client.webhooks.list().toArray(), []);
+  });
+
+  it('removes an ended order, and refuses an open one as a ConflictError', async () => {
+    const category = await client.categories.create({ name: 'Cats' });
+    const tom = await client.pets.create({ name: 'Tom', categoryId: category.id });
+    const order = await client.store.orders.create({ petId: tom.id });
+    const open = await client.store.orders.delete(order.id).then(
+      () => undefined,
+      (error: unknown) => error,
+    );
+    assert.ok(open instanceof ConflictError, String(open));
+    assert.equal(open.code, 'order_open');
+    await client.store.orders.update(order.id, { status: 'cancelled' });
+    const { data, response } = await client.store.orders.delete(order.id).withResponse();
+    assert.equal(data, undefined);
+    assert.equal(response.status, 204);
+    const gone = await client.store.orders.get(order.id).then(
+      () => undefined,
+      (error: unknown) => error,
+    );
+    assert.ok(gone instanceof NotFoundError);
+    await client.pets.delete(tom.id);
+    await client.categories.delete(category.id);
   });
 });

@@ -4,6 +4,7 @@ import {
   type CallOptions,
   type CreateOptions,
   created,
+  nothing,
   plain,
   type Requests,
   unwrap,
@@ -13,6 +14,8 @@ export interface MessagesResource {
   /** Queues a message (`POST /messages` on the messages server). */
   send(message: string, options?: CreateOptions): ApiPromise<QueuedMessage>;
   get(messageId: string, options?: CallOptions): ApiPromise<Message>;
+  /** Removes the record of a settled message (sent or failed); one in flight is a ConflictError. */
+  delete(messageId: string, options?: CallOptions): ApiPromise<void>;
 }
 
 export function messagesResource(requests: Requests): MessagesResource {
@@ -24,6 +27,14 @@ export function messagesResource(requests: Requests): MessagesResource {
       unwrap(
         requests,
         messagesApi.GET('/messages/{messageId}', { params: { path: { messageId } }, ...plain(o) }),
+      ),
+    delete: (messageId, o) =>
+      nothing(
+        requests,
+        messagesApi.DELETE('/messages/{messageId}', {
+          params: { path: { messageId } },
+          ...plain(o),
+        }),
       ),
   };
 }

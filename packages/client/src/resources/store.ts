@@ -5,6 +5,7 @@ import {
   type CallOptions,
   type CreateOptions,
   created,
+  nothing,
   pages,
   plain,
   type Requests,
@@ -18,6 +19,8 @@ export interface StoreResource {
     /** Places an order for an available pet, which becomes `pending`. */
     create(order: NewOrder, options?: CreateOptions): ApiPromise<Order>;
     update(orderId: number, changes: OrderUpdate, options?: CallOptions): ApiPromise<Order>;
+    /** Removes an order that has ended (delivered or cancelled); an open one is a ConflictError. */
+    delete(orderId: number, options?: CallOptions): ApiPromise<void>;
   };
   /** Counts of the account's pets by status. */
   inventory(options?: CallOptions): ApiPromise<Inventory>;
@@ -43,6 +46,8 @@ export function storeResource(requests: Requests): StoreResource {
           requests,
           api.PATCH('/store/orders/{orderId}', { ...path(orderId), body: changes, ...plain(o) }),
         ),
+      delete: (orderId, o) =>
+        nothing(requests, api.DELETE('/store/orders/{orderId}', { ...path(orderId), ...plain(o) })),
     },
     inventory: (o) => unwrap(requests, api.GET('/store/inventory', plain(o))),
   };
