@@ -27,8 +27,8 @@ key with \`POST /v1/keys\` (HTTP Basic with your email and password).
 A [Postman collection](/v1/postman.json) of every operation is generated from this document.
 Set its \`apiKey\` (and \`baseUrl\`, if not this server) and run it: it walks every operation
 in that key's account in a working order, testing each answer, signs nobody up and manages no
-key, and removes what it made but the records the API keeps (its cancelled order, its
-message). Run with no key, it first signs up a throwaway account, which stays.
+key, and removes everything it made (what it did stays in the account's events and request
+log). Run with no key, it first signs up a throwaway account, which stays.
 
 Lists are paginated by cursor: the body is a bare JSON array and the next page, if any, is in
 the \`Link: <…>; rel="next"\` header (RFC 8288).

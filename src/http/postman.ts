@@ -282,8 +282,11 @@ const RUN: Array<{ folder: string; description?: string; steps: Step[] }> = [
   },
   {
     folder: 'Clean up',
-    description: 'Removes what the run made that the API can remove, its key last.',
+    description: 'Removes everything the run made, its key last.',
     steps: [
+      // Sent more than a second ago (the request log's wait): settled, so it can go.
+      { operation: 'DELETE /messages/{messageId}' },
+      { operation: 'DELETE /store/orders/{orderId}' },
       { operation: 'DELETE /webhooks/{webhookId}' },
       { operation: 'DELETE /pets/{petId}' },
       { operation: 'DELETE /categories/{categoryId}' },
@@ -628,8 +631,9 @@ const runNote = (requests: number) => `Run this collection as it is (Postman's R
 (with your \`email\` and \`password\` too, it also makes, lists and revokes a key). Given your
 \`email\` and \`password\` alone, it makes a key in your account; given nothing, it signs up
 an account first. It then tries every operation in a working order with tests on each answer,
-and removes what it made but the records the API keeps: the order it placed (cancelled), the
-message it sent, the events, and an account it signed up. Ids from answers are kept in
+and removes what it made: its message, its order, its webhook endpoint, pet and category, and
+its key. What it did stays in the account's events and request log, and an account it signed
+up stays (the API closes no account). Ids from answers are kept in
 variables (\`{{petId}}\`, …) for the requests that follow. A run is ${requests} requests: on the
 Free plan (60 a minute), wait a minute before the next.
 
