@@ -3,6 +3,7 @@ import { catalogue } from './catalogue/plugin.js';
 import { messages } from './messages/plugin.js';
 import { orders } from './orders/plugin.js';
 import { requestLog } from './request-log/plugin.js';
+import { sandbox } from './sandbox/plugin.js';
 import { webhooks } from './webhooks/plugin.js';
 
 /**
@@ -15,4 +16,5 @@ export const CAPABILITIES: readonly Capability[] = [
   orders,
   webhooks,
   messages(),
+  sandbox,
 ];

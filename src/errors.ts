@@ -140,6 +140,11 @@ export const ERRORS = {
     description: 'The message is not settled yet (`queued` or `processing`).',
     next: 'Wait until it is `sent` or `failed` (`GET /messages/{messageId}`), then remove it.',
   },
+  sandbox_only: {
+    status: 403,
+    description: 'Only test data can be reset, and a production instance holds live data.',
+    next: 'Use a development or staging instance, and its `as_test_` key, to reset test data.',
+  },
   key_limit_reached: {
     status: 409,
     description: 'The account holds the most live API keys it may (100); revoke one first.',

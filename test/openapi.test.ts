@@ -45,6 +45,7 @@ const EXPECTED_OPERATIONS = [
   'listRequests',
   'getRequest',
   'getRequestStats',
+  'resetSandbox',
 ];
 /** Operations that need no credentials at all. */
 const PUBLIC_OPERATIONS = ['createAccount'];

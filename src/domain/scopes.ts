@@ -4,7 +4,7 @@
  * scopes has full access: every scope, those added later included.
  */
 /** What each resource's operations can do: events, the request log and the account are only
- * read through a key, so there is no `events:write` to grant. */
+ * read through a key, so there is no `events:write` to grant; the sandbox is only reset. */
 const ACCESS = {
   pets: ['read', 'write'],
   categories: ['read', 'write'],
@@ -14,6 +14,7 @@ const ACCESS = {
   webhooks: ['read', 'write'],
   account: ['read'],
   requests: ['read'],
+  sandbox: ['write'],
 } as const;
 
 export type ScopeResource = keyof typeof ACCESS;
@@ -29,9 +30,7 @@ export const SCOPES: readonly Scope[] = SCOPE_RESOURCES.flatMap((resource) =>
 );
 
 /** The scopes of a read-only key: every resource's `read`. */
-export const READ_ONLY_SCOPES: readonly Scope[] = SCOPE_RESOURCES.map(
-  (resource) => `${resource}:read` as const,
-);
+export const READ_ONLY_SCOPES: readonly Scope[] = SCOPES.filter((scope) => scope.endsWith(':read'));
 
 export function isScope(value: unknown): value is Scope {
   return SCOPES.includes(value as Scope);

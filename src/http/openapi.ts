@@ -154,6 +154,7 @@ export async function registerOpenApi(
           name: 'Messages',
           description: 'The quickstart example: a message queued, then sent by a worker.',
         },
+        { name: 'Sandbox', description: "Reset an account's test data; add a sample catalogue." },
       ],
       components: {
         securitySchemes: {

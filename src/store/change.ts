@@ -40,6 +40,11 @@ export function decided<T>(outcome: T): Decided<T> {
   return { decided: outcome };
 }
 
+/** A change's outcome as part of a larger write's transaction `tx` (its own options aside). */
+export function within<T>(tx: Tx, change: Change<T>): Promise<T> {
+  return 'decided' in change ? Promise.resolve(change.decided) : change.work(tx);
+}
+
 /**
  * The one runner of a change: its work in one write of `store`, with `alongside` (what its
  * caller adds to the same transaction once the work is done: a kept answer,

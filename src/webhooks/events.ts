@@ -24,6 +24,7 @@ export const EVENT_TYPES = [
   'message.sent',
   'message.failed',
   'message.deleted',
+  'sandbox.reset',
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 /** Sent by `POST /v1/webhooks/{id}/test`, to that endpoint alone. */

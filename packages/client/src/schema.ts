@@ -588,6 +588,28 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/sandbox/reset": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Reset the test data
+         * @description Removes the account's catalogue, orders, messages, events and webhook deliveries in one transaction; keeps its keys, webhook endpoints and request log. Ids go on from where they were: none is given again. With `seed=sample`, adds a sample catalogue. Records `sandbox.reset`. Test keys only: a production instance answers `403 sandbox_only`.
+         *
+         *     Scope: `sandbox:write` (a restricted key needs it).
+         */
+        post: operations["resetSandbox"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export interface webhooks {
     "pet.created": {
@@ -1214,6 +1236,58 @@ export interface webhooks {
         patch?: never;
         trace?: never;
     };
+    "sandbox.reset": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * sandbox.reset delivery
+         * @description A `sandbox.reset` event: its `data` is a SandboxReset. POSTed to each enabled endpoint that wants `sandbox.reset`, signed; answer 2xx within the timeout, or it is retried with back-off.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The event id (`evt_…`): the same on every attempt, to drop duplicates by. */
+                    "webhook-id": components["parameters"]["WebhookIdHeader"];
+                    /** @description When this attempt was signed, in seconds since the epoch. */
+                    "webhook-timestamp": components["parameters"]["WebhookTimestampHeader"];
+                    /** @description Standard Webhooks: `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">` under the endpoint secret (after `whsec_`, base64-decoded); during a rotation, one per secret, space-separated. Verify the raw body as received. */
+                    "webhook-signature": components["parameters"]["WebhookSignatureHeader"];
+                    /** @description `t=<timestamp>,v1=<hex HMAC-SHA256 of "{t}.{body}">`, one `v1` per secret. */
+                    "animal-store-signature": components["parameters"]["AnimalStoreSignatureHeader"];
+                    /** @description The event id, as `webhook-id`. */
+                    "animal-store-event-id": components["parameters"]["AnimalStoreEventIdHeader"];
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["SandboxResetEvent"];
+                };
+            };
+            responses: {
+                /** @description Received (any 2xx will do); anything else is retried. */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export interface components {
     schemas: {
@@ -1382,7 +1456,7 @@ export interface components {
          * @example pets:read
          * @enum {string}
          */
-        Scope: "pets:read" | "pets:write" | "categories:read" | "categories:write" | "orders:read" | "orders:write" | "messages:read" | "messages:write" | "events:read" | "webhooks:read" | "webhooks:write" | "account:read" | "requests:read";
+        Scope: "pets:read" | "pets:write" | "categories:read" | "categories:write" | "orders:read" | "orders:write" | "messages:read" | "messages:write" | "events:read" | "webhooks:read" | "webhooks:write" | "account:read" | "requests:read" | "sandbox:write";
         /**
          * ApiKeyList
          * @description The live keys of the account (at most 100), oldest first.
@@ -1949,14 +2023,14 @@ export interface components {
          *       }
          *     }
          */
-        Event: components["schemas"]["PetCreatedEvent"] | components["schemas"]["PetUpdatedEvent"] | components["schemas"]["PetDeletedEvent"] | components["schemas"]["OrderPlacedEvent"] | components["schemas"]["OrderApprovedEvent"] | components["schemas"]["OrderDeliveredEvent"] | components["schemas"]["OrderCancelledEvent"] | components["schemas"]["OrderDeletedEvent"] | components["schemas"]["WebhookTestEvent"] | components["schemas"]["MessageSentEvent"] | components["schemas"]["MessageFailedEvent"] | components["schemas"]["MessageDeletedEvent"];
+        Event: components["schemas"]["PetCreatedEvent"] | components["schemas"]["PetUpdatedEvent"] | components["schemas"]["PetDeletedEvent"] | components["schemas"]["OrderPlacedEvent"] | components["schemas"]["OrderApprovedEvent"] | components["schemas"]["OrderDeliveredEvent"] | components["schemas"]["OrderCancelledEvent"] | components["schemas"]["OrderDeletedEvent"] | components["schemas"]["WebhookTestEvent"] | components["schemas"]["MessageSentEvent"] | components["schemas"]["MessageFailedEvent"] | components["schemas"]["MessageDeletedEvent"] | components["schemas"]["SandboxResetEvent"];
         /**
          * EventType
          * @description What happened: `pet.created`, `pet.updated`, `pet.deleted`, `order.placed`, `order.approved`, `order.delivered`, `order.cancelled`, `message.sent`, `message.failed`; `webhook.test` for a test sent to one endpoint.
          * @example pet.created
          * @enum {string}
          */
-        EventType: "pet.created" | "pet.updated" | "pet.deleted" | "order.placed" | "order.approved" | "order.delivered" | "order.cancelled" | "order.deleted" | "message.sent" | "message.failed" | "message.deleted" | "webhook.test";
+        EventType: "pet.created" | "pet.updated" | "pet.deleted" | "order.placed" | "order.approved" | "order.delivered" | "order.cancelled" | "order.deleted" | "message.sent" | "message.failed" | "message.deleted" | "sandbox.reset" | "webhook.test";
         /**
          * EventPage
          * @example [
@@ -1998,7 +2072,7 @@ export interface components {
              */
             url: string;
             /** @description The event types sent, or `["*"]`. */
-            events: ("pet.created" | "pet.updated" | "pet.deleted" | "order.placed" | "order.approved" | "order.delivered" | "order.cancelled" | "order.deleted" | "message.sent" | "message.failed" | "message.deleted" | "*")[];
+            events: ("pet.created" | "pet.updated" | "pet.deleted" | "order.placed" | "order.approved" | "order.delivered" | "order.cancelled" | "order.deleted" | "message.sent" | "message.failed" | "message.deleted" | "sandbox.reset" | "*")[];
             /** @description Whether events are sent. The service disables an endpoint that kept failing. */
             enabled: boolean;
             /** @description Why the service disabled it (it kept failing), or null. */
@@ -2039,7 +2113,7 @@ export interface components {
              */
             url: string;
             /** @description The event types sent, or `["*"]`. */
-            events: ("pet.created" | "pet.updated" | "pet.deleted" | "order.placed" | "order.approved" | "order.delivered" | "order.cancelled" | "order.deleted" | "message.sent" | "message.failed" | "message.deleted" | "*")[];
+            events: ("pet.created" | "pet.updated" | "pet.deleted" | "order.placed" | "order.approved" | "order.delivered" | "order.cancelled" | "order.deleted" | "message.sent" | "message.failed" | "message.deleted" | "sandbox.reset" | "*")[];
             /** @description Whether events are sent. The service disables an endpoint that kept failing. */
             enabled: boolean;
             /** @description Why the service disabled it (it kept failing), or null. */
@@ -2093,7 +2167,7 @@ export interface components {
              */
             url: string;
             /** @description The event types to send; `["*"]` for all, including types added later. */
-            events: ("pet.created" | "pet.updated" | "pet.deleted" | "order.placed" | "order.approved" | "order.delivered" | "order.cancelled" | "order.deleted" | "message.sent" | "message.failed" | "message.deleted" | "*")[];
+            events: ("pet.created" | "pet.updated" | "pet.deleted" | "order.placed" | "order.approved" | "order.delivered" | "order.cancelled" | "order.deleted" | "message.sent" | "message.failed" | "message.deleted" | "sandbox.reset" | "*")[];
         };
         /**
          * WebhookPatch
@@ -2109,7 +2183,7 @@ export interface components {
              */
             url?: string;
             /** @description The event types to send; `["*"]` for all, including types added later. */
-            events?: ("pet.created" | "pet.updated" | "pet.deleted" | "order.placed" | "order.approved" | "order.delivered" | "order.cancelled" | "order.deleted" | "message.sent" | "message.failed" | "message.deleted" | "*")[];
+            events?: ("pet.created" | "pet.updated" | "pet.deleted" | "order.placed" | "order.approved" | "order.delivered" | "order.cancelled" | "order.deleted" | "message.sent" | "message.failed" | "message.deleted" | "sandbox.reset" | "*")[];
             /** @description Enabling again forgives its past failures. */
             enabled?: boolean;
         };
@@ -2282,6 +2356,78 @@ export interface components {
              * @description Given up on after the retry period.
              */
             failed: number;
+        };
+        /**
+         * SandboxReset
+         * @description What a reset of the account's test data removed and, with `seed=sample`, added. Also the `data` of the `sandbox.reset` event.
+         * @example {
+         *       "removed": {
+         *         "pets": 6,
+         *         "categories": 3,
+         *         "orders": 1,
+         *         "messages": 2,
+         *         "events": 14,
+         *         "deliveries": 9
+         *       },
+         *       "seeded": {
+         *         "categories": 3,
+         *         "pets": 6,
+         *         "orders": 1
+         *       }
+         *     }
+         */
+        SandboxReset: {
+            /** @description What the reset removed, by kind. */
+            removed: {
+                /**
+                 * Format: int64
+                 * @description Pets removed.
+                 */
+                pets: number;
+                /**
+                 * Format: int64
+                 * @description Categories removed.
+                 */
+                categories: number;
+                /**
+                 * Format: int64
+                 * @description Orders removed.
+                 */
+                orders: number;
+                /**
+                 * Format: int64
+                 * @description Messages removed.
+                 */
+                messages: number;
+                /**
+                 * Format: int64
+                 * @description Events removed.
+                 */
+                events: number;
+                /**
+                 * Format: int64
+                 * @description Webhook deliveries removed.
+                 */
+                deliveries: number;
+            };
+            /** @description What `seed=sample` added; null without it. */
+            seeded: {
+                /**
+                 * Format: int64
+                 * @description Categories added.
+                 */
+                categories: number;
+                /**
+                 * Format: int64
+                 * @description Pets added.
+                 */
+                pets: number;
+                /**
+                 * Format: int64
+                 * @description Orders placed.
+                 */
+                orders: number;
+            } | null;
         };
         /**
          * WebhookTestData
@@ -2700,6 +2846,45 @@ export interface components {
              */
             createdAt: string;
             data: components["schemas"]["MessageEventData"];
+        };
+        /**
+         * SandboxResetEvent
+         * @description A `sandbox.reset` event: its `data` is a SandboxReset.
+         * @example {
+         *       "id": "evt_0aBcDeF0001xYz12AbCd",
+         *       "type": "sandbox.reset",
+         *       "createdAt": "2026-11-24T12:00:00.000Z",
+         *       "data": {
+         *         "removed": {
+         *           "pets": 6,
+         *           "categories": 3,
+         *           "orders": 1,
+         *           "messages": 2,
+         *           "events": 14,
+         *           "deliveries": 9
+         *         },
+         *         "seeded": {
+         *           "categories": 3,
+         *           "pets": 6,
+         *           "orders": 1
+         *         }
+         *       }
+         *     }
+         */
+        SandboxResetEvent: {
+            /** @description The event id (`evt_…`); ids sort by time. */
+            id: string;
+            /**
+             * @description What happened. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            type: "sandbox.reset";
+            /**
+             * Format: date-time
+             * @description When it happened (UTC).
+             */
+            createdAt: string;
+            data: components["schemas"]["SandboxReset"];
         };
     };
     responses: {
@@ -5710,6 +5895,106 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["WriteUnavailable"];
+        };
+    };
+    resetSandbox: {
+        parameters: {
+            query?: {
+                /** @description `sample` adds a sample catalogue after the reset: three categories, pets in each status and an order. */
+                seed?: "sample";
+            };
+            header?: {
+                /**
+                 * @description Makes a retry safe: send a new unique value (a UUID) with each new request, and the same value when retrying it. Within 24 hours, the same key with the same request (method, path, body) is answered with the first answer, `Idempotent-Replayed: true`, and nothing is done again; with another request it answers `422 idempotency_key_mismatch`, and while the first is still running `409 idempotency_key_in_use` with `Retry-After`. Only successes are kept: a refused request may be sent again with its key. 1 to 255 printable ASCII characters (else `400 invalid_idempotency_key`). Keys are per account (per client address for sign-up), and a kept answer is given again only to the credential that sent it (the same API key; for `/v1/keys`, the account password): another gets `409 idempotency_key_in_use` without `Retry-After`.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description What was removed, and added. */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "removed": {
+                     *         "pets": 6,
+                     *         "categories": 3,
+                     *         "orders": 1,
+                     *         "messages": 2,
+                     *         "events": 14,
+                     *         "deliveries": 9
+                     *       },
+                     *       "seeded": {
+                     *         "categories": 3,
+                     *         "pets": 6,
+                     *         "orders": 1
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["SandboxReset"];
+                };
+            };
+            /** @description `bad_request`: The request could not be understood. `validation_failed`: A parameter or body field is missing, unknown, or holds an invalid value. `invalid_idempotency_key`: The `Idempotency-Key` header is empty, longer than 255 characters, not printable ASCII, or sent more than once. */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit-IfCounted"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining-IfCounted"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset-IfCounted"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy-IfCounted"];
+                    RateLimit: components["headers"]["RateLimit-IfCounted"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            /** @description `sandbox_only`: Only test data can be reset, and a production instance holds live data. `insufficient_scope`: The API key does not hold the operation's scope (`WWW-Authenticate` names it); nothing was changed. Use a key with that scope, or with full access. */
+            403: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit-IfCounted"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining-IfCounted"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset-IfCounted"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy-IfCounted"];
+                    RateLimit: components["headers"]["RateLimit-IfCounted"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `idempotency_key_in_use`: The `Idempotency-Key` is in use: by a request still running (retry after `Retry-After` seconds), or by another credential of the account, whose answer goes to it alone (no `Retry-After`: send a new key). */
+            409: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            422: components["responses"]["IdempotencyKeyMismatch"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["WriteUnavailable"];

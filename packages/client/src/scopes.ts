@@ -19,6 +19,7 @@ export const SCOPES = [
   'webhooks:write',
   'account:read',
   'requests:read',
+  'sandbox:write',
 ] as const;
 
 export type Scope = (typeof SCOPES)[number];
@@ -50,6 +51,7 @@ export const OPERATION_SCOPES = {
   listWebhookDeliveries: 'webhooks:read',
   listWebhooks: 'webhooks:read',
   placeOrder: 'orders:write',
+  resetSandbox: 'sandbox:write',
   retryWebhookDelivery: 'webhooks:write',
   rotateWebhookSecret: 'webhooks:write',
   sendMessage: 'messages:write',

@@ -112,6 +112,16 @@ ${limitNotices(view.limits, view.keys)}
       : html`Nothing to migrate.`
   }</p>
 </section>
+${
+  view.kind === 'Test'
+    ? html`<section aria-labelledby="sandbox-title">
+  <h2 id="sandbox-title">Test data</h2>
+  <p>Start again from an empty catalogue, or from a sample one: remove this account's pets,
+  categories, orders, messages and events, keeping its keys and webhook endpoints.</p>
+  <p><a href="/portal/sandbox">Reset test data…</a></p>
+</section>`
+    : ''
+}
 ${passwordSection(context, view.password)}`,
   );
 }
