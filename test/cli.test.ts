@@ -153,6 +153,35 @@ describe('animal-store CLI', () => {
     }
   });
 
+  it("resets an account's test data, with the sample if asked, and names a wrong --seed", async () => {
+    const reset = await run(
+      ['sandbox', 'reset', '--email', email, '--seed', 'sample', '--json'],
+      env,
+    );
+    assert.equal(reset.code, 0, reset.out);
+    const { removed, seeded } = JSON.parse(reset.out);
+    assert.equal(removed.pets, 6, 'the demo pets seeded above');
+    assert.deepEqual(seeded, { categories: 3, pets: 6, orders: 1 });
+    const again = await run(['sandbox', 'reset', '--email', email], env);
+    assert.equal(again.code, 0, again.out);
+    assert.match(
+      again.out,
+      /^Reset .*: removed 6 pets, 3 categories, 1 orders, 0 messages, \d+ events/,
+    );
+    const wrong = await run(['sandbox', 'reset', '--email', email, '--seed', 'all'], env);
+    assert.equal(wrong.code, 1);
+    assert.match(wrong.out, /--seed takes sample, not all/);
+    const live = await run(['sandbox', 'reset', '--email', email], {
+      ...env,
+      APP_ENV: 'production',
+      PUBLIC_BASE_URL: 'https://api.example.com/v1',
+      MESSAGES_BASE_URL: 'https://messages.example.com',
+      SESSION_SECRET: 'a production session secret of 32+ chars',
+    });
+    assert.equal(live.code, 1, live.out);
+    assert.match(live.out, /production instance/);
+  });
+
   it('lists accounts and keys, as text and as JSON, never with a secret', async () => {
     const accounts = await run(['accounts', 'list'], env);
     assert.equal(accounts.code, 0, accounts.out);

@@ -24,6 +24,8 @@ import type { Result } from '../domain/result.js';
 import { isScope, SCOPES, type Scope } from '../domain/scopes.js';
 import { UNANNOUNCED } from '../http/freshness.js';
 import { createRateLimiter } from '../limits/create.js';
+import type { Versions } from '../limits/store.js';
+import { LIVE_DATA, resetSandbox } from '../sandbox/domain.js';
 import { BackupRefusedError, backupSqlite, type Progress, restoreSqlite } from '../store/backup.js';
 import { commit } from '../store/change.js';
 import { type Database, migrationNames, openDatabase } from '../store/database.js';
@@ -51,6 +53,10 @@ Commands:
                                             --scopes (e.g. pets:read,orders:write) it may do
                                             only that; without, it has full access.
   keys revoke --key-id ID                   Revoke a key; refused from the next request on.
+  sandbox reset --email E [--seed sample]   Remove the account's test data (catalogue,
+                                            orders, messages, events, deliveries); with
+                                            --seed sample, add a sample catalogue. Not on a
+                                            production instance.
   seed [--email E]                          Demo categories and pets in an account (default:
                                             the demo account, created if missing); does
                                             nothing if they are there already.
@@ -95,6 +101,7 @@ const OPTIONS = {
   name: { type: 'string' },
   scopes: { type: 'string' },
   'key-id': { type: 'string' },
+  seed: { type: 'string' },
   json: { type: 'boolean' },
   status: { type: 'boolean' },
   help: { type: 'boolean', short: 'h' },
@@ -124,21 +131,23 @@ function check<T>(result: Result<T>): T {
 }
 
 /**
- * Runs `change` with the announcer of key and plan changes: through Redis in the shared mode
- * (PostgreSQL with Redis), so every instance sees the change on its next request. The change is
- * committed before it is announced; if the announcement fails, the command says so and fails.
- * On SQLite there is nobody to tell: the service sees another process's commit by itself.
+ * Runs `change` with the announcer of a change to an account's `what` (its keys and plan, or
+ * its catalogue): through Redis in the shared mode (PostgreSQL with Redis), so every instance
+ * sees the change on its next request. The change is committed before it is announced; if the
+ * announcement fails, the command says so and fails. On SQLite there is nobody to tell: the
+ * service sees another process's commit by itself.
  */
 async function announcing<T>(
   config: Config,
   change: (announce: AnnounceKeysChanged) => Promise<T>,
+  what: keyof Versions = 'keys',
 ): Promise<T> {
   if (!config.shared) return change(nobodyToTell);
   const limiter = await createRateLimiter(config, systemClock, { waitForRedis: true });
   try {
     return await change(async (accountId) => {
       try {
-        await limiter.changed(accountId, 'keys');
+        await limiter.changed(accountId, what);
       } catch (err) {
         throw new CommandFailure(
           `the change is committed, but Redis could not be told (${(err as Error).message}): ` +
@@ -354,6 +363,34 @@ const COMMANDS: Record<string, Command> = {
       await announcing(config, (announce) => revokeKeyById(database, systemClock, keyId, announce)),
     );
     return { text: `Revoked key ${keyId}.`, json: { revoked: keyId } };
+  },
+  'sandbox reset': async (database, options, config) => {
+    if (config.env === 'production') throw new CommandFailure(LIVE_DATA);
+    const email = required(options, 'email');
+    const seed = options.seed;
+    if (seed !== undefined && seed !== 'sample') {
+      throw new CommandFailure(`--seed takes sample, not ${seed}.`);
+    }
+    const accountId = await accountIdFor(database, email);
+    const { removed, seeded } = await announcing(
+      config,
+      async (announce) => {
+        const done = await commit(
+          database,
+          resetSandbox(systemClock, accountId, seed === 'sample'),
+        );
+        await announce(accountId);
+        return done;
+      },
+      'data',
+    );
+    const counts = Object.entries(removed)
+      .map(([kind, n]) => `${n} ${kind}`)
+      .join(', ');
+    const sample = seeded
+      ? ` Added the sample: ${seeded.categories} categories, ${seeded.pets} pets, ${seeded.orders} order.`
+      : '';
+    return { text: `Reset ${email}: removed ${counts}.${sample}`, json: { removed, seeded } };
   },
   worker: async (database, _options, config) => {
     // The service itself, listening nowhere: the same capabilities, their workers (the message
