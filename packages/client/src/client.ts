@@ -13,6 +13,7 @@ import { type EventsResource, eventsResource } from './resources/events.js';
 import { type MessagesResource, messagesResource } from './resources/messages.js';
 import { type PetsResource, petsResource } from './resources/pets.js';
 import { type RequestsResource, requestsResource } from './resources/requests.js';
+import { type SandboxResource, sandboxResource } from './resources/sandbox.js';
 import { type StoreResource, storeResource } from './resources/store.js';
 import { type WebhooksResource, webhooksResource } from './resources/webhooks.js';
 import type { paths } from './schema.js';
@@ -86,6 +87,8 @@ export interface AnimalStoreClient {
   readonly webhooks: WebhooksResource;
   /** The account's request log: its API requests of the last 7 days, and their counts. */
   readonly requests: RequestsResource;
+  /** The account's test data, reset (outside production). */
+  readonly sandbox: SandboxResource;
   /** The typed openapi-fetch clients underneath (same retries and limits), for anything else. */
   readonly api: Client<paths>;
   readonly messagesApi: Client<paths>;
@@ -138,6 +141,7 @@ export function createClient(options: ClientOptions = {}): AnimalStoreClient {
     events: eventsResource(requests),
     webhooks: webhooksResource(requests),
     requests: requestsResource(requests),
+    sandbox: sandboxResource(requests),
     api,
     messagesApi,
   };

@@ -33,6 +33,7 @@ export type { EventsResource } from './resources/events.js';
 export type { MessagesResource } from './resources/messages.js';
 export type { PetsResource } from './resources/pets.js';
 export type { RequestsResource } from './resources/requests.js';
+export type { SandboxResource } from './resources/sandbox.js';
 export type { StoreResource } from './resources/store.js';
 export type { WebhooksResource } from './resources/webhooks.js';
 export { type Answered, ApiPromise, type LastResponse, type WithResponse } from './response.js';

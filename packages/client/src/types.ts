@@ -35,6 +35,9 @@ export type OrderStatus = Order['status'];
 export type ListOrdersQuery = Omit<Query<'listOrders'>, 'cursor'>;
 export type Inventory = Answer<'getInventory', 200>;
 
+/** What a reset of the test data removed and, with the sample, added. */
+export type SandboxReset = Answer<'resetSandbox', 200>;
+
 /** A message as `POST /messages` answers it (`queued`). */
 export type QueuedMessage = Answer<'sendMessage', 202>;
 /** A message as `GET /messages/{id}` reads it, with its progress. */
@@ -118,7 +121,9 @@ export type EventData<T extends EventType = EventType> = T extends `pet.${string
           ? SettledMessage
           : T extends 'webhook.test'
             ? WebhookTestData
-            : unknown;
+            : T extends 'sandbox.reset'
+              ? SandboxReset
+              : unknown;
 
 type EventFields = Omit<Item<Answer<'listEvents', 200>>, 'type' | 'data'>;
 

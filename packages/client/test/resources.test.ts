@@ -208,4 +208,17 @@ describe('events and webhooks as resources, against a live server', () => {
     await client.pets.delete(tom.id);
     await client.categories.delete(category.id);
   });
+
+  it('resets the test data, with the sample, once for a retried key', async () => {
+    const before = await client.events.list().toArray();
+    const reset = await client.sandbox.reset({ seed: 'sample' }, { idempotencyKey: 'reset-once' });
+    assert.deepEqual(reset.seeded, { categories: 3, pets: 6, orders: 1 });
+    assert.ok(reset.removed.events >= before.length);
+    const again = await client.sandbox.reset({ seed: 'sample' }, { idempotencyKey: 'reset-once' });
+    assert.equal(again.lastResponse.idempotentReplayed, true);
+    assert.deepEqual(await client.store.inventory(), { available: 4, pending: 1, sold: 1 });
+    const [first] = await client.events.list().toArray();
+    assert.equal(first?.type, 'sandbox.reset');
+    if (first?.type === 'sandbox.reset') assert.deepEqual(first.data, { ...reset });
+  });
 });
