@@ -139,6 +139,12 @@ const USE_NEW_KEY = [
   "  pm.collectionVariables.set('apiKeyId', pm.response.json().id);",
   '}',
 ];
+/** A reset empties the account the run works in: sent only when `allowReset` says so. */
+const ONLY_IF_ALLOWED = [
+  "if (pm.variables.get('allowReset') !== 'true') {",
+  '  pm.execution.skipRequest();',
+  '}',
+];
 const FORGET_KEY = [
   "if (pm.response.code === 204 && pm.variables.get('apiKeyId') === pm.variables.get('keyId')) {",
   "  pm.collectionVariables.set('apiKey', '');",
@@ -279,6 +285,11 @@ const RUN: Array<{ folder: string; description?: string; steps: Step[] }> = [
       },
       { operation: 'GET /requests/stats' },
     ],
+  },
+  {
+    folder: 'Sandbox',
+    description: 'Sent only with `allowReset` set to `true`: a reset empties the account.',
+    steps: [{ operation: 'POST /sandbox/reset', prerequest: ONLY_IF_ALLOWED }],
   },
   {
     folder: 'Clean up',
@@ -699,6 +710,12 @@ export async function postmanCollection(document: object): Promise<PostmanCollec
       'Where the webhook endpoint the run makes sends events: an https URL of yours in ' +
         'production. Development also allows loopback http, as this default (which nothing ' +
         'answers).',
+    ),
+    variable(
+      'allowReset',
+      '',
+      '`true` sends "Reset the test data", which empties the account the run works in; ' +
+        'anything else skips it.',
     ),
     ...Object.entries(CAPTURED).map(([key, description]) => variable(key, '', description)),
   ];
