@@ -134,7 +134,8 @@ export async function buildApp({
     await app.register(apiPlugin);
     for (const { routes } of capabilities) if (routes) await app.register(routes);
     const pages = capabilities.flatMap((c) => (c.portal ? [c.portal] : []));
-    await app.register(portalPlugin, { prefix: '/portal', pages });
+    const notices = capabilities.flatMap((c) => (c.notices ? [c.notices] : []));
+    await app.register(portalPlugin, { prefix: '/portal', pages, notices });
   } catch (err) {
     // A plugin that fails to load leaves those before it open: they close, as on any close.
     await app.close();

@@ -2,6 +2,7 @@ import type { FastifyPluginAsync, FastifyPluginCallback } from 'fastify';
 import type { TSchema } from 'typebox';
 import type { Chore } from './ops/housekeeping.js';
 import type { Basics } from './plugins/basics.js';
+import type { ReadDb } from './store/database.js';
 
 /**
  * A capability of the service (the request log, webhooks, messages…): one folder holding its
@@ -29,6 +30,12 @@ export interface Capability {
   /** The headers each webhook delivery carries, by name, with what each holds: the document's
    * `webhooks` section names them. */
   readonly deliveryHeaders?: Readonly<Record<string, string>>;
+  /** What the portal's account page tells the account, read when it is shown: each a sentence
+   * and the page to act on it (an endpoint the service disabled…). A bounded read. */
+  readonly notices?: (
+    db: ReadDb,
+    accountId: string,
+  ) => Promise<ReadonlyArray<{ text: string; href: string }>>;
   /** What housekeeping deletes for it, by name (src/ops/housekeeping.ts). */
   readonly chores?: Readonly<Record<string, Chore>>;
 }

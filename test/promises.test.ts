@@ -514,6 +514,42 @@ describe('promises: webhooks as documented', () => {
     assert.equal((await endpoint()).enabled, true);
   });
 
+  it('tells the account when it disables an endpoint: an event to its others, and the account page', async () => {
+    const tenant = await newTenant(t.app);
+    receiver.handle = (path, res) => {
+      if (path !== '/down') return false;
+      res.writeHead(503).end('down');
+      return true;
+    };
+    const down = await addEndpoint(t.app, tenant, `${receiver.url}/down`, ['pet.created']);
+    await addEndpoint(t.app, tenant, `${receiver.url}/watching`, ['webhook_endpoint.disabled']);
+    const category = await createCategory(t.app, tenant);
+    await createPet(t.app, tenant, { categoryId: category.id, name: 'Unheard' });
+    await until(
+      async () => receiver.of('/watching').length > 0,
+      'webhook_endpoint.disabled delivered to the other endpoint',
+    );
+    const told = JSON.parse(receiver.of('/watching')[0]?.body ?? '{}');
+    assert.equal(told.type, 'webhook_endpoint.disabled');
+    assert.equal(told.data.id, down.id);
+    assert.equal(told.data.enabled, false);
+    assert.match(told.data.disabledReason, /Every delivery failed/);
+    const events = await as(t.app, tenant, { url: '/v1/events?type=webhook_endpoint.disabled' });
+    assert.deepEqual(
+      events.json().map((e: { data: { id: string } }) => e.data.id),
+      [down.id],
+    );
+    // And the account page says so, not only the webhooks page.
+    const visitor = new Visitor(t.app);
+    assert.equal((await visitor.signIn(tenant.email, tenant.password)).statusCode, 303);
+    const page = await visitor.get('/portal/account');
+    assert.match(
+      page.body,
+      /The service disabled the webhook endpoint http:\/\/127\.0\.0\.1:\d+\/down: Every delivery failed/,
+    );
+    assert.match(page.body, new RegExp(`href="/portal/webhooks/${down.id}"`));
+  });
+
   it('replays a secret rotation sent again with its key: the same secret, rotated once', async () => {
     const tenant = await newTenant(t.app);
     const { id, secret } = await addEndpoint(t.app, tenant, `${receiver.url}/rotated-once`, [

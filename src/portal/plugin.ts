@@ -10,7 +10,7 @@ import { logFailure, toApiError } from '../http/error-handler.js';
 import type { SignInThrottle } from '../http/sign-in-throttle.js';
 import { REVALIDATE, staticFolder } from '../http/static-assets.js';
 import { pageContext, sendHtml } from './render.js';
-import { accountPages } from './routes/account.js';
+import { type AccountNotices, accountPages } from './routes/account.js';
 import { authPages } from './routes/auth.js';
 import { keyPages } from './routes/keys.js';
 import { PortalSessions, portalCookie } from './session.js';
@@ -32,8 +32,9 @@ const ASSETS = fileURLToPath(new URL('../../public/portal/', import.meta.url));
  */
 export async function portalPlugin(
   app: FastifyInstance,
-  /** The capabilities' pages, registered with the portal's own. */
-  { pages }: { pages: readonly FastifyPluginAsync[] },
+  /** The capabilities' pages, registered with the portal's own, and what each tells the
+   * account page. */
+  { pages, notices }: { pages: readonly FastifyPluginAsync[]; notices: readonly AccountNotices[] },
 ): Promise<void> {
   const { config, database, clock, passwords } = app.ctx;
   const development = config.env === 'development';
@@ -117,7 +118,7 @@ export async function portalPlugin(
   await app.register(authPages);
   await app.register(keyPages);
   for (const pagesOf of pages) await app.register(pagesOf);
-  await app.register(accountPages);
+  await app.register(accountPages, { notices });
 }
 
 /**

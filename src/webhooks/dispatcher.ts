@@ -12,6 +12,7 @@ import type { Database } from '../store/database.js';
 import { newLease } from '../store/lease.js';
 import { toIso } from '../store/tables.js';
 import { type AddressPolicy, guardedLookup, refusedTarget } from './address.js';
+import { recordDisabled } from './domain.js';
 import {
   anyDue,
   type ClaimCaps,
@@ -354,6 +355,7 @@ export class WebhookDispatcher {
           'enable it again once it answers.',
       );
       if (disabled) {
+        await recordDisabled(tx, disabled, at);
         this.log.warn({ webhookId: item.endpoint_id }, 'webhook endpoint disabled: kept failing');
       }
       return giveUp ? 'failed' : 'retry';

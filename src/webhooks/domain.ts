@@ -4,10 +4,10 @@ import { randomBase62 } from '../domain/random.js';
 import { fail, ok, type Result } from '../domain/result.js';
 import type { SecretBox } from '../domain/secret-box.js';
 import { type Change, change, decided, type Write } from '../store/change.js';
-import type { Database } from '../store/database.js';
+import type { Database, ReadDb, Tx } from '../store/database.js';
 import { toIso, type WebhookEndpointRow } from '../store/tables.js';
 import { type AddressPolicy, refusedUrl } from './address.js';
-import { type EventType, eventRow, TEST_EVENT_TYPE } from './events.js';
+import { type EventType, eventRow, recordEvents, TEST_EVENT_TYPE } from './events.js';
 import { insertTestEvent } from './events-repository.js';
 import {
   countEndpoints,
@@ -315,4 +315,38 @@ export function retryDelivery(
     }
     return ok(toDelivery(current));
   });
+}
+
+/**
+ * Tells the account that the service disabled one of its endpoints: `webhook_endpoint.disabled`,
+ * with the endpoint as it now is, in the transaction that disabled it; its other endpoints that
+ * want it receive it (the disabled one no longer takes deliveries).
+ */
+export async function recordDisabled(
+  tx: Tx,
+  endpoint: { id: string; account_id: string },
+  at: Date,
+): Promise<void> {
+  const row = await findEndpoint(tx, endpoint.account_id, endpoint.id);
+  if (!row) return;
+  await recordEvents(tx, endpoint.account_id, at, [
+    {
+      type: 'webhook_endpoint.disabled',
+      resource: `webhooks/${endpoint.id}`,
+      data: toEndpoint(row),
+    },
+  ]);
+}
+
+/** What the account page says of the account's endpoints: each the service disabled. */
+export async function disabledNotices(
+  db: ReadDb,
+  accountId: string,
+): Promise<Array<{ text: string; href: string }>> {
+  return (await listEndpoints(db, accountId))
+    .filter((row) => !row.enabled && row.disabled_reason !== null)
+    .map((row) => ({
+      text: `The service disabled the webhook endpoint ${row.url}: ${row.disabled_reason}`,
+      href: `/portal/webhooks/${row.id}`,
+    }));
 }

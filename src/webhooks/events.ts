@@ -25,6 +25,7 @@ export const EVENT_TYPES = [
   'message.failed',
   'message.deleted',
   'sandbox.reset',
+  'webhook_endpoint.disabled',
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 /** Sent by `POST /v1/webhooks/{id}/test`, to that endpoint alone. */

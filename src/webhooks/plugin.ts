@@ -5,7 +5,7 @@ import { SecretBox } from '../domain/secret-box.js';
 import { keyedRoutes } from '../http/auth.js';
 import type { Basics } from '../plugins/basics.js';
 import { DELIVERY_HEADERS, WebhookDispatcher } from './dispatcher.js';
-import type { WebhookRules } from './domain.js';
+import { disabledNotices, type WebhookRules } from './domain.js';
 import { eventsKeptSince, TEST_EVENT_TYPE } from './events.js';
 import { deleteOldDeliveries, deleteOldEvents } from './events-repository.js';
 import { eventRoutes } from './events-routes.js';
@@ -95,8 +95,12 @@ export const webhooks: Capability = {
   services,
   routes: keyedRoutes('/v1', eventRoutes, webhookRoutes),
   portal: webhookPages,
-  events: { [TEST_EVENT_TYPE]: WebhookTestData },
+  events: {
+    [TEST_EVENT_TYPE]: WebhookTestData,
+    'webhook_endpoint.disabled': WebhookEndpoint,
+  },
   deliveryHeaders: DELIVERY_HEADERS,
+  notices: disabledNotices,
   components: [
     Event,
     EventPage,

@@ -459,8 +459,8 @@ export async function endpointSucceeded(tx: Tx, endpointId: string, at: string):
 
 /**
  * An endpoint failed to take an event written at `since`: it is failing since then unless it
- * already was; disabled when it has been failing since `disableBefore` or earlier. True when
- * this disabled it.
+ * already was; disabled when it has been failing since `disableBefore` or earlier. The endpoint
+ * when this disabled it.
  */
 export async function endpointFailed(
   tx: Tx,
@@ -469,14 +469,14 @@ export async function endpointFailed(
   now: string,
   disableBefore: string,
   reason: string,
-): Promise<boolean> {
+): Promise<{ id: string; account_id: string } | undefined> {
   await tx
     .updateTable('webhook_endpoints')
     .set({ failing_since: since })
     .where('id', '=', endpointId)
     .where('failing_since', 'is', null)
     .execute();
-  const disabled = await tx
+  return tx
     .updateTable('webhook_endpoints')
     .set({
       enabled: false,
@@ -486,9 +486,8 @@ export async function endpointFailed(
     .where('id', '=', endpointId)
     .where('enabled', '=', true)
     .where('failing_since', '<=', disableBefore)
-    .returning('id')
+    .returning(['id', 'account_id'])
     .executeTakeFirst();
-  return disabled !== undefined;
 }
 
 const anyEndpointWantsQuery = preparedQuery((db, p: { accountId: string; type: string }) => ({

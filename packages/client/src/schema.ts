@@ -1080,6 +1080,58 @@ export interface webhooks {
         patch?: never;
         trace?: never;
     };
+    "webhook_endpoint.disabled": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * webhook_endpoint.disabled delivery
+         * @description A `webhook_endpoint.disabled` event: its `data` is a WebhookEndpoint. POSTed to each enabled endpoint that wants `webhook_endpoint.disabled`, signed; answer 2xx within the timeout, or it is retried with back-off.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The event id (`evt_…`): the same on every attempt, to drop duplicates by. */
+                    "webhook-id": components["parameters"]["WebhookIdHeader"];
+                    /** @description When this attempt was signed, in seconds since the epoch. */
+                    "webhook-timestamp": components["parameters"]["WebhookTimestampHeader"];
+                    /** @description Standard Webhooks: `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">` under the endpoint secret (after `whsec_`, base64-decoded); during a rotation, one per secret, space-separated. Verify the raw body as received. */
+                    "webhook-signature": components["parameters"]["WebhookSignatureHeader"];
+                    /** @description `t=<timestamp>,v1=<hex HMAC-SHA256 of "{t}.{body}">`, one `v1` per secret. */
+                    "animal-store-signature": components["parameters"]["AnimalStoreSignatureHeader"];
+                    /** @description The event id, as `webhook-id`. */
+                    "animal-store-event-id": components["parameters"]["AnimalStoreEventIdHeader"];
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["WebhookEndpointDisabledEvent"];
+                };
+            };
+            responses: {
+                /** @description Received (any 2xx will do); anything else is retried. */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "message.sent": {
         parameters: {
             query?: never;
@@ -2023,14 +2075,14 @@ export interface components {
          *       }
          *     }
          */
-        Event: components["schemas"]["PetCreatedEvent"] | components["schemas"]["PetUpdatedEvent"] | components["schemas"]["PetDeletedEvent"] | components["schemas"]["OrderPlacedEvent"] | components["schemas"]["OrderApprovedEvent"] | components["schemas"]["OrderDeliveredEvent"] | components["schemas"]["OrderCancelledEvent"] | components["schemas"]["OrderDeletedEvent"] | components["schemas"]["WebhookTestEvent"] | components["schemas"]["MessageSentEvent"] | components["schemas"]["MessageFailedEvent"] | components["schemas"]["MessageDeletedEvent"] | components["schemas"]["SandboxResetEvent"];
+        Event: components["schemas"]["PetCreatedEvent"] | components["schemas"]["PetUpdatedEvent"] | components["schemas"]["PetDeletedEvent"] | components["schemas"]["OrderPlacedEvent"] | components["schemas"]["OrderApprovedEvent"] | components["schemas"]["OrderDeliveredEvent"] | components["schemas"]["OrderCancelledEvent"] | components["schemas"]["OrderDeletedEvent"] | components["schemas"]["WebhookTestEvent"] | components["schemas"]["WebhookEndpointDisabledEvent"] | components["schemas"]["MessageSentEvent"] | components["schemas"]["MessageFailedEvent"] | components["schemas"]["MessageDeletedEvent"] | components["schemas"]["SandboxResetEvent"];
         /**
          * EventType
          * @description What happened: `pet.created`, `pet.updated`, `pet.deleted`, `order.placed`, `order.approved`, `order.delivered`, `order.cancelled`, `message.sent`, `message.failed`; `webhook.test` for a test sent to one endpoint.
          * @example pet.created
          * @enum {string}
          */
-        EventType: "pet.created" | "pet.updated" | "pet.deleted" | "order.placed" | "order.approved" | "order.delivered" | "order.cancelled" | "order.deleted" | "message.sent" | "message.failed" | "message.deleted" | "sandbox.reset" | "webhook.test";
+        EventType: "pet.created" | "pet.updated" | "pet.deleted" | "order.placed" | "order.approved" | "order.delivered" | "order.cancelled" | "order.deleted" | "message.sent" | "message.failed" | "message.deleted" | "sandbox.reset" | "webhook_endpoint.disabled" | "webhook.test";
         /**
          * EventPage
          * @example [
@@ -2072,7 +2124,7 @@ export interface components {
              */
             url: string;
             /** @description The event types sent, or `["*"]`. */
-            events: ("pet.created" | "pet.updated" | "pet.deleted" | "order.placed" | "order.approved" | "order.delivered" | "order.cancelled" | "order.deleted" | "message.sent" | "message.failed" | "message.deleted" | "sandbox.reset" | "*")[];
+            events: ("pet.created" | "pet.updated" | "pet.deleted" | "order.placed" | "order.approved" | "order.delivered" | "order.cancelled" | "order.deleted" | "message.sent" | "message.failed" | "message.deleted" | "sandbox.reset" | "webhook_endpoint.disabled" | "*")[];
             /** @description Whether events are sent. The service disables an endpoint that kept failing. */
             enabled: boolean;
             /** @description Why the service disabled it (it kept failing), or null. */
@@ -2113,7 +2165,7 @@ export interface components {
              */
             url: string;
             /** @description The event types sent, or `["*"]`. */
-            events: ("pet.created" | "pet.updated" | "pet.deleted" | "order.placed" | "order.approved" | "order.delivered" | "order.cancelled" | "order.deleted" | "message.sent" | "message.failed" | "message.deleted" | "sandbox.reset" | "*")[];
+            events: ("pet.created" | "pet.updated" | "pet.deleted" | "order.placed" | "order.approved" | "order.delivered" | "order.cancelled" | "order.deleted" | "message.sent" | "message.failed" | "message.deleted" | "sandbox.reset" | "webhook_endpoint.disabled" | "*")[];
             /** @description Whether events are sent. The service disables an endpoint that kept failing. */
             enabled: boolean;
             /** @description Why the service disabled it (it kept failing), or null. */
@@ -2167,7 +2219,7 @@ export interface components {
              */
             url: string;
             /** @description The event types to send; `["*"]` for all, including types added later. */
-            events: ("pet.created" | "pet.updated" | "pet.deleted" | "order.placed" | "order.approved" | "order.delivered" | "order.cancelled" | "order.deleted" | "message.sent" | "message.failed" | "message.deleted" | "sandbox.reset" | "*")[];
+            events: ("pet.created" | "pet.updated" | "pet.deleted" | "order.placed" | "order.approved" | "order.delivered" | "order.cancelled" | "order.deleted" | "message.sent" | "message.failed" | "message.deleted" | "sandbox.reset" | "webhook_endpoint.disabled" | "*")[];
         };
         /**
          * WebhookPatch
@@ -2183,7 +2235,7 @@ export interface components {
              */
             url?: string;
             /** @description The event types to send; `["*"]` for all, including types added later. */
-            events?: ("pet.created" | "pet.updated" | "pet.deleted" | "order.placed" | "order.approved" | "order.delivered" | "order.cancelled" | "order.deleted" | "message.sent" | "message.failed" | "message.deleted" | "sandbox.reset" | "*")[];
+            events?: ("pet.created" | "pet.updated" | "pet.deleted" | "order.placed" | "order.approved" | "order.delivered" | "order.cancelled" | "order.deleted" | "message.sent" | "message.failed" | "message.deleted" | "sandbox.reset" | "webhook_endpoint.disabled" | "*")[];
             /** @description Enabling again forgives its past failures. */
             enabled?: boolean;
         };
@@ -2750,6 +2802,42 @@ export interface components {
              */
             createdAt: string;
             data: components["schemas"]["WebhookTestData"];
+        };
+        /**
+         * WebhookEndpointDisabledEvent
+         * @description A `webhook_endpoint.disabled` event: its `data` is a WebhookEndpoint.
+         * @example {
+         *       "id": "evt_0aBcDeF0001xYz12AbCd",
+         *       "type": "webhook_endpoint.disabled",
+         *       "createdAt": "2026-11-24T12:00:00.000Z",
+         *       "data": {
+         *         "id": "we_0aBcDeFgHiJkLmNoPqRs",
+         *         "url": "https://example.com/hooks/animal-store",
+         *         "events": [
+         *           "pet.created",
+         *           "order.placed"
+         *         ],
+         *         "enabled": true,
+         *         "disabledReason": null,
+         *         "createdAt": "2026-11-24T12:00:00.000Z",
+         *         "updatedAt": "2026-11-24T12:00:00.000Z"
+         *       }
+         *     }
+         */
+        WebhookEndpointDisabledEvent: {
+            /** @description The event id (`evt_…`); ids sort by time. */
+            id: string;
+            /**
+             * @description What happened. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            type: "webhook_endpoint.disabled";
+            /**
+             * Format: date-time
+             * @description When it happened (UTC).
+             */
+            createdAt: string;
+            data: components["schemas"]["WebhookEndpoint"];
         };
         /**
          * MessageSentEvent

@@ -123,7 +123,9 @@ export type EventData<T extends EventType = EventType> = T extends `pet.${string
             ? WebhookTestData
             : T extends 'sandbox.reset'
               ? SandboxReset
-              : unknown;
+              : T extends 'webhook_endpoint.disabled'
+                ? WebhookEndpoint
+                : unknown;
 
 type EventFields = Omit<Item<Answer<'listEvents', 200>>, 'type' | 'data'>;
 

@@ -1,4 +1,5 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { Capability } from '../../capability.js';
 import { authenticatePassword } from '../../domain/accounts.js';
 import { keyPrefixFor, listApiKeys } from '../../domain/api-keys.js';
 import { deprecatedCallCount } from '../../domain/deprecations.js';
@@ -9,8 +10,17 @@ import { type AccountView, accountPage, type PasswordForm } from '../views/accou
 import { keyKind } from '../views/keys.js';
 import { limitState } from './limit-state.js';
 
-/** Plan, limits, the current windows' usage, the deprecated-call count, a password change. */
-export async function accountPages(app: FastifyInstance): Promise<void> {
+/** What a capability tells the account page (src/capability.ts, `notices`). */
+export type AccountNotices = NonNullable<Capability['notices']>;
+
+/**
+ * Plan, limits, the current windows' usage, the deprecated-call count, a password change, and
+ * what the capabilities have to tell the account (an endpoint the service disabled).
+ */
+export async function accountPages(
+  app: FastifyInstance,
+  { notices }: { notices: readonly AccountNotices[] },
+): Promise<void> {
   const { database, passwords, limiter, outages, config } = app.ctx;
   const { sessions, throttle } = app.portal;
   const kind = keyKind(keyPrefixFor(config.env));
@@ -22,13 +32,22 @@ export async function accountPages(app: FastifyInstance): Promise<void> {
     status = 200,
   ) => {
     const account = signedInAccount(request);
-    const [deprecatedCalls, keys] = await Promise.all([
+    const [deprecatedCalls, keys, told] = await Promise.all([
       deprecatedCallCount(database.reader, account.id),
       listApiKeys(database.reader, account.id),
+      Promise.all(notices.map((read) => read(database.reader, account.id))),
     ]);
     // Reading the counters counts nothing: looking at the page costs no quota.
     const limits = await limitState(limiter, outages, account, keys);
-    const view: AccountView = { account, limits, deprecatedCalls, keys, kind, password };
+    const view: AccountView = {
+      account,
+      limits,
+      deprecatedCalls,
+      keys,
+      kind,
+      password,
+      notices: told.flat(),
+    };
     return sendHtml(reply, accountPage(pageContext(request, reply), view), status);
   };
 

@@ -21,6 +21,8 @@ export interface AccountView {
   keys: readonly ApiKey[];
   kind: KeyKind;
   password: PasswordForm;
+  /** What the capabilities tell the account, each with the page to act on it. */
+  notices: ReadonlyArray<{ text: string; href: string }>;
 }
 
 function passwordSection(context: PageContext, form: PasswordForm): Html {
@@ -87,7 +89,10 @@ export function accountPage(context: PageContext, view: AccountView): Html {
   return layout(
     { ...context, current: 'account' },
     'Your account',
-    html`<dl class="card facts">
+    html`${view.notices.map(
+      (notice) =>
+        html`<p class="notice error" role="alert">${notice.text} <a href="${notice.href}">See it</a></p>`,
+    )}<dl class="card facts">
   <dt>Email</dt><dd>${account.email}</dd>
   <dt>Account ID</dt><dd><code>${account.id}</code></dd>
   <dt>Plan</dt><dd>${PLAN_NAMES[account.plan]}</dd>
