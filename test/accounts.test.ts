@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import { systemClock } from '../src/clock.js';
 import { createApiKey, hashApiKey, MAX_LIVE_KEYS } from '../src/domain/api-keys.js';
-import { basic, errorCode, newTenant, startApp, type TestApp } from './helpers.js';
+import { basic, errorCode, newTenant, PRODUCTION_ENV, startApp, type TestApp } from './helpers.js';
 
 describe('accounts and API keys', () => {
   let t: TestApp;
@@ -205,12 +205,7 @@ describe('accounts and API keys', () => {
   it('refuses a development key in production, naming the environment', async () => {
     const tenant = await newTenant(t.app);
     const prod = await startApp({
-      env: {
-        APP_ENV: 'production',
-        PUBLIC_BASE_URL: 'https://api.example.com/v1',
-        MESSAGES_BASE_URL: 'https://messages.example.com',
-        SESSION_SECRET: 'a production session secret of 32+ chars',
-      },
+      env: PRODUCTION_ENV,
     });
     try {
       const res = await prod.app.inject({ url: '/v1/pets', headers: tenant.headers });

@@ -10,6 +10,7 @@ import {
   databaseOfItsOwn,
   dialects,
   emptyDatabase,
+  PRODUCTION_ENV,
   sqliteDatabaseUrl,
   startApp,
 } from './helpers.js';
@@ -171,13 +172,7 @@ describe('animal-store CLI', () => {
     const wrong = await run(['sandbox', 'reset', '--email', email, '--seed', 'all'], env);
     assert.equal(wrong.code, 1);
     assert.match(wrong.out, /--seed takes sample, not all/);
-    const live = await run(['sandbox', 'reset', '--email', email], {
-      ...env,
-      APP_ENV: 'production',
-      PUBLIC_BASE_URL: 'https://api.example.com/v1',
-      MESSAGES_BASE_URL: 'https://messages.example.com',
-      SESSION_SECRET: 'a production session secret of 32+ chars',
-    });
+    const live = await run(['sandbox', 'reset', '--email', email], { ...env, ...PRODUCTION_ENV });
     assert.equal(live.code, 1, live.out);
     assert.match(live.out, /production instance/);
   });

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { describe, it } from 'node:test';
 import { ConfigError, loadConfig, redactUrl } from '../src/config.js';
+import { PRODUCTION_ENV } from './helpers.js';
 
 describe('config', () => {
   it('has defaults that run on a laptop with nothing installed', () => {
@@ -23,12 +24,7 @@ describe('config', () => {
   });
 
   it('turns the demo account off outside development and refuses it turned on', () => {
-    const prod = {
-      APP_ENV: 'production',
-      PUBLIC_BASE_URL: 'https://api.example.com/v1',
-      MESSAGES_BASE_URL: 'https://messages.example.com',
-      SESSION_SECRET: 'a production session secret of 32+ chars',
-    };
+    const prod = PRODUCTION_ENV;
     assert.equal(loadConfig(prod).demoAccount, false);
     assert.throws(() => loadConfig({ ...prod, DEMO_ACCOUNT: 'true' }), /DEMO_ACCOUNT/);
   });

@@ -218,6 +218,14 @@ export async function startApp(
   };
 }
 
+/** The least a production instance needs: its addresses and a session secret. */
+export const PRODUCTION_ENV: Readonly<Record<string, string>> = {
+  APP_ENV: 'production',
+  PUBLIC_BASE_URL: 'https://api.example.com/v1',
+  MESSAGES_BASE_URL: 'https://messages.example.com',
+  SESSION_SECRET: 'a production session secret of 32+ chars',
+};
+
 export function basic(email: string, password: string): string {
   return `Basic ${Buffer.from(`${email}:${password}`).toString('base64')}`;
 }

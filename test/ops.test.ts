@@ -17,6 +17,7 @@ import {
   databaseOfItsOwn,
   errorCode,
   newTenant,
+  PRODUCTION_ENV,
   startApp,
   type TestApp,
   until,
@@ -212,12 +213,7 @@ describe('metrics', () => {
 
 describe('metrics exposure', () => {
   it('is off by default in production, and in any mode off the public port', async () => {
-    const production = {
-      APP_ENV: 'production',
-      PUBLIC_BASE_URL: 'https://api.example.com/v1',
-      MESSAGES_BASE_URL: 'https://messages.example.com',
-      SESSION_SECRET: 'a production session secret of 32+ chars',
-    };
+    const production = PRODUCTION_ENV;
     const envs: Array<Record<string, string>> = [
       production,
       { METRICS: 'off' },

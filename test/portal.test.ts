@@ -12,6 +12,7 @@ import {
   errorCode,
   freshIp,
   newTenant,
+  PRODUCTION_ENV,
   startApp,
   type Tenant,
   type TestApp,
@@ -919,10 +920,7 @@ describe('developer portal in production', () => {
     t = await startApp({
       clock: { now: () => now },
       env: {
-        APP_ENV: 'production',
-        PUBLIC_BASE_URL: 'https://api.example.com/v1',
-        MESSAGES_BASE_URL: 'https://messages.example.com',
-        SESSION_SECRET: 'a production session secret of 32+ chars',
+        ...PRODUCTION_ENV,
         TRUST_PROXY: '1',
       },
     });

@@ -11,6 +11,7 @@ import {
   createPet,
   errorCode,
   newTenant,
+  PRODUCTION_ENV,
   startApp,
   type Tenant,
   type TestApp,
@@ -208,12 +209,7 @@ describe('POST /v1/sandbox/reset', () => {
 describe('the sandbox on a production instance', () => {
   it('refuses a reset with 403 sandbox_only, from the API and the portal, and removes nothing', async () => {
     const t = await startApp({
-      env: {
-        APP_ENV: 'production',
-        PUBLIC_BASE_URL: 'https://api.example.com/v1',
-        MESSAGES_BASE_URL: 'https://messages.example.com',
-        SESSION_SECRET: 'a production session secret of 32+ chars',
-      },
+      env: PRODUCTION_ENV,
     });
     try {
       const owner = await newTenant(t.app);

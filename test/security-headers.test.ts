@@ -3,14 +3,15 @@ import { createHash, randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import type { LightMyRequestResponse } from 'fastify';
 import { CARRIES_SECRET } from '../src/http/security-headers.js';
-import { as, basic, newTenant, startApp, type Tenant, type TestApp } from './helpers.js';
-
-const PRODUCTION = {
-  APP_ENV: 'production',
-  PUBLIC_BASE_URL: 'https://api.example.com/v1',
-  MESSAGES_BASE_URL: 'https://messages.example.com',
-  SESSION_SECRET: 'a production session secret of 32+ chars',
-};
+import {
+  as,
+  basic,
+  newTenant,
+  PRODUCTION_ENV,
+  startApp,
+  type Tenant,
+  type TestApp,
+} from './helpers.js';
 
 describe('headers on every answer', () => {
   let t: TestApp;
@@ -157,7 +158,7 @@ const sha256 = (text: string) => `'sha256-${createHash('sha256').update(text).di
 
 describe('headers in production', () => {
   it('sends HSTS on every answer', async () => {
-    const prod = await startApp({ env: PRODUCTION });
+    const prod = await startApp({ env: PRODUCTION_ENV });
     try {
       for (const url of ['/v1/pets', '/healthz', '/docs/', '/nothing']) {
         const res = await prod.app.inject({ url });
@@ -175,7 +176,7 @@ describe('headers in production', () => {
 
   it('lets the docs page reach the servers its document names, and upgrades to https', async () => {
     const prod = await startApp({
-      env: { ...PRODUCTION, STAGING_BASE_URL: 'https://staging.example.com/v1' },
+      env: { ...PRODUCTION_ENV, STAGING_BASE_URL: 'https://staging.example.com/v1' },
     });
     try {
       const policy = directives(await prod.app.inject({ url: '/docs/' }));
