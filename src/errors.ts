@@ -140,6 +140,11 @@ export const ERRORS = {
     description: 'The message is not settled yet (`queued` or `processing`).',
     next: 'Wait until it is `sent` or `failed` (`GET /messages/{messageId}`), then remove it.',
   },
+  endpoint_disabled: {
+    status: 409,
+    description: 'The webhook endpoint is disabled, so nothing can be sent to it.',
+    next: 'Enable it first (`PATCH /v1/webhooks/{webhookId}` with `enabled: true`).',
+  },
   sandbox_only: {
     status: 403,
     description: 'Only test data can be reset, and a production instance holds live data.',
@@ -232,7 +237,7 @@ export type ErrorCode = keyof typeof ERRORS;
  * Each code's `next` is one (test/errors.test.ts).
  */
 const STEP =
-  /(?:^|[.;:]\s+|,\s+(?:then|or)\s+)(?:ask|back|cancel|check|choose|copy|correct|create|delete|follow|get|leave|list|move|read|reload|remove|retry|revoke|see|send|shorten|sign|try|turn|use|wait)\s/i;
+  /(?:^|[.;:]\s+|,\s+(?:then|or)\s+)(?:ask|back|cancel|check|choose|copy|correct|create|delete|enable|follow|get|leave|list|move|read|reload|remove|retry|revoke|see|send|shorten|sign|try|turn|use|wait)\s/i;
 
 /** Whether `message` tells the caller what to do: a clause of it begins with an instruction. */
 export function saysNextStep(message: string): boolean {

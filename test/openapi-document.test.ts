@@ -458,7 +458,7 @@ describe('OpenAPI document for clients', () => {
 
   it('documents Idempotency-Key on every POST, with its errors and Idempotent-Replayed', () => {
     const posts = ops.filter((o) => o.method === 'post');
-    assert.equal(posts.length, 11, posts.map((o) => o.label).join(', '));
+    assert.equal(posts.length, 12, posts.map((o) => o.label).join(', '));
     const parameter = doc.components.parameters.IdempotencyKey as {
       in: string;
       name: string;

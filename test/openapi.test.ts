@@ -42,6 +42,7 @@ const EXPECTED_OPERATIONS = [
   'testWebhook',
   'listWebhookDeliveries',
   'retryWebhookDelivery',
+  'recoverWebhook',
   'listRequests',
   'getRequest',
   'getRequestStats',

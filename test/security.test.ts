@@ -99,6 +99,7 @@ function bodyFor(op: Operation, ids: Ids): Record<string, unknown> {
     return { url: 'http://127.0.0.1:9/hook', events: ['*'] };
   }
   if (op.method === 'PATCH' && op.path === '/v1/webhooks/{webhookId}') return { events: ['*'] };
+  if (op.path === '/v1/webhooks/{webhookId}/recover') return { since: new Date().toISOString() };
   return { name: 'Intruder' };
 }
 
@@ -168,9 +169,10 @@ async function ownerState(): Promise<unknown> {
 
 /**
  * A webhook endpoint of the owner's with one delivery (a test event), disabled so the
- * dispatcher leaves the delivery alone (a retry of one being sent would answer 409).
+ * dispatcher leaves the delivery alone (a retry of one being sent would answer 409); enabled
+ * if not `disabled` (a recovery refuses a disabled one).
  */
-async function freshWebhook(): Promise<{ webhookId: string; deliveryId: string }> {
+async function freshWebhook(disabled = true): Promise<{ webhookId: string; deliveryId: string }> {
   const made = await as(t.app, owner, {
     method: 'POST',
     url: '/v1/webhooks',
@@ -180,7 +182,7 @@ async function freshWebhook(): Promise<{ webhookId: string; deliveryId: string }
   await as(t.app, owner, {
     method: 'PATCH',
     url: `/v1/webhooks/${webhookId}`,
-    payload: { enabled: false },
+    payload: { enabled: !disabled },
   });
   const test = await as(t.app, owner, { method: 'POST', url: `/v1/webhooks/${webhookId}/test` });
   return { webhookId, deliveryId: test.json().id as string };
@@ -428,8 +430,9 @@ describe('bearer authentication, on every bearer-protected operation', () => {
             name: 'Scheme pet',
             categoryId: busyCategory.id,
           });
+          // Enabled for a recovery, which a disabled endpoint refuses.
           const hook: { webhookId?: string; deliveryId?: string } = op.path.includes('{webhookId}')
-            ? await freshWebhook()
+            ? await freshWebhook(op.operationId !== 'recoverWebhook')
             : {};
           // A delete of an order or a message removes one made for it, ended or settled.
           const ended = {

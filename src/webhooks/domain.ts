@@ -19,6 +19,7 @@ import {
   listDeliveries,
   listEndpoints,
   requeueDelivery,
+  requeueSince,
   updateEndpoint,
 } from './repository.js';
 
@@ -314,6 +315,60 @@ export function retryDelivery(
       );
     }
     return ok(toDelivery(current));
+  });
+}
+
+/** How far back a recovery reaches: as far as events are kept. */
+export const RECOVER_DAYS = 30;
+/** The most deliveries one recovery queues (of each kind); a larger one is asked for again. */
+export const RECOVER_LIMIT = 10_000;
+
+export interface Recovery {
+  /** Deliveries queued: sent again, or sent for the first time. */
+  queued: number;
+  /** True when it stopped at RECOVER_LIMIT: ask again for the rest. */
+  more: boolean;
+}
+
+/**
+ * Sends again, after an outage, every delivery to the endpoint of an event since `since` that
+ * failed, or with `all` every event since then of the types it wants (sent before or not). The
+ * deliveries go back in line, and the dispatcher sends them under its caps (two in flight to the
+ * endpoint, a quarter of the slots for the account), so a recovery delays no other account's
+ * deliveries. An endpoint must be enabled: nothing is sent to a disabled one.
+ */
+export function recoverEndpoint(
+  rules: WebhookRules,
+  accountId: string,
+  id: string,
+  { since, all }: { since: string; all: boolean },
+): Write<Result<Recovery, 'not_found' | 'validation_failed' | 'endpoint_disabled'>> {
+  return change(async (tx) => {
+    const now = rules.clock.now();
+    const from = new Date(since);
+    const earliest = new Date(now.getTime() - RECOVER_DAYS * 24 * 60 * 60 * 1000);
+    if (Number.isNaN(from.getTime()) || from < earliest || from > now) {
+      return fail(
+        'validation_failed',
+        `\`since\` must be within the last ${RECOVER_DAYS} days (events are kept that long), ` +
+          `not after now: ${earliest.toISOString()} or later.`,
+      );
+    }
+    const endpoint = await findEndpoint(tx, accountId, id);
+    if (!endpoint) return notFound(id);
+    if (!endpoint.enabled) {
+      return fail('endpoint_disabled', `Webhook ${id} is disabled; enable it first.`);
+    }
+    const queued = await requeueSince(
+      tx,
+      accountId,
+      id,
+      from.toISOString(),
+      now.toISOString(),
+      all,
+      RECOVER_LIMIT,
+    );
+    return ok({ queued, more: queued >= RECOVER_LIMIT });
   });
 }
 

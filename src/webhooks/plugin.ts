@@ -16,6 +16,8 @@ import { webhookRoutes } from './routes.js';
 import {
   DeliveryPage,
   NewWebhook,
+  RecoverRequest,
+  Recovery,
   WebhookDelivery,
   WebhookEndpoint,
   WebhookEndpointList,
@@ -112,6 +114,8 @@ export const webhooks: Capability = {
     WebhookPatch,
     WebhookDelivery,
     DeliveryPage,
+    RecoverRequest,
+    Recovery,
   ],
   chores: {
     'webhook deliveries': (tx, now, limit) => deleteOldDeliveries(tx, before(now), limit),

@@ -99,6 +99,9 @@ function deliveryRow(endpointId: string, csrf: string, delivery: WebhookDelivery
 </tr>`;
 }
 
+/** The recovery form's first time: a day ago, to the minute, as datetime-local writes it. */
+const recoverDefault = () => new Date(Date.now() - 24 * 60 * 60 * 1000).toISOString().slice(0, 16);
+
 export function webhookPage(
   context: PageContext,
   endpoint: WebhookEndpoint,
@@ -122,6 +125,19 @@ export function webhookPage(
   ${csrfField(context.csrf)}
   <button type="submit">Send a test event</button>
 </form>
+${
+  endpoint.enabled
+    ? html`<form method="post" action="/portal/webhooks/${endpoint.id}/recover" class="card">
+  ${csrfField(context.csrf)}
+  <p>Back after an outage? Send again what failed while it was down.</p>
+  <label>Since (UTC, within the last 30 days)
+    <input type="datetime-local" name="since" required value="${recoverDefault()}"></label>
+  <label class="choice"><input type="checkbox" name="include" value="all"> Every event of its
+  types since then, not only those that failed</label>
+  <p><button type="submit">Recover</button></p>
+</form>`
+    : ''
+}
 ${log}
 <p><a href="/portal/webhooks">All endpoints</a></p>`,
     { wide: true },

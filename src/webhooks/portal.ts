@@ -8,6 +8,7 @@ import {
   getEndpoint,
   listEndpointDeliveries,
   listWebhookEndpoints,
+  recoverEndpoint,
   retryDelivery,
   sendTestEvent,
 } from './domain.js';
@@ -89,10 +90,16 @@ export async function webhookPages(app: FastifyInstance): Promise<void> {
       limit: 20,
     });
     const query = request.query as Record<string, unknown>;
+    const recovered = Number(query.recovered);
     const notice =
       query.sent !== undefined
         ? { kind: 'success' as const, text: 'Sent: it appears in the log below.' }
-        : undefined;
+        : Number.isSafeInteger(recovered) && recovered >= 0 && query.recovered !== undefined
+          ? {
+              kind: 'success' as const,
+              text: `${recovered} ${recovered === 1 ? 'delivery' : 'deliveries'} in line to be sent again: follow them in the log below.`,
+            }
+          : undefined;
     return sendHtml(
       reply,
       webhookPage(pageContext(request, reply), endpoint, page.ok ? page.value.items : [], notice),
@@ -109,6 +116,24 @@ export async function webhookPages(app: FastifyInstance): Promise<void> {
         sendTestEvent(webhooks, signedInAccount(request).id, endpoint.id),
       );
       return seeOther(reply, `/portal/webhooks/${endpoint.id}?sent=1`);
+    },
+  );
+
+  app.post<{ Params: EndpointParams }>(
+    '/webhooks/:webhookId/recover',
+    form,
+    async (request, reply) => {
+      const endpoint = await endpointOf(request);
+      const since = formText(request.body, 'since');
+      // datetime-local has no zone: the form says UTC.
+      const at = /^\d{4}-\d\d-\d\dT\d\d:\d\d(:\d\d)?$/.test(since) ? `${since}Z` : since;
+      const all = formText(request.body, 'include') === 'all';
+      const recovered = await commit(
+        webhooks.database,
+        recoverEndpoint(webhooks, signedInAccount(request).id, endpoint.id, { since: at, all }),
+      );
+      if (!recovered.ok) throw new ApiError(recovered.code, recovered.message);
+      return seeOther(reply, `/portal/webhooks/${endpoint.id}?recovered=${recovered.value.queued}`);
     },
   );
 

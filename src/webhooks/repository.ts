@@ -190,6 +190,58 @@ export function requeueDelivery(
     .executeTakeFirst();
 }
 
+/**
+ * A recovery's part of the store: the endpoint's deliveries of events written since `since`
+ * that ended (`failed`, or with `all` also `delivered`) put back in line, and with `all` a
+ * delivery made for each event since then of a type it wants that it has none of; `limit` of
+ * each at most, oldest event first. How many were queued.
+ */
+export async function requeueSince(
+  tx: Tx,
+  accountId: string,
+  endpointId: string,
+  since: string,
+  now: string,
+  all: boolean,
+  limit: number,
+): Promise<number> {
+  const ended = tx
+    .selectFrom('webhook_deliveries')
+    .select('event_id')
+    .where('account_id', '=', accountId)
+    .where('endpoint_id', '=', endpointId)
+    .where('status', 'in', all ? ['failed', 'delivered'] : ['failed'])
+    .where('created_at', '>=', since)
+    .orderBy('event_id')
+    .limit(limit);
+  const requeued = await tx
+    .updateTable('webhook_deliveries')
+    .set({ status: 'pending', available_at: now, updated_at: now })
+    .where('account_id', '=', accountId)
+    .where('endpoint_id', '=', endpointId)
+    .where('event_id', 'in', ended)
+    .executeTakeFirst();
+  let queued = Number(requeued.numUpdatedRows);
+  if (all) {
+    const dialect = isPostgres(tx) ? 'postgres' : 'sqlite';
+    const added = await sql`insert into webhook_deliveries
+        (endpoint_id, event_id, account_id, resource, status, attempts, available_at,
+         created_at, updated_at)
+      select ${endpointId}, ev.id, ev.account_id, ev.resource, 'pending', 0, ${now},
+        ev.created_at, ${now}
+      from events ev
+      where ev.account_id = ${accountId} and ev.created_at >= ${since}
+        and ev.type <> 'webhook.test'
+        and ${wants(dialect, sql`${endpointId}`, sql.ref('ev.type'))}
+        and not exists (select 1 from webhook_deliveries d
+          where d.endpoint_id = ${endpointId} and d.event_id = ev.id)
+      order by ev.id
+      limit ${limit}`.execute(tx);
+    queued += Number(added.numAffectedRows ?? 0);
+  }
+  return queued;
+}
+
 /** How many deliveries a dispatcher may take, and how many may be in flight at once. */
 export interface ClaimCaps {
   /** The dispatcher's free slots. */

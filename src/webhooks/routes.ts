@@ -10,6 +10,7 @@ import {
   getEndpoint,
   listEndpointDeliveries,
   listWebhookEndpoints,
+  recoverEndpoint,
   removeEndpoint,
   retryDelivery,
   rotateSecret,
@@ -20,6 +21,8 @@ import {
   DeliveryPage,
   DeliveryParams,
   NewWebhook,
+  RecoverRequest,
+  Recovery,
   WebhookDelivery,
   WebhookEndpoint,
   WebhookEndpointList,
@@ -179,6 +182,37 @@ export const webhookRoutes: FastifyPluginAsyncTypebox = async (app) => {
         reply,
         sendTestEvent(webhooks, account.id, request.params.webhookId),
         (result) => answerOf(result, (delivery) => ({ status: 202, body: delivery })),
+      );
+    },
+  );
+
+  app.post(
+    '/webhooks/:webhookId/recover',
+    operation('Webhooks', {
+      operationId: 'recoverWebhook',
+      summary: 'Recover an endpoint',
+      description:
+        'After an outage: sends again every delivery to this endpoint of an event since ' +
+        '`since` that failed, or with `include: all` every event of its types since then. ' +
+        "They are sent under the dispatcher's caps (no other account waits for them); follow " +
+        'them in the delivery log. The endpoint must be enabled. Up to 10,000 a call.',
+      scope: 'webhooks:write',
+      params: WebhookParams,
+      body: RecoverRequest,
+      success: answer(202, Recovery, 'Queued.'),
+      errors: ['not_found', 'validation_failed', 'endpoint_disabled'],
+    }),
+    async (request, reply) => {
+      const { account } = callerOf(request);
+      const { since, include } = request.body;
+      return idempotency.commit(
+        request,
+        reply,
+        recoverEndpoint(webhooks, account.id, request.params.webhookId, {
+          since,
+          all: include === 'all',
+        }),
+        (result) => answerOf(result, (recovery) => ({ status: 202, body: recovery })),
       );
     },
   );

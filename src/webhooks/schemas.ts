@@ -1,6 +1,7 @@
 import { Type } from 'typebox';
 import {
   ClosedObject,
+  Count,
   IdParam,
   ListQuery,
   Page,
@@ -176,3 +177,39 @@ export const DeliveryPage = Page(WebhookDelivery, {
 });
 
 export const DeliveryListQuery = ListQuery({});
+
+export const RecoverRequest = ClosedObject(
+  {
+    since: Type.String({
+      format: 'date-time',
+      maxLength: 32,
+      description: 'Events written at or after this time (within the last 30 days).',
+    }),
+    include: Type.Optional(
+      StringEnum(['failed', 'all'], {
+        description:
+          '`failed` (the default): the deliveries that failed. `all`: every event of the ' +
+          "endpoint's types, sent before or not.",
+      }),
+    ),
+  },
+  {
+    title: 'WebhookRecoverRequest',
+    description: 'What to send again to the endpoint.',
+    examples: [{ since: '2026-11-28T09:00:00.000Z', include: 'failed' }],
+  },
+);
+
+export const Recovery = ClosedObject(
+  {
+    queued: Count('Deliveries put in line: follow them in the delivery log.'),
+    more: Type.Boolean({
+      description: 'True when this call stopped at 10,000: call it again for the rest.',
+    }),
+  },
+  {
+    title: 'WebhookRecovery',
+    description: "A recovery's deliveries, in line to be sent under the dispatcher's caps.",
+    examples: [{ queued: 42, more: false }],
+  },
+);

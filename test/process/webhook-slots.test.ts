@@ -231,3 +231,61 @@ describe('the dispatcher and endpoints that answer once, then go silent', () => 
     }
   });
 });
+
+// Alone, not beside other tests: its assertion is a delay.
+describe('the dispatcher and a recovery of 1,000 deliveries', () => {
+  it("gets another account's deliveries out within 2 s while 1,000 recovered ones go", async (c) => {
+    const slow = await new Answerer().start();
+    const healthy = await new Answerer().start();
+    // The recovered endpoint takes 50 ms an answer: its 1,000 deliveries take many seconds.
+    slow.answer = (res) => {
+      setTimeout(() => res.writeHead(200).end('ok'), 50);
+    };
+    c.after(async () => {
+      await slow.close();
+      await healthy.close();
+    });
+    const t = await startApp({ env: { ...FAST }, ownStore: true });
+    try {
+      const recovering = await newTenant(t.app);
+      const since = new Date(Date.now() - 1000).toISOString();
+      const category = await createCategory(t.app, recovering);
+      for (let i = 0; i < 1000; i += 50) {
+        await Promise.all(
+          Array.from({ length: 50 }, () =>
+            createPet(t.app, recovering, { categoryId: category.id }),
+          ),
+        );
+      }
+      // An endpoint made after the events: the recovery sends it every one of them.
+      const hook = await addEndpoint(t.app, recovering, `${slow.url}/recovered`);
+      const recovered = await t.app.inject({
+        method: 'POST',
+        url: `/v1/webhooks/${hook}/recover`,
+        headers: recovering.headers,
+        payload: { since, include: 'all' },
+      });
+      assert.equal(recovered.statusCode, 202, recovered.body);
+      assert.equal(recovered.json().queued, 1000);
+
+      const well = await newTenant(t.app);
+      await addEndpoint(t.app, well, `${healthy.url}/well`);
+      const wellCategory = await createCategory(t.app, well);
+      for (let i = 0; i < 20; i++) {
+        await createPet(t.app, well, { categoryId: wellCategory.id });
+        await new Promise((resolve) => setTimeout(resolve, 200));
+      }
+      await until(() => healthy.of('/well').length >= 20, 'every healthy delivery', 15_000);
+      const delays = healthy
+        .of('/well')
+        .map((r) => r.at - Date.parse((JSON.parse(r.body) as { createdAt: string }).createdAt));
+      const sent = slow.of('/recovered').length;
+      c.diagnostic(`healthy delays (ms): max ${Math.max(...delays)}; recovered sent: ${sent}`);
+      assert.ok(sent < 1000, 'the recovery was still going while the other account was served');
+      const late = delays.filter((ms) => ms > 2_000);
+      assert.equal(late.length, 0, `${late.length} of ${delays.length} arrived over 2 s late`);
+    } finally {
+      await t.close();
+    }
+  });
+});

@@ -31,6 +31,7 @@ export const ERROR_STATUS = {
   pet_on_order: 409,
   order_open: 409,
   message_pending: 409,
+  endpoint_disabled: 409,
   sandbox_only: 403,
   key_limit_reached: 409,
   idempotency_key_in_use: 409,

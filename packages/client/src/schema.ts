@@ -494,6 +494,28 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/webhooks/{webhookId}/recover": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Recover an endpoint
+         * @description After an outage: sends again every delivery to this endpoint of an event since `since` that failed, or with `include: all` every event of its types since then. They are sent under the dispatcher's caps (no other account waits for them); follow them in the delivery log. The endpoint must be enabled. Up to 10,000 a call.
+         *
+         *     Scope: `webhooks:write` (a restricted key needs it).
+         */
+        post: operations["recoverWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/webhooks/{webhookId}/deliveries": {
         parameters: {
             query?: never;
@@ -2307,6 +2329,43 @@ export interface components {
          *     ]
          */
         WebhookDeliveryPage: components["schemas"]["WebhookDelivery"][];
+        /**
+         * WebhookRecoverRequest
+         * @description What to send again to the endpoint.
+         * @example {
+         *       "since": "2026-11-28T09:00:00.000Z",
+         *       "include": "failed"
+         *     }
+         */
+        WebhookRecoverRequest: {
+            /**
+             * Format: date-time
+             * @description Events written at or after this time (within the last 30 days).
+             */
+            since: string;
+            /**
+             * @description `failed` (the default): the deliveries that failed. `all`: every event of the endpoint's types, sent before or not.
+             * @enum {string}
+             */
+            include?: "failed" | "all";
+        };
+        /**
+         * WebhookRecovery
+         * @description A recovery's deliveries, in line to be sent under the dispatcher's caps.
+         * @example {
+         *       "queued": 42,
+         *       "more": false
+         *     }
+         */
+        WebhookRecovery: {
+            /**
+             * Format: int64
+             * @description Deliveries put in line: follow them in the delivery log.
+             */
+            queued: number;
+            /** @description True when this call stopped at 10,000: call it again for the rest. */
+            more: boolean;
+        };
         /**
          * NewMessage
          * @description A message to queue.
@@ -5599,6 +5658,108 @@ export interface operations {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
                     "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            422: components["responses"]["IdempotencyKeyMismatch"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["WriteUnavailable"];
+        };
+    };
+    recoverWebhook: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe: send a new unique value (a UUID) with each new request, and the same value when retrying it. Within 24 hours, the same key with the same request (method, path, body) is answered with the first answer, `Idempotent-Replayed: true`, and nothing is done again; with another request it answers `422 idempotency_key_mismatch`, and while the first is still running `409 idempotency_key_in_use` with `Retry-After`. Only successes are kept: a refused request may be sent again with its key. 1 to 255 printable ASCII characters (else `400 invalid_idempotency_key`). Keys are per account (per client address for sign-up), and a kept answer is given again only to the credential that sent it (the same API key; for `/v1/keys`, the account password): another gets `409 idempotency_key_in_use` without `Retry-After`.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @description The endpoint id (`we_…`). */
+                webhookId: components["parameters"]["WebhookId"];
+            };
+            cookie?: never;
+        };
+        /** @description What to send again to the endpoint. */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "since": "2026-11-28T09:00:00.000Z",
+                 *       "include": "failed"
+                 *     }
+                 */
+                "application/json": components["schemas"]["WebhookRecoverRequest"];
+            };
+        };
+        responses: {
+            /** @description Queued. */
+            202: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "queued": 42,
+                     *       "more": false
+                     *     }
+                     */
+                    "application/json": components["schemas"]["WebhookRecovery"];
+                };
+            };
+            /** @description `bad_request`: The request could not be understood. `invalid_json`: The body is not valid JSON. `unsupported_content_type`: The body is not sent as `Content-Type: application/json`. `validation_failed`: A parameter or body field is missing, unknown, or holds an invalid value. `invalid_idempotency_key`: The `Idempotency-Key` header is empty, longer than 255 characters, not printable ASCII, or sent more than once. */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit-IfCounted"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining-IfCounted"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset-IfCounted"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy-IfCounted"];
+                    RateLimit: components["headers"]["RateLimit-IfCounted"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
+            404: components["responses"]["NotFound"];
+            /** @description `endpoint_disabled`: The webhook endpoint is disabled, so nothing can be sent to it. `idempotency_key_in_use`: The `Idempotency-Key` is in use: by a request still running (retry after `Retry-After` seconds), or by another credential of the account, whose answer goes to it alone (no `Retry-After`: send a new key). */
+            409: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `payload_too_large`: The body is larger than the service accepts. */
+            413: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {

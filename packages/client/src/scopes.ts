@@ -51,6 +51,7 @@ export const OPERATION_SCOPES = {
   listWebhookDeliveries: 'webhooks:read',
   listWebhooks: 'webhooks:read',
   placeOrder: 'orders:write',
+  recoverWebhook: 'webhooks:write',
   resetSandbox: 'sandbox:write',
   retryWebhookDelivery: 'webhooks:write',
   rotateWebhookSecret: 'webhooks:write',
