@@ -35,6 +35,10 @@ export type OrderStatus = Order['status'];
 export type ListOrdersQuery = Omit<Query<'listOrders'>, 'cursor'>;
 export type Inventory = Answer<'getInventory', 200>;
 
+/** What to send again to an endpoint after an outage, and what was queued. */
+export type WebhookRecoverRequest = RequestBody<'recoverWebhook'>;
+export type WebhookRecovery = Answer<'recoverWebhook', 202>;
+
 /** What a reset of the test data removed and, with the sample, added. */
 export type SandboxReset = Answer<'resetSandbox', 200>;
 

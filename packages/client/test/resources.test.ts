@@ -164,7 +164,6 @@ describe('events and webhooks as resources, against a live server', () => {
     assert.deepEqual([again.id, again.status], [event.id, 'pending']);
     await until(() => hooks.received.length >= 3, 'the delivery sent again');
     assert.deepEqual(hooks.received[2]?.body, delivery.body, 'the same event, again');
-
     const rotated = await client.webhooks.rotateSecret(endpoint.id);
     assert.notEqual(rotated.secret, endpoint.secret);
     // For a day deliveries are signed with both: either secret verifies the next one.
@@ -179,6 +178,16 @@ describe('events and webhooks as resources, against a live server', () => {
     // The new secret first, then the previous, as the service signs during the day after.
     const rotation = await signedAlike(fourth, [rotated.secret, endpoint.secret]);
     assert.deepEqual(rotation.sent, rotation.made);
+
+    const sentBefore = hooks.received.length;
+    // Every event of its types since before the first: all of them go again.
+    const recovered = await client.webhooks.recover(endpoint.id, {
+      since: new Date(Date.now() - 60_000).toISOString(),
+      include: 'all',
+    });
+    assert.equal(recovered.more, false);
+    assert.ok(recovered.queued >= 2, `${recovered.queued} queued`);
+    await until(() => hooks.received.length >= sentBefore + recovered.queued, 'the recovery sent');
 
     await client.webhooks.delete(endpoint.id);
     await assert.rejects(client.webhooks.get(endpoint.id), NotFoundError);

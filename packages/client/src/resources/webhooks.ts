@@ -6,6 +6,8 @@ import type {
   WebhookDelivery,
   WebhookEndpoint,
   WebhookEndpointWithSecret,
+  WebhookRecoverRequest,
+  WebhookRecovery,
   WebhookUpdate,
 } from '../types.js';
 import {
@@ -40,6 +42,16 @@ export interface WebhooksResource {
   rotateSecret(webhookId: string, options?: CreateOptions): ApiPromise<WebhookEndpointWithSecret>;
   /** Sends a `webhook.test` event to this endpoint alone; answers its delivery, pending. */
   test(webhookId: string, options?: CreateOptions): ApiPromise<WebhookDelivery>;
+  /**
+   * After an outage: sends again every delivery to the endpoint of an event since `since` that
+   * failed, or with `include: 'all'` every event of its types since then (up to 10,000 a call;
+   * `more` says to call again). The endpoint must be enabled.
+   */
+  recover(
+    webhookId: string,
+    request: WebhookRecoverRequest,
+    options?: CreateOptions,
+  ): ApiPromise<WebhookRecovery>;
   /** The endpoint's deliveries, newest first, through every page. */
   deliveries(
     webhookId: string,
@@ -80,6 +92,13 @@ export function webhooksResource(requests: Requests): WebhooksResource {
       created(
         requests,
         (init) => api.POST('/webhooks/{webhookId}/test', { ...path(webhookId), ...init }),
+        o,
+      ),
+    recover: (webhookId, request, o) =>
+      created(
+        requests,
+        (init) =>
+          api.POST('/webhooks/{webhookId}/recover', { ...path(webhookId), body: request, ...init }),
         o,
       ),
     deliveries: (webhookId, query = {}, o) =>
