@@ -260,6 +260,8 @@ const RUN: Array<{ folder: string; description?: string; steps: Step[] }> = [
         name: 'Send a delivery again (409 while it is being sent)',
         accepts: { 409: 'delivery_in_progress' },
       },
+      // Since now: what failed since then, which is nothing; a real recovery names the outage.
+      { operation: 'POST /webhooks/{webhookId}/recover', body: { since: '{{$isoTimestamp}}' } },
     ],
   },
   {
