@@ -14,17 +14,25 @@ export interface Removed {
  * Deletes the account's catalogue, orders, messages, events and webhook deliveries: its test
  * data. Keys, webhook endpoints, the account, its request log and id counters stay. In the
  * order the rows refer to each other: deliveries before their events, orders before their pets,
- * pets before their categories.
+ * pets before their categories. Each through an index that leads with the account (deliveries
+ * through its endpoints' keys), so a reset reads no other account's rows.
  */
 export async function removeTestData(tx: Tx, accountId: string): Promise<Removed> {
-  const remove = async (
-    table: 'webhook_deliveries' | 'events' | 'orders' | 'messages' | 'pets' | 'categories',
-  ) =>
+  const remove = async (table: 'events' | 'orders' | 'messages' | 'pets' | 'categories') =>
     Number(
       (await tx.deleteFrom(table).where('account_id', '=', accountId).executeTakeFirst())
         .numDeletedRows,
     );
-  const deliveries = await remove('webhook_deliveries');
+  const deliveries = Number(
+    (
+      await tx
+        .deleteFrom('webhook_deliveries')
+        .where('endpoint_id', 'in', (eb) =>
+          eb.selectFrom('webhook_endpoints').select('id').where('account_id', '=', accountId),
+        )
+        .executeTakeFirst()
+    ).numDeletedRows,
+  );
   const events = await remove('events');
   const orders = await remove('orders');
   const messages = await remove('messages');
