@@ -25,7 +25,7 @@ import { isScope, SCOPES, type Scope } from '../domain/scopes.js';
 import { UNANNOUNCED } from '../http/freshness.js';
 import { createRateLimiter } from '../limits/create.js';
 import type { Versions } from '../limits/store.js';
-import { LIVE_DATA, resetSandbox } from '../sandbox/domain.js';
+import { resetSandbox } from '../sandbox/domain.js';
 import { BackupRefusedError, backupSqlite, type Progress, restoreSqlite } from '../store/backup.js';
 import { commit } from '../store/change.js';
 import { type Database, migrationNames, openDatabase } from '../store/database.js';
@@ -365,7 +365,6 @@ const COMMANDS: Record<string, Command> = {
     return { text: `Revoked key ${keyId}.`, json: { revoked: keyId } };
   },
   'sandbox reset': async (database, options, config) => {
-    if (config.env === 'production') throw new CommandFailure(LIVE_DATA);
     const email = required(options, 'email');
     const seed = options.seed;
     if (seed !== undefined && seed !== 'sample') {
@@ -375,9 +374,11 @@ const COMMANDS: Record<string, Command> = {
     const { removed, seeded } = await announcing(
       config,
       async (announce) => {
-        const done = await commit(
-          database,
-          resetSandbox(systemClock, accountId, seed === 'sample'),
+        const done = check(
+          await commit(
+            database,
+            resetSandbox(systemClock, config.env, accountId, seed === 'sample'),
+          ),
         );
         await announce(accountId);
         return done;

@@ -1,8 +1,10 @@
 import { createCategory } from '../catalogue/categories.js';
 import { createPet, type PetStatus } from '../catalogue/pets.js';
 import type { Clock } from '../clock.js';
+import type { AppEnv } from '../config.js';
+import { fail, ok, type Result } from '../domain/result.js';
 import { placeOrder } from '../orders/domain.js';
-import { type Change, within } from '../store/change.js';
+import { type Change, decided, within } from '../store/change.js';
 import type { Tx } from '../store/handles.js';
 import { recordEvents } from '../webhooks/events.js';
 import { type Removed, removeTestData } from './repository.js';
@@ -47,7 +49,14 @@ const SAMPLE_SIZE = {
  * Ids go on from where they were: a pet made after a reset never has an id an earlier pet had
  * (docs/decisions/0084-sandbox-reset.md).
  */
-export function resetSandbox(clock: Clock, accountId: string, seed: boolean): Change<SandboxReset> {
+export function resetSandbox(
+  clock: Clock,
+  env: AppEnv,
+  accountId: string,
+  seed: boolean,
+): Change<Result<SandboxReset, 'sandbox_only'>> {
+  // The one place that says where a reset may run: the API, the portal and the CLI ask here.
+  if (env === 'production') return decided(fail('sandbox_only', LIVE_DATA));
   return {
     options: { numbersFor: accountId },
     work: async (tx) => {
@@ -57,7 +66,7 @@ export function resetSandbox(clock: Clock, accountId: string, seed: boolean): Ch
         { type: 'sandbox.reset', resource: `accounts/${accountId}`, data: reset },
       ]);
       if (seed) await seedSample(tx, clock, accountId);
-      return reset;
+      return ok(reset);
     },
   };
 }

@@ -22,12 +22,12 @@ export async function sandboxPages(app: FastifyInstance): Promise<void> {
 
   app.post('/sandbox', form, async (request, reply) => {
     const context = pageContext(request, reply);
-    if (live) return sendHtml(reply, sandboxPage(context, live), 403);
     const account = signedInAccount(request);
     const seed = (request.body as Record<string, unknown> | undefined)?.seed === 'sample';
-    const reset = await commit(app.ctx.database, resetSandbox(clock, account.id, seed));
+    const reset = await commit(app.ctx.database, resetSandbox(clock, config.env, account.id, seed));
+    if (!reset.ok) return sendHtml(reply, sandboxPage(context, live), 403);
     await app.freshness.wrote(request, account.id, 'changes');
-    return sendHtml(reply, sandboxPage(context, live, reset));
+    return sendHtml(reply, sandboxPage(context, live, reset.value));
   });
 }
 

@@ -1,8 +1,8 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { ApiError } from '../errors.js';
 import { callerOf } from '../http/auth.js';
 import { answer, operation } from '../http/operation.js';
-import { LIVE_DATA, resetSandbox } from './domain.js';
+import { answerOf } from '../http/reply.js';
+import { resetSandbox } from './domain.js';
 import { SandboxReset, SandboxResetQuery } from './schemas.js';
 
 /** `POST /v1/sandbox/reset`: the account's test data removed, and a sample added if asked. */
@@ -27,13 +27,12 @@ export const sandboxRoutes: FastifyPluginAsyncTypebox = async (app) => {
       errors: ['sandbox_only'],
     }),
     async (request, reply) => {
-      if (config.env === 'production') throw new ApiError('sandbox_only', LIVE_DATA);
       const { account } = callerOf(request);
       return idempotency.commit(
         request,
         reply,
-        resetSandbox(clock, account.id, request.query.seed === 'sample'),
-        (reset) => ({ status: 200, body: reset }),
+        resetSandbox(clock, config.env, account.id, request.query.seed === 'sample'),
+        (result) => answerOf(result, (reset) => ({ status: 200, body: reset })),
       );
     },
   );
