@@ -326,7 +326,7 @@ export const RECOVER_LIMIT = 10_000;
 export interface Recovery {
   /** Deliveries queued: sent again, or sent for the first time. */
   queued: number;
-  /** True when it stopped at RECOVER_LIMIT: ask again for the rest. */
+  /** True when it stopped at RECOVER_LIMIT (of either kind): ask again for the rest. */
   more: boolean;
 }
 
@@ -359,16 +359,17 @@ export function recoverEndpoint(
     if (!endpoint.enabled) {
       return fail('endpoint_disabled', `Webhook ${id} is disabled; enable it first.`);
     }
-    const queued = await requeueSince(
-      tx,
-      accountId,
-      id,
-      from.toISOString(),
-      now.toISOString(),
-      all,
-      RECOVER_LIMIT,
+    return ok(
+      await requeueSince(
+        tx,
+        accountId,
+        id,
+        from.toISOString(),
+        now.toISOString(),
+        all,
+        RECOVER_LIMIT,
+      ),
     );
-    return ok({ queued, more: queued >= RECOVER_LIMIT });
   });
 }
 

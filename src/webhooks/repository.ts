@@ -194,7 +194,8 @@ export function requeueDelivery(
  * A recovery's part of the store: the endpoint's deliveries of events written since `since`
  * that ended (`failed`, or with `all` also `delivered`) put back in line, and with `all` a
  * delivery made for each event since then of a type it wants that it has none of; `limit` of
- * each at most, oldest event first. How many were queued.
+ * each at most, oldest event first. How many were queued, and whether a limit was reached (so
+ * that more may be left).
  */
 export async function requeueSince(
   tx: Tx,
@@ -204,7 +205,7 @@ export async function requeueSince(
   now: string,
   all: boolean,
   limit: number,
-): Promise<number> {
+): Promise<{ queued: number; more: boolean }> {
   const ended = tx
     .selectFrom('webhook_deliveries')
     .select('event_id')
@@ -221,10 +222,11 @@ export async function requeueSince(
     .where('endpoint_id', '=', endpointId)
     .where('event_id', 'in', ended)
     .executeTakeFirst();
-  let queued = Number(requeued.numUpdatedRows);
+  const again = Number(requeued.numUpdatedRows);
+  let added = 0;
   if (all) {
     const dialect = isPostgres(tx) ? 'postgres' : 'sqlite';
-    const added = await sql`insert into webhook_deliveries
+    const inserted = await sql`insert into webhook_deliveries
         (endpoint_id, event_id, account_id, resource, status, attempts, available_at,
          created_at, updated_at)
       select ${endpointId}, ev.id, ev.account_id, ev.resource, 'pending', 0, ${now},
@@ -237,9 +239,9 @@ export async function requeueSince(
           where d.endpoint_id = ${endpointId} and d.event_id = ev.id)
       order by ev.id
       limit ${limit}`.execute(tx);
-    queued += Number(added.numAffectedRows ?? 0);
+    added = Number(inserted.numAffectedRows ?? 0);
   }
-  return queued;
+  return { queued: again + added, more: again === limit || added === limit };
 }
 
 /** How many deliveries a dispatcher may take, and how many may be in flight at once. */
