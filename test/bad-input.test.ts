@@ -7,6 +7,7 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import type { InjectOptions, LightMyRequestResponse } from 'fastify';
+import { MAX_JSON_DEPTH } from '../src/plugins/requests.js';
 import {
   as,
   basic,
@@ -610,6 +611,39 @@ describe('query parameters', () => {
       });
       expectError(res, 400, 'validation_failed', `status=${status}`);
     }
+  });
+});
+
+describe('deep bodies', () => {
+  it(`nested past ${MAX_JSON_DEPTH} levels → 400 invalid_json, whatever the operation`, async () => {
+    const deep = (n: number) => `${'['.repeat(n)}${']'.repeat(n)}`;
+    // An operation without a body schema, with an Idempotency-Key, fingerprints the body whole.
+    for (const [url, key] of [
+      ['/v1/webhooks/wh_none/test', 'deep-1'],
+      ['/v1/pets', undefined],
+      ['/v1/categories', 'deep-2'],
+    ] as const) {
+      for (const payload of [deep(10_000), `{"a":${deep(MAX_JSON_DEPTH)}}`]) {
+        const res = await as(t.app, owner, {
+          method: 'POST',
+          url,
+          headers: { ...JSON_TYPE, ...(key && { 'idempotency-key': `${key}-${payload.length}` }) },
+          payload,
+        });
+        expectError(res, 400, 'invalid_json', `${url} ${payload.length}`);
+      }
+    }
+    // As deep as allowed, and brackets inside strings, are read as JSON (and refused as bodies).
+    for (const payload of [deep(MAX_JSON_DEPTH), `{"name":"${'['.repeat(500)}"}`]) {
+      const res = await as(t.app, owner, {
+        method: 'POST',
+        url: '/v1/categories',
+        payload,
+        headers: JSON_TYPE,
+      });
+      expectError(res, 400, 'validation_failed', payload.slice(0, 20));
+    }
+    await catalogueUnchanged();
   });
 });
 

@@ -21,6 +21,37 @@ declare module 'fastify' {
 
 const NOT_UTF8 = 'The body is not valid UTF-8, which JSON must be (RFC 8259 §8.1).';
 
+/**
+ * How deep a body's arrays and objects may nest. No operation's body goes beyond 4; what reads
+ * a body whole (the idempotency fingerprint, a log's redaction) recurses, and must not run out
+ * of stack on one made to.
+ */
+export const MAX_JSON_DEPTH = 64;
+
+const TOO_DEEP = `The body nests arrays or objects more than ${MAX_JSON_DEPTH} deep.`;
+
+/** Whether the JSON text nests arrays or objects deeper than MAX_JSON_DEPTH: one pass over its
+ * bytes, brackets inside strings not counted. */
+function nestsTooDeep(bytes: Buffer): boolean {
+  let depth = 0;
+  let inString = false;
+  for (let i = 0; i < bytes.length; i++) {
+    const byte = bytes[i];
+    if (inString) {
+      if (byte === 0x5c)
+        i++; // a backslash: the next byte is escaped
+      else if (byte === 0x22) inString = false;
+    } else if (byte === 0x22) {
+      inString = true;
+    } else if (byte === 0x5b || byte === 0x7b) {
+      if (++depth > MAX_JSON_DEPTH) return true;
+    } else if (byte === 0x5d || byte === 0x7d) {
+      depth--;
+    }
+  }
+  return false;
+}
+
 const STARTING =
   'The service is starting: its database or Redis does not answer yet; retry shortly.';
 
@@ -70,6 +101,7 @@ export const requestsPlugin = fp<Basics>(
       const bytes = body as Buffer;
       if (bytes.length === 0) return done(null, undefined);
       if (!isUtf8(bytes)) return done(new ApiError('invalid_json', NOT_UTF8), undefined);
+      if (nestsTooDeep(bytes)) return done(new ApiError('invalid_json', TOO_DEEP), undefined);
       parseJson(request, bytes.toString('utf8'), done);
     });
     if (log.isLevelEnabled('info')) app.addHook('onResponse', logRequest);
