@@ -17,7 +17,7 @@ import { once } from 'node:events';
 import { join } from 'node:path';
 import { systemClock } from '../src/clock.js';
 import { nobodyToTell, setPlan } from '../src/domain/accounts.js';
-import { createApiKey } from '../src/domain/api-keys.js';
+import { createApiKey, secretKey } from '../src/domain/api-keys.js';
 import { keptBody } from '../src/request-log/domain.js';
 import { insertRequestLog } from '../src/request-log/repository.js';
 import { type AnsweredRequest, rowsOf } from '../src/request-log/writer.js';
@@ -255,7 +255,7 @@ async function storeAccountKeyFor(url: string, accountId: string) {
       );
     }
     const { key, secret } = await database.write((tx) =>
-      createApiKey(tx, systemClock, 'development', accountId, null),
+      createApiKey(tx, systemClock, 'development', accountId, secretKey(null)),
     );
     return { secret, keyId: key.id };
   } finally {

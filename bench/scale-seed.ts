@@ -11,7 +11,7 @@ const { systemClock } = (await import(dist('clock.js'))) as typeof import('../sr
 const { createAccount, nobodyToTell, setPlan } = (await import(
   dist('domain/accounts.js')
 )) as typeof import('../src/domain/accounts.js');
-const { createApiKey } = (await import(
+const { createApiKey, secretKey } = (await import(
   dist('domain/api-keys.js')
 )) as typeof import('../src/domain/api-keys.js');
 const { Passwords } = (await import(
@@ -230,7 +230,7 @@ export async function seedScale(
     }
     const keys = await step('keys', () =>
       inGroups(accounts, (id) =>
-        database.write((tx) => createApiKey(tx, systemClock, 'production', id, 'bench')),
+        database.write((tx) => createApiKey(tx, systemClock, 'production', id, secretKey('bench'))),
       ),
     );
     const at = new Date().toISOString();

@@ -11,7 +11,7 @@ const { systemClock } = (await import(dist('clock.js'))) as typeof import('../sr
 const { createAccount, nobodyToTell, setPlan } = (await import(
   dist('domain/accounts.js')
 )) as typeof import('../src/domain/accounts.js');
-const { createApiKey } = (await import(
+const { createApiKey, secretKey } = (await import(
   dist('domain/api-keys.js')
 )) as typeof import('../src/domain/api-keys.js');
 const { loadConfig } = (await import(dist('config.js'))) as typeof import('../src/config.js');
@@ -68,7 +68,7 @@ async function tenant(database: Database, pets: number, env: 'production') {
     nobodyToTell,
   );
   const { secret } = await database.write((tx) =>
-    createApiKey(tx, systemClock, env, account.value.id, 'bench'),
+    createApiKey(tx, systemClock, env, account.value.id, secretKey('bench')),
   );
   const now = new Date().toISOString();
   const numbersFor = account.value.id;

@@ -5,7 +5,7 @@ import { createPet, type PetStatus } from './catalogue/pets.js';
 import type { Clock } from './clock.js';
 import type { AppEnv } from './config.js';
 import { createAccount } from './domain/accounts.js';
-import { createApiKey } from './domain/api-keys.js';
+import { createApiKey, secretKey } from './domain/api-keys.js';
 import type { Passwords } from './domain/passwords.js';
 import { countAccounts } from './store/accounts-repository.js';
 import { commit } from './store/change.js';
@@ -80,7 +80,7 @@ export async function createDemoAccount(
   if (!account.ok) return undefined; // it exists (maybe another instance just made it)
   const { secret } = await commit(store, {
     work: async (tx) => {
-      const key = await createApiKey(tx, clock, env, account.value.id, 'demo');
+      const key = await createApiKey(tx, clock, env, account.value.id, secretKey('demo'));
       await seedDemoData(tx, clock, account.value.id);
       return key;
     },

@@ -79,6 +79,11 @@ export const ERRORS = {
       "Use a key with that scope, or with full access; make one in the portal's Keys page or " +
       'with `POST /v1/keys`.',
   },
+  origin_not_allowed: {
+    status: 403,
+    description: 'A publishable key was sent from an origin it does not list, or with no `Origin`.',
+    next: 'Use the key from one of its origins, or a secret key on a server.',
+  },
   csrf_failed: {
     status: 403,
     description: 'A portal form was sent without its valid CSRF token; reload the page and retry.',

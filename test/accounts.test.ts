@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import { systemClock } from '../src/clock.js';
-import { createApiKey, hashApiKey, MAX_LIVE_KEYS } from '../src/domain/api-keys.js';
+import { createApiKey, hashApiKey, MAX_LIVE_KEYS, secretKey } from '../src/domain/api-keys.js';
 import { basic, errorCode, newTenant, PRODUCTION_ENV, startApp, type TestApp } from './helpers.js';
 
 describe('accounts and API keys', () => {
@@ -63,13 +63,17 @@ describe('accounts and API keys', () => {
     assert.equal(created.statusCode, 201);
     const key = created.json();
     assert.deepEqual(Object.keys(key).sort(), [
+      'allowedOrigins',
       'createdAt',
       'id',
       'key',
       'name',
       'prefix',
       'scopes',
+      'type',
     ]);
+    assert.equal(key.type, 'secret');
+    assert.equal(key.allowedOrigins, null);
     assert.match(key.key, /^as_test_[0-9A-Za-z]{40}$/);
     assert.equal(key.prefix, key.key.slice(0, 12));
     assert.equal(key.name, 'laptop');
@@ -89,12 +93,14 @@ describe('accounts and API keys', () => {
     assert.deepEqual(ids.sort(), [tenant.keyId, key.id].sort());
     for (const item of list.json()) {
       assert.deepEqual(Object.keys(item).sort(), [
+        'allowedOrigins',
         'createdAt',
         'id',
         'lastUsedAt',
         'name',
         'prefix',
         'scopes',
+        'type',
       ]);
     }
   });
@@ -104,7 +110,13 @@ describe('accounts and API keys', () => {
     // 98 more made straight in the store (as the CLI would, without the API's check): 99 live.
     await t.app.ctx.database.write(async (tx) => {
       for (let i = 0; i < 98; i++) {
-        await createApiKey(tx, systemClock, 'development', tenant.accountId, `bulk ${i}`);
+        await createApiKey(
+          tx,
+          systemClock,
+          'development',
+          tenant.accountId,
+          secretKey(`bulk ${i}`),
+        );
       }
     });
     const auth = { authorization: basic(tenant.email, tenant.password) };

@@ -7,7 +7,12 @@ import { Redis } from 'ioredis';
 import { createPet as storePet } from '../src/catalogue/pets.js';
 import { systemClock } from '../src/clock.js';
 import { nobodyToTell } from '../src/domain/accounts.js';
-import { createApiKey, KeyAuthenticator, revokeKeyById } from '../src/domain/api-keys.js';
+import {
+  createApiKey,
+  KeyAuthenticator,
+  revokeKeyById,
+  secretKey,
+} from '../src/domain/api-keys.js';
 import { encodeCursor } from '../src/domain/pagination.js';
 import {
   announcerFor,
@@ -355,7 +360,7 @@ describe('caches: the key cache itself', () => {
     const store = await storeWithAccount(file.url);
     database = store.database;
     const created = await database.write((tx) =>
-      createApiKey(tx, systemClock, 'development', store.accountId, 'k'),
+      createApiKey(tx, systemClock, 'development', store.accountId, secretKey('k')),
     );
     secret = created.secret;
   });

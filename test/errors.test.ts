@@ -158,7 +158,8 @@ describe('error table and handler', () => {
       const getOne = "Get a working key in the portal's Keys page or with `POST /v1/keys`.";
       assert.equal(
         await refusal('not-a-key'),
-        `This is not an API key of ours: ours start \`as_test_\` or \`as_live_\`. ${getOne}`,
+        'This is not an API key of ours: ours start `as_test_`, `as_live_`, `as_pk_test_` or ' +
+          `\`as_pk_live_\`. ${getOne}`,
       );
       // Unknown and revoked are one answer (docs/decisions/0078-errors-say-what-to-do.md).
       assert.equal(

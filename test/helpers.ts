@@ -10,7 +10,7 @@ import { CAPABILITIES } from '../src/capabilities.js';
 import { type Clock, systemClock } from '../src/clock.js';
 import { loadConfig } from '../src/config.js';
 import { createAccount, nobodyToTell, setPlan } from '../src/domain/accounts.js';
-import { createApiKey } from '../src/domain/api-keys.js';
+import { createApiKey, secretKey } from '../src/domain/api-keys.js';
 import { Passwords } from '../src/domain/passwords.js';
 import type { Limits, Plan } from '../src/domain/plans.js';
 import { saysNextStep } from '../src/errors.js';
@@ -377,7 +377,7 @@ export async function storeAccountKey(url: string): Promise<{ secret: string; ac
   try {
     await setPlan(database, accountId, 'enterprise', { perMinute: 1e6, perDay: 1e8 }, nobodyToTell);
     const key = await database.write((tx) =>
-      createApiKey(tx, systemClock, 'development', accountId, null),
+      createApiKey(tx, systemClock, 'development', accountId, secretKey(null)),
     );
     return { secret: key.secret, accountId };
   } finally {

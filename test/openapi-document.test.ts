@@ -185,8 +185,9 @@ describe('OpenAPI document for clients', () => {
     // The request log's three operations and each operation's scope took it past 180 KB; each
     // event type's schema and delivery (the webhooks section) to ~210 KB; removing orders and
     // messages (two operations, two event types) to ~224 KB; the sandbox's reset and
-    // webhook_endpoint.disabled to ~241 KB.
-    assert.ok(JSON.stringify(doc).length < 250_000, 'the document grew past 250 KB');
+    // webhook_endpoint.disabled to ~241 KB; an endpoint's recovery to ~250 KB; publishable keys
+    // (their fields, and the catalogue reads' 403 for a page of another origin) to ~253 KB.
+    assert.ok(JSON.stringify(doc).length < 260_000, 'the document grew past 260 KB');
   });
 
   it('has an example on every request body and every response with a body, valid for its schema', () => {

@@ -469,7 +469,7 @@ describe('developer portal', () => {
         const error = /<p class="field-error" id="access-error">([^<]*)<\/p>/.exec(res.body)?.[1];
         assert.ok(error, `${what}: an error by the access field`);
         if (field === 'access') {
-          assert.match(error, /full, read or custom/, what);
+          assert.match(error, /full, read, custom or publishable/, what);
           // Nothing is shown chosen: sending the page again does not make a key of some default.
           assert.doesNotMatch(res.body, /name="access" value="[a-z]+" checked>/, what);
         } else {

@@ -17,7 +17,7 @@ import {
   setPassword,
   setPlan,
 } from '../domain/accounts.js';
-import { addApiKey, listApiKeys, revokeKeyById } from '../domain/api-keys.js';
+import { addApiKey, listApiKeys, revokeKeyById, secretKey } from '../domain/api-keys.js';
 import { Passwords } from '../domain/passwords.js';
 import { isPlan } from '../domain/plans.js';
 import type { Result } from '../domain/result.js';
@@ -349,7 +349,7 @@ const COMMANDS: Record<string, Command> = {
     const { key, secret } = check(
       await commit(
         database,
-        addApiKey(systemClock, config.env, accountId, options.name ?? null, scopes),
+        addApiKey(systemClock, config.env, accountId, secretKey(options.name ?? null, scopes)),
       ),
     );
     return {

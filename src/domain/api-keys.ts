@@ -8,6 +8,8 @@ import {
   findKeyAccountId,
   findLiveKeyByHash,
   insertApiKey,
+  insertKeyOrigins,
+  keyOrigins,
   listLiveKeys,
   revokeApiKey,
   touchApiKey,
@@ -20,14 +22,46 @@ import { randomBase62 } from './random.js';
 import { fail, ok, type Result, type Success } from './result.js';
 import { type Grant, normalizeScopes, type Scope, storedScopes } from './scopes.js';
 
+/**
+ * A secret key is kept on a server; a publishable key is meant to be published in a web page:
+ * it only reads the catalogue, and only from the origins it lists
+ * (docs/decisions/0087-publishable-keys.md).
+ */
+export type KeyType = 'secret' | 'publishable';
+
+/** What a publishable key may do, whatever was asked when it was made. */
+export const PUBLISHABLE_SCOPES = ['pets:read', 'categories:read'] as const satisfies Scope[];
+
+/** Whether a publishable key may call an operation that needs `scope`. */
+export function isPublishableScope(scope: Scope | undefined): boolean {
+  return (PUBLISHABLE_SCOPES as readonly (Scope | undefined)[]).includes(scope);
+}
+
+/** Origins a publishable key may list. */
+export const MAX_ORIGINS = 10;
+
 export interface ApiKey {
   id: string;
   name: string | null;
+  type: KeyType;
   prefix: string;
   /** Its scopes, or null: full access. */
   scopes: Scope[] | null;
+  /** A publishable key's origins; null for a secret key. */
+  allowedOrigins: string[] | null;
   createdAt: string;
   lastUsedAt: string | null;
+}
+
+/** What a key to make is: a secret key (with scopes, or null: full access), or a publishable
+ * key for these origins (normalized by `originOf`). */
+export type KeySpec =
+  | { name: string | null; type: 'secret'; scopes: readonly Scope[] | null }
+  | { name: string | null; type: 'publishable'; origins: readonly string[] };
+
+/** A secret key named `name`, with these scopes (null: full access). */
+export function secretKey(name: string | null, scopes: readonly Scope[] | null = null): KeySpec {
+  return { name, type: 'secret', scopes };
 }
 
 /** Under what a key verification is kept; what that allows is Freshness's rule. */
@@ -50,21 +84,52 @@ export interface Principal {
   readonly keyId: string;
   /** What the key may do (src/domain/scopes.ts). */
   readonly scopes: Grant;
+  /** A publishable key's origins, the only ones it is served to; null: a secret key. */
+  readonly origins: readonly string[] | null;
   /** Under what this verification is kept. */
   readonly kept: KeptUnder;
 }
 
-/** Production keys are `as_live_…`; staging and development keys are `as_test_…`. */
-export function keyPrefixFor(env: AppEnv): string {
-  return env === 'production' ? 'as_live_' : 'as_test_';
+/**
+ * Production keys are `as_live_…`; staging and development keys are `as_test_…`; publishable
+ * keys are `as_pk_live_…` and `as_pk_test_…`.
+ */
+export function keyPrefixFor(env: AppEnv, type: KeyType = 'secret'): string {
+  const kind = type === 'publishable' ? 'as_pk_' : 'as_';
+  return `${kind}${env === 'production' ? 'live' : 'test'}_`;
+}
+
+/** Whether a key (its secret, or its prefix) is a publishable one. */
+export function isPublishable(secretOrPrefix: string): boolean {
+  return secretOrPrefix.startsWith('as_pk_');
+}
+
+/**
+ * An origin as a browser sends it (`https://shop.example`, a port only where not the scheme's
+ * own), from what a person wrote; undefined where that is not an http(s) origin alone (a path,
+ * a query, user info or a wildcard).
+ */
+export function originOf(written: string): string | undefined {
+  if (written !== written.trim() || written.includes('*')) return undefined;
+  let url: URL;
+  try {
+    url = new URL(written);
+  } catch {
+    return undefined;
+  }
+  const bare = url.username === '' && url.password === '' && url.search === '' && url.hash === '';
+  const http = url.protocol === 'https:' || url.protocol === 'http:';
+  return bare && http && url.pathname === '/' && !written.endsWith('?') && !written.endsWith('#')
+    ? url.origin
+    : undefined;
 }
 
 /** Live keys an account may hold at once: the key list is never longer (it is not paged). */
 export const MAX_LIVE_KEYS = 100;
 
 const SECRET_LENGTH = 40; // 40 base62 characters: about 238 bits of entropy.
-const KEY_SHAPE = /^as_(live|test)_[0-9A-Za-z]{32,128}$/;
-const DISPLAY_LENGTH = 12; // `as_test_` and the first four secret characters.
+const KEY_SHAPE = /^as_(?:pk_)?(?:live|test)_[0-9A-Za-z]{32,128}$/;
+const DISPLAY_CHARACTERS = 4; // The kind (`as_test_`) and the first four secret characters.
 // last_used_at is written at most once a minute per key, not on every request.
 const TOUCH_INTERVAL_MS = 60_000;
 
@@ -80,12 +145,16 @@ function scopesOf(stored: string | null): Scope[] | null {
   return Array.isArray(parsed) ? storedScopes(parsed) : [];
 }
 
-function toApiKey(row: ApiKeyRow): ApiKey {
+/** A key as shown, from its row and (a publishable key's) origins. */
+function toApiKey(row: ApiKeyRow, origins: readonly string[] | undefined): ApiKey {
+  const publishable = isPublishable(row.prefix);
   return {
     id: row.id,
     name: row.name,
+    type: publishable ? 'publishable' : 'secret',
     prefix: row.prefix,
-    scopes: scopesOf(row.scopes),
+    scopes: publishable ? [...PUBLISHABLE_SCOPES] : scopesOf(row.scopes),
+    allowedOrigins: publishable ? [...(origins ?? [])] : null,
     createdAt: toIso(row.created_at),
     lastUsedAt: row.last_used_at === null ? null : toIso(row.last_used_at),
   };
@@ -96,15 +165,18 @@ export async function createApiKey(
   clock: Clock,
   env: AppEnv,
   accountId: string,
-  name: string | null,
-  scopes: readonly Scope[] | null = null,
+  spec: KeySpec,
 ): Promise<{ key: ApiKey; secret: string }> {
-  const secret = keyPrefixFor(env) + randomBase62(SECRET_LENGTH);
+  const prefix = keyPrefixFor(env, spec.type);
+  const secret = prefix + randomBase62(SECRET_LENGTH);
+  // A publishable key's grant is its kind's, whatever is stored; what is stored says it too.
+  const scopes = spec.type === 'publishable' ? PUBLISHABLE_SCOPES : spec.scopes;
+  const origins = spec.type === 'publishable' ? [...new Set(spec.origins)] : undefined;
   const row = {
     id: `key_${randomBase62(16)}`,
     account_id: accountId,
-    name,
-    prefix: secret.slice(0, DISPLAY_LENGTH),
+    name: spec.name,
+    prefix: secret.slice(0, prefix.length + DISPLAY_CHARACTERS),
     hash: hashApiKey(secret),
     scopes: scopes === null ? null : JSON.stringify(normalizeScopes(scopes)),
     created_at: clock.now().toISOString(),
@@ -112,7 +184,8 @@ export async function createApiKey(
     revoked_at: null,
   };
   await insertApiKey(tx, row);
-  return { key: toApiKey(row), secret };
+  if (origins !== undefined) await insertKeyOrigins(tx, row.id, origins);
+  return { key: toApiKey(row, origins), secret };
 }
 
 /**
@@ -124,8 +197,7 @@ export function addApiKey(
   clock: Clock,
   env: AppEnv,
   accountId: string,
-  name: string | null,
-  scopes: readonly Scope[] | null = null,
+  spec: KeySpec,
 ): Write<Result<{ key: ApiKey; secret: string }, 'key_limit_reached'>> {
   return change(async (tx) => {
     if ((await countLiveKeys(tx, accountId)) >= MAX_LIVE_KEYS) {
@@ -134,12 +206,68 @@ export function addApiKey(
         `This account has ${MAX_LIVE_KEYS} live keys, the most it may hold; revoke one first.`,
       );
     }
-    return ok(await createApiKey(tx, clock, env, accountId, name, scopes));
+    return ok(await createApiKey(tx, clock, env, accountId, spec));
   });
 }
 
+/**
+ * The key to make from what a person asked: a publishable key when origins are given (each
+ * an http(s) origin, at most MAX_ORIGINS, and no scopes: its own are fixed), else a secret key.
+ */
+export function keySpec(asked: {
+  name?: string | null;
+  type?: KeyType;
+  scopes?: readonly Scope[] | null;
+  allowedOrigins?: readonly string[];
+}): Result<KeySpec, 'validation_failed'> {
+  const name = asked.name ?? null;
+  const type = asked.type ?? 'secret';
+  if (type === 'secret') {
+    if (asked.allowedOrigins !== undefined) {
+      return fail(
+        'validation_failed',
+        'Only a publishable key lists origins: send `"type": "publishable"` with ' +
+          '`allowedOrigins`, or leave `allowedOrigins` out for a secret key.',
+      );
+    }
+    return ok({ name, type, scopes: asked.scopes ?? null });
+  }
+  if (asked.scopes !== undefined && asked.scopes !== null) {
+    return fail(
+      'validation_failed',
+      `A publishable key only reads the catalogue (${PUBLISHABLE_SCOPES.join(', ')}): leave ` +
+        '`scopes` out, or make a secret key for more.',
+    );
+  }
+  const written = asked.allowedOrigins ?? [];
+  if (written.length === 0 || written.length > MAX_ORIGINS) {
+    return fail(
+      'validation_failed',
+      `Send \`allowedOrigins\`: the 1 to ${MAX_ORIGINS} origins of the pages that will use ` +
+        'the key, each like `https://shop.example`.',
+    );
+  }
+  const origins: string[] = [];
+  for (const origin of written) {
+    const parsed = originOf(origin);
+    if (parsed === undefined) {
+      return fail(
+        'validation_failed',
+        `${JSON.stringify(origin.slice(0, 100))} is not an origin: send a scheme (http or ` +
+          'https), a host and a port if not the usual, like `https://shop.example`, with no ' +
+          'path and no wildcard.',
+      );
+    }
+    origins.push(parsed);
+  }
+  return ok({ name, type, origins });
+}
+
 export async function listApiKeys(db: ReadDb, accountId: string): Promise<ApiKey[]> {
-  return (await listLiveKeys(db, accountId, MAX_LIVE_KEYS)).map(toApiKey);
+  const rows = await listLiveKeys(db, accountId, MAX_LIVE_KEYS);
+  const published = rows.filter((row) => isPublishable(row.prefix)).map((row) => row.id);
+  const origins = await keyOrigins(db, published);
+  return rows.map((row) => toApiKey(row, origins.get(row.id)));
 }
 
 /** Revokes a key: refused from the next request on, on every instance (see `announce`). */
@@ -180,7 +308,8 @@ export async function revokeKeyById(
 
 const INVALID_KEY = fail(
   'invalid_api_key',
-  'This is not an API key of ours: ours start `as_test_` or `as_live_`.',
+  'This is not an API key of ours: ours start `as_test_`, `as_live_`, `as_pk_test_` or ' +
+    '`as_pk_live_`.',
 );
 
 /** Verified keys kept at most; past it the cache starts again. */
@@ -216,6 +345,7 @@ export class KeyAuthenticator {
    */
   private readonly onConnection = new WeakMap<object, Map<string, Success<Principal>>>();
   private readonly prefix: string;
+  private readonly publishablePrefix: string;
 
   /** The clock's time in ms: read on every request. */
   private readonly millis: () => number;
@@ -228,13 +358,14 @@ export class KeyAuthenticator {
     private readonly freshness: KeyFreshness,
   ) {
     this.prefix = keyPrefixFor(env);
+    this.publishablePrefix = keyPrefixFor(env, 'publishable');
     this.millis = millisOf(clock);
   }
 
   /** At once when the key was verified and kept, and that stands; else a read. */
   authenticate(secret: string): MaybePromise<Result<Principal, 'invalid_api_key'>> {
     if (!KEY_SHAPE.test(secret)) return INVALID_KEY;
-    if (!secret.startsWith(this.prefix)) return this.otherEnvironment(secret);
+    if (!this.ofThisEnvironment(secret)) return this.otherEnvironment(secret);
     const keyHash = hashApiKey(secret);
     // Taken before the read: a change during it makes the entry stale, never the reverse.
     const kept = this.freshness.keyRead();
@@ -290,12 +421,16 @@ export class KeyAuthenticator {
     secret: string,
     version: string | undefined,
   ): MaybePromise<Result<Principal, 'invalid_api_key'>> {
-    if (!KEY_SHAPE.test(secret) || !secret.startsWith(this.prefix)) return INVALID_KEY;
+    if (!KEY_SHAPE.test(secret) || !this.ofThisEnvironment(secret)) return INVALID_KEY;
     return this.lookUp(hashApiKey(secret), this.freshness.keyRead(version));
   }
 
+  private ofThisEnvironment(secret: string): boolean {
+    return secret.startsWith(this.prefix) || secret.startsWith(this.publishablePrefix);
+  }
+
   private otherEnvironment(secret: string): Result<never, 'invalid_api_key'> {
-    const other = secret.startsWith('as_live_') ? 'production' : 'staging or development';
+    const other = /^as_(?:pk_)?live_/.test(secret) ? 'production' : 'staging or development';
     return fail(
       'invalid_api_key',
       `This API key belongs to the ${other} environment, and this server is ${this.env}: use ` +
@@ -317,12 +452,15 @@ export class KeyAuthenticator {
     // would throw, not spread its change.
     const account = toAccount(found.account);
     Object.freeze(account.limits);
+    const publishable = isPublishable(found.prefix);
+    const origins = publishable ? await keyOrigins(this.store.reader, [found.keyId]) : undefined;
     const verified = Object.freeze(
       ok(
         Object.freeze({
           account: Object.freeze(account),
           keyId: found.keyId,
-          scopes: Object.freeze(scopesOf(found.scopes)),
+          scopes: Object.freeze(publishable ? [...PUBLISHABLE_SCOPES] : scopesOf(found.scopes)),
+          origins: publishable ? Object.freeze(origins?.get(found.keyId) ?? []) : null,
           kept,
         }),
       ),

@@ -16,6 +16,7 @@ import { ApiError, RETRY_SOON } from '../errors.js';
 import type { Versions } from '../limits/store.js';
 import { andThen, type MaybePromise } from '../maybe.js';
 import type { ReadDb } from '../store/database.js';
+import { admitOrigin, openToPage } from './browser-access.js';
 import { addressBlock } from './client-address.js';
 import type { Freshness } from './freshness.js';
 import type { RateLimitGuard } from './rate-limit.js';
@@ -28,6 +29,9 @@ export interface Caller {
   keyId: string | null;
   /** What the key may do; null: everything (a full-access key, or email and password). */
   scopes: Grant;
+  /** A publishable key's origins, the only ones it is served to; null: a secret key or a
+   * password (src/http/browser-access.ts). */
+  origins: readonly string[] | null;
 }
 
 declare module 'fastify' {
@@ -48,6 +52,10 @@ const BASIC_CHALLENGE = 'Basic realm="animal-store", charset="UTF-8"';
 // with the Free plan's numbers, so keys cannot be guessed at speed; passwords have counters of
 // their own, consulted before the hash (SignInThrottle).
 const ANONYMOUS_LIMITS = limitsFor('free');
+// A publishable key is counted apart from its account, so that a published key cannot use up
+// the account's plan: with the plan's numbers for the key, and the Free plan's for each client
+// address block using it (docs/decisions/0087-publishable-keys.md).
+const PUBLISHED_PER_ADDRESS = limitsFor('free');
 
 /** What a request without valid credentials is counted as: its client's address block. */
 export function clientSubject(request: Pick<FastifyRequest, 'ip'>) {
@@ -122,7 +130,7 @@ async function readBasic(
     authenticatePassword(db, passwords, email, decoded.slice(colon + 1)),
   );
   return result.ok
-    ? { ok: true, value: { account: result.value, keyId: null, scopes: null } }
+    ? { ok: true, value: { account: result.value, keyId: null, scopes: null, origins: null } }
     : result;
 }
 
@@ -176,16 +184,33 @@ function guard<P extends Caller>(
     if (!result.ok) return refuse(request, reply, result);
     const caller = result.value;
     request.caller = caller;
-    const { account, keyId } = caller;
+    const { account, keyId, origins } = caller;
+    // A publishable key has budgets of its own: the key's in its account, and each address's.
+    const pool = origins === null || keyId === null ? undefined : keyId;
+    if (pool !== undefined) openToPage(request, reply);
     // Shared mode: the account's versions are read with its counts, and the request is counted
     // only if the key was verified under the account's keys version now.
     const subject = {
       id: account.id,
       banId: keyId ?? `password:${account.id}`,
       withVersions: confirm !== undefined,
+      pool,
     };
     const expect = confirm?.expect(caller);
-    return andThen(limits.charge(request, reply, subject, account.limits, expect), (stale) => {
+    // Once a request, not again when the key is read anew.
+    const perAddress =
+      pool === undefined || attempt > 1
+        ? undefined
+        : limits.charge(
+            request,
+            reply,
+            { ...clientSubject(request), banId: pool, pool },
+            PUBLISHED_PER_ADDRESS,
+          );
+    const counted = andThen(perAddress, () =>
+      limits.charge(request, reply, subject, account.limits, expect),
+    );
+    return andThen(counted, (stale) => {
       if (stale === undefined || confirm === undefined) return;
       const again = confirm.again(request, caller, stale.versions);
       if (again === undefined) return;
@@ -263,16 +288,24 @@ export function bearerAuth(keys: KeyAuthenticator, limits: RateLimitGuard, fresh
       );
     },
   };
-  // The guard of each operation: the same reading and counting, and the operation's scope
-  // (none where no operation matched: nothing is done there but the answer).
-  return (needed: Scope | undefined): onRequestHookHandler =>
-    guard(
+  // The guard of each operation: the same reading and counting, then the operation's scope
+  // and a publishable key's origin (none where no operation matched: nothing is done there
+  // but the answer).
+  return (needed: Scope | undefined): onRequestHookHandler => {
+    const scoped = needed === undefined ? undefined : scopeCheck(needed);
+    return guard(
       limits,
       BEARER_CHALLENGE,
       read,
       freshness.versionsCounted ? confirm : undefined,
-      needed === undefined ? undefined : scopeCheck(needed),
+      scoped === undefined
+        ? undefined
+        : (request) => {
+            scoped(request);
+            admitOrigin(request);
+          },
     );
+  };
 }
 
 /**

@@ -208,5 +208,9 @@ function notFoundMessage(app: FastifyInstance, path: string): string {
 
 const API_PREFIX = '/v1';
 
-/** The methods an `Allow` header may list: those routes are declared with (HEAD with GET). */
-const METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'] as const;
+/**
+ * The methods an `Allow` header may list: those routes are declared with (HEAD with GET).
+ * OPTIONS is left out: it answers browsers' preflights at any path (src/http/browser-access.ts),
+ * and is no operation of a path.
+ */
+const METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE'] as const;

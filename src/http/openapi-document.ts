@@ -1,5 +1,6 @@
 import { isDeepStrictEqual } from 'node:util';
 import type { TSchema } from 'typebox';
+import { isPublishableScope } from '../domain/api-keys.js';
 import { ERRORS, type ErrorCode, withNextStep } from '../errors.js';
 import { BASIC_ERRORS, BEARER_ERRORS, byStatus } from './operation.js';
 import {
@@ -295,6 +296,7 @@ const SHARED_RESPONSES: Record<string, ErrorCode[]> = {
   Unauthorized: BEARER_ERRORS,
   BasicUnauthorized: BASIC_ERRORS,
   InsufficientScope: ['insufficient_scope'],
+  NotForThisKey: ['insufficient_scope', 'origin_not_allowed'],
   NotFound: ['not_found'],
   Gone: ['endpoint_removed'],
   IdempotencyKeyMismatch: ['idempotency_key_mismatch'],
@@ -419,6 +421,8 @@ function finishOperation(names: SchemaNames, method: string, operation: Operatio
     ...(post ? IDEMPOTENCY_CODES : []),
     ...(method === 'get' ? [] : (['outcome_unknown'] as const)),
     ...(scope === undefined ? [] : (['insufficient_scope'] as const)),
+    // What a publishable key may call, it may be sent from the wrong page (src/http/browser-access.ts).
+    ...(isPublishableScope(scope) ? (['origin_not_allowed'] as const) : []),
   ];
   byStatus(added, codes);
 

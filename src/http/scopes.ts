@@ -51,6 +51,15 @@ export function scopeCheck(needed: Scope): (request: FastifyRequest) => void {
   return (request) => {
     const caller = request.caller;
     if (caller === null || allows(caller.scopes, needed)) return;
+    if (caller.origins !== null) {
+      throw new ApiError(
+        'insufficient_scope',
+        `A publishable key only reads the catalogue (${caller.scopes?.join(', ')}), and this ` +
+          `needs ${needed}: use a secret key, on your server, for it.`,
+        undefined,
+        challenge,
+      );
+    }
     throw new ApiError(
       'insufficient_scope',
       `This API key may not do this: it needs the scope ${needed}, and holds ` +

@@ -83,6 +83,9 @@ export interface Subject {
   /** An account whose versions are read with its counts (the shared mode; see
    * HitInput.versionKeys). */
   withVersions?: boolean;
+  /** A budget of its own beside the subject's (a publishable key's, in its account or at an
+   * address), counted apart from the subject's own. */
+  pool?: string;
 }
 
 /**
@@ -246,7 +249,7 @@ export class RateLimiter {
    * window has turned or the limits changed since they were built. */
   private windowsOf(subject: Subject, limits: Limits, nowMs: number): SubjectWindows {
     // Neither an id nor a ban owner holds a space.
-    const key = `${subject.id} ${subject.banId}`;
+    const key = `${subject.id} ${subject.banId} ${subject.pool ?? ''}`;
     const kept = this.kept.get(
       key,
       (kept) =>
@@ -265,7 +268,7 @@ export class RateLimiter {
       untilMs: Math.min(...windows.map((w) => w.endMs)),
       input: {
         counters: windows.map((w) => ({
-          key: this.counterKey(base, w),
+          key: this.counterKey(subject.pool === undefined ? base : `${base}:${subject.pool}`, w),
           limit: w.limit,
           // A whole window from now, not just to the window's end: a counter then outlives its
           // window by every instance's clock (and by Redis's), even when they disagree a little.

@@ -36,6 +36,13 @@ export const apiPlugin = fp(
       },
       { prefix: '/v1' },
     );
+    // A browser's preflight, answered for publishable keys' pages (src/http/browser-access.ts);
+    // counted as a request without a key is, and otherwise answered as any OPTIONS request.
+    app.options(
+      '/*',
+      { schema: { hide: true }, onRequest: app.countCaller },
+      app.browserAccess.preflight,
+    );
     await app.register(opsRoutes);
     await app.register(faviconRoutes);
   },

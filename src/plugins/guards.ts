@@ -2,6 +2,7 @@ import type { onRequestHookHandler } from 'fastify';
 import fp from 'fastify-plugin';
 import type { Scope } from '../domain/scopes.js';
 import { bearerAuth, countApiCaller } from '../http/auth.js';
+import { BrowserAccess } from '../http/browser-access.js';
 import { RateLimitGuard } from '../http/rate-limit.js';
 import { routePipeline, type SendStage } from '../http/route-pipeline.js';
 import { SignInThrottle } from '../http/sign-in-throttle.js';
@@ -19,6 +20,8 @@ declare module 'fastify' {
     /** What the capabilities add to each route's answer (the request log's capture), in the
      * route pipeline's order (src/http/route-pipeline.ts). */
     sendStages: SendStage[];
+    /** The paths publishable keys may read, and the preflights for them. */
+    browserAccess: BrowserAccess;
     /** Counts the caller of a request no route matched (404, 405, an unreadable URL). */
     countCaller(
       request: FastifyRequest,
@@ -46,6 +49,9 @@ export const guardsPlugin = fp<Basics>(
     // Before any route: each route's own hooks, from its declaration, in one order.
     app.addHook('onRoute', routePipeline(bearer, freshness, sendStages));
     app.decorate('countCaller', countApiCaller(keys, guard, freshness));
+    const browserAccess = new BrowserAccess(app.database.reader);
+    app.decorate('browserAccess', browserAccess);
+    app.addHook('onRoute', browserAccess.noteRoute);
   },
-  { name: 'guards', dependencies: ['limits', 'ops', 'caches'] },
+  { name: 'guards', dependencies: ['store', 'limits', 'ops', 'caches'] },
 );

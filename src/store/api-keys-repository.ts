@@ -7,8 +7,57 @@ export async function insertApiKey(tx: Tx, row: Insertable<ApiKeysTable>): Promi
   await tx.insertInto('api_keys').values(row).execute();
 }
 
+/** A publishable key's origins, each once. */
+export async function insertKeyOrigins(
+  tx: Tx,
+  keyId: string,
+  origins: readonly string[],
+): Promise<void> {
+  await tx
+    .insertInto('api_key_origins')
+    .values(origins.map((origin) => ({ origin, key_id: keyId })))
+    .execute();
+}
+
+/** The origins of these keys (at most MAX_LIVE_KEYS of them), by key, each key's sorted. */
+export async function keyOrigins(
+  db: ReadDb,
+  keyIds: readonly string[],
+): Promise<Map<string, string[]>> {
+  const byKey = new Map<string, string[]>();
+  if (keyIds.length === 0) return byKey;
+  const rows = await db
+    .selectFrom('api_key_origins')
+    .select(['key_id', 'origin'])
+    .where('key_id', 'in', keyIds)
+    .orderBy('key_id')
+    .orderBy('origin')
+    .execute();
+  for (const { key_id, origin } of rows) {
+    const origins = byKey.get(key_id) ?? [];
+    origins.push(origin);
+    byKey.set(key_id, origins);
+  }
+  return byKey;
+}
+
+/** Whether some live publishable key, of any account, lists this origin: an indexed read. */
+export async function isPublishedOrigin(db: ReadDb, origin: string): Promise<boolean> {
+  const row = await db
+    .selectFrom('api_key_origins as o')
+    .innerJoin('api_keys as k', 'k.id', 'o.key_id')
+    .select('o.key_id')
+    .where('o.origin', '=', origin)
+    .where('k.revoked_at', 'is', null)
+    .limit(1)
+    .executeTakeFirst();
+  return row !== undefined;
+}
+
 export interface KeyWithAccount {
   keyId: string;
+  /** The first characters of the key: its kind (src/domain/api-keys.ts). */
+  prefix: string;
   /** The key's scopes as stored (ApiKeysTable.scopes). */
   scopes: string | null;
   account: AccountRow;
@@ -20,6 +69,7 @@ const liveKeyByHash = preparedQuery((db, p: { hash: string }) =>
     .innerJoin('accounts as a', 'a.id', 'k.account_id')
     .select([
       'k.id as key_id',
+      'k.prefix as key_prefix',
       'k.scopes as key_scopes',
       'a.id',
       'a.email',
@@ -40,8 +90,8 @@ export async function findLiveKeyByHash(
 ): Promise<KeyWithAccount | undefined> {
   const [row] = await liveKeyByHash(db, { hash });
   if (!row) return undefined;
-  const { key_id, key_scopes, ...account } = row;
-  return { keyId: key_id, scopes: key_scopes, account };
+  const { key_id, key_prefix, key_scopes, ...account } = row;
+  return { keyId: key_id, prefix: key_prefix, scopes: key_scopes, account };
 }
 
 /** The account's live keys, oldest first, at most `limit`. */

@@ -26,6 +26,7 @@ import * as requestLogLookup from './migrations/0016_request_log_lookup.js';
 import * as idempotencyCredentials from './migrations/0017_idempotency_credentials.js';
 import * as traceContext from './migrations/0018_trace_context.js';
 import * as messagesByAccount from './migrations/0019_messages_by_account.js';
+import * as keyOrigins from './migrations/0020_key_origins.js';
 import { PgGroupCommit } from './pg-group-commit.js';
 import { StorePool } from './pg-pool.js';
 import { checkpointOffThread } from './sqlite-checkpoints.js';
@@ -308,6 +309,7 @@ function migrations(dialect: Dialect): Record<string, Migration> {
     '0017_idempotency_credentials': { up: (db) => idempotencyCredentials.up(db) },
     '0018_trace_context': { up: (db) => traceContext.up(db) },
     '0019_messages_by_account': { up: (db) => messagesByAccount.up(db) },
+    '0020_key_origins': { up: (db) => keyOrigins.up(db) },
   };
 }
 

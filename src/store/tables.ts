@@ -52,6 +52,12 @@ export interface ApiKeysTable {
   revoked_at: Timestamp | null;
 }
 
+/** The origins a publishable key may be used from (one row each). */
+export interface ApiKeyOriginsTable {
+  origin: string;
+  key_id: string;
+}
+
 /** Ids of categories, pets and orders are numbered per account (src/store/numbered.ts). */
 export interface CategoriesTable {
   id: number;
@@ -246,6 +252,7 @@ export interface Tables {
   id_counters: IdCountersTable;
   accounts: AccountsTable;
   api_keys: ApiKeysTable;
+  api_key_origins: ApiKeyOriginsTable;
   categories: CategoriesTable;
   pets: PetsTable;
   messages: MessagesTable;

@@ -19,6 +19,7 @@ export const ERROR_STATUS = {
   invalid_api_key: 401,
   invalid_credentials: 401,
   insufficient_scope: 403,
+  origin_not_allowed: 403,
   csrf_failed: 403,
   not_found: 404,
   route_not_found: 404,

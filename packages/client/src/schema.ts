@@ -40,7 +40,7 @@ export interface paths {
         put?: never;
         /**
          * Create an API key
-         * @description The response holds the secret key: no other answer shows it, but a retry of this request with its Idempotency-Key (within 24 hours), which gets this answer again. The key is stored only as a hash; the kept answer is encrypted under the server key. With `scopes`, the key may do only what they name (least privilege); without, it has full access to the account.
+         * @description The response holds the secret key: no other answer shows it, but a retry of this request with its Idempotency-Key (within 24 hours), which gets this answer again. The key is stored only as a hash; the kept answer is encrypted under the server key. With `scopes`, the key may do only what they name (least privilege); without, it has full access to the account. A `publishable` key (`as_pk_…`) is for web pages: it reads the catalogue, from its `allowedOrigins` only, with limits of its own.
          */
         post: operations["createApiKey"];
         delete?: never;
@@ -1498,8 +1498,10 @@ export interface components {
          * @example {
          *       "id": "key_3kTn8WqZ2bXc5VdR",
          *       "name": "ci",
+         *       "type": "secret",
          *       "prefix": "as_test_Zq4x",
          *       "scopes": null,
+         *       "allowedOrigins": null,
          *       "createdAt": "2026-01-05T10:00:00.000Z",
          *       "lastUsedAt": "2026-01-05T10:02:00.000Z"
          *     }
@@ -1509,10 +1511,17 @@ export interface components {
             id: string;
             /** @description Label given at creation, or null. */
             name: string | null;
-            /** @description First characters of the key (`as_test_` and four more), to recognise it. */
+            /**
+             * @description `secret`, or `publishable` (`as_pk_…`): reads the catalogue, from its origins.
+             * @enum {string}
+             */
+            type: "secret" | "publishable";
+            /** @description First characters of the key (its kind, `as_test_` say, and four more), to recognise it. */
             prefix: string;
             /** @description The key's scopes, or null for a key with full access (every scope, those added later too). */
             scopes: components["schemas"]["Scope"][] | null;
+            /** @description A publishable key's origins; null for a secret key. */
+            allowedOrigins: string[] | null;
             /**
              * Format: date-time
              * @description Creation time (UTC).
@@ -1538,8 +1547,10 @@ export interface components {
          *       {
          *         "id": "key_3kTn8WqZ2bXc5VdR",
          *         "name": "ci",
+         *         "type": "secret",
          *         "prefix": "as_test_Zq4x",
          *         "scopes": null,
+         *         "allowedOrigins": null,
          *         "createdAt": "2026-01-05T10:00:00.000Z",
          *         "lastUsedAt": "2026-01-05T10:02:00.000Z"
          *       }
@@ -1560,8 +1571,15 @@ export interface components {
         ApiKeyRequest: {
             /** @description A label, e.g. "ci" or "laptop" (1 to 100 characters). */
             name?: string;
-            /** @description Restricts the key to these scopes (least privilege). Left out, the key has full access to the account. */
+            /** @description Restricts the key to these scopes (least privilege). Left out, the key has full access to the account. Not for a publishable key. */
             scopes?: components["schemas"]["Scope"][];
+            /**
+             * @description `secret`, or `publishable` (`as_pk_…`): reads the catalogue, from its origins.
+             * @enum {string}
+             */
+            type?: "secret" | "publishable";
+            /** @description A publishable key's origins (1 to 10): only they may use it. */
+            allowedOrigins?: string[];
         };
         /**
          * NewApiKey
@@ -1569,12 +1587,14 @@ export interface components {
          * @example {
          *       "id": "key_3kTn8WqZ2bXc5VdR",
          *       "name": "ci",
+         *       "type": "secret",
          *       "key": "as_test_Zq4xR7mK2pL9sW3vB6nH8jT1cY5dF0gQ4eA2uI7o",
          *       "prefix": "as_test_Zq4x",
          *       "scopes": [
          *         "pets:read",
          *         "orders:write"
          *       ],
+         *       "allowedOrigins": null,
          *       "createdAt": "2026-01-05T10:00:00.000Z"
          *     }
          */
@@ -1584,14 +1604,21 @@ export interface components {
             /** @description Label given at creation, or null. */
             name: string | null;
             /**
+             * @description `secret`, or `publishable` (`as_pk_…`): reads the catalogue, from its origins.
+             * @enum {string}
+             */
+            type: "secret" | "publishable";
+            /**
              * Format: password
              * @description The secret key: send it as `Authorization: Bearer <key>`. Shown in this answer only (and to a retry of this request with its Idempotency-Key, for 24 hours); the key itself is stored only as a hash.
              */
             key: string;
-            /** @description First characters of the key (`as_test_` and four more), to recognise it. */
+            /** @description First characters of the key (its kind, `as_test_` say, and four more), to recognise it. */
             prefix: string;
             /** @description The key's scopes, or null for a key with full access (every scope, those added later too). */
             scopes: components["schemas"]["Scope"][] | null;
+            /** @description A publishable key's origins; null for a secret key. */
+            allowedOrigins: string[] | null;
             /**
              * Format: date-time
              * @description Creation time (UTC).
@@ -3077,6 +3104,20 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
+        /** @description `insufficient_scope`: The API key does not hold the operation's scope (`WWW-Authenticate` names it); nothing was changed. Use a key with that scope, or with full access. `origin_not_allowed`: A publishable key was sent from an origin it does not list, or with no `Origin`. */
+        NotForThisKey: {
+            headers: {
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit-IfCounted"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining-IfCounted"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset-IfCounted"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy-IfCounted"];
+                RateLimit: components["headers"]["RateLimit-IfCounted"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
         /** @description `not_found`: The resource does not exist in this account. */
         NotFound: {
             headers: {
@@ -3429,8 +3470,10 @@ export interface operations {
                      *       {
                      *         "id": "key_3kTn8WqZ2bXc5VdR",
                      *         "name": "ci",
+                     *         "type": "secret",
                      *         "prefix": "as_test_Zq4x",
                      *         "scopes": null,
+                     *         "allowedOrigins": null,
                      *         "createdAt": "2026-01-05T10:00:00.000Z",
                      *         "lastUsedAt": "2026-01-05T10:02:00.000Z"
                      *       }
@@ -3504,12 +3547,14 @@ export interface operations {
                      * @example {
                      *       "id": "key_3kTn8WqZ2bXc5VdR",
                      *       "name": "ci",
+                     *       "type": "secret",
                      *       "key": "as_test_Zq4xR7mK2pL9sW3vB6nH8jT1cY5dF0gQ4eA2uI7o",
                      *       "prefix": "as_test_Zq4x",
                      *       "scopes": [
                      *         "pets:read",
                      *         "orders:write"
                      *       ],
+                     *       "allowedOrigins": null,
                      *       "createdAt": "2026-01-05T10:00:00.000Z"
                      *     }
                      */
@@ -3963,7 +4008,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["InsufficientScope"];
+            403: components["responses"]["NotForThisKey"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -4122,7 +4167,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["InsufficientScope"];
+            403: components["responses"]["NotForThisKey"];
             404: components["responses"]["NotFound"];
             410: components["responses"]["Gone"];
             429: components["responses"]["TooManyRequests"];
@@ -4340,7 +4385,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["InsufficientScope"];
+            403: components["responses"]["NotForThisKey"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -4491,7 +4536,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["InsufficientScope"];
+            403: components["responses"]["NotForThisKey"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];

@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import { addApiKey, listApiKeys, revokeKey } from '../../domain/api-keys.js';
+import { addApiKey, keySpec, listApiKeys, revokeKey } from '../../domain/api-keys.js';
 import { callerOf } from '../auth.js';
 import { answer, operation } from '../operation.js';
 import { answerOf, created, unwrap } from '../reply.js';
@@ -21,7 +21,8 @@ export const keyRoutes: FastifyPluginAsyncTypebox = async (app) => {
         'request with its Idempotency-Key (within 24 hours), which gets this answer again. ' +
         'The key is stored only as a hash; the kept answer is encrypted under the server key. ' +
         'With `scopes`, the key may do only what they name (least privilege); without, it ' +
-        'has full access to the account.',
+        'has full access to the account. A `publishable` key (`as_pk_…`) is for web pages: ' +
+        'it reads the catalogue, from its `allowedOrigins` only, with limits of its own.',
       auth: 'basic',
       body: Type.Optional(NewApiKey),
       success: answer(201, CreatedApiKey, 'The new key, with its secret.'),
@@ -29,21 +30,23 @@ export const keyRoutes: FastifyPluginAsyncTypebox = async (app) => {
     }),
     async (request, reply) => {
       const { account } = callerOf(request);
-      const name = request.body?.name ?? null;
+      const spec = unwrap(keySpec(request.body ?? {}));
       // The secret is in the answer: kept, for a retry with its key, only sealed under a key
       // derived from the server's (src/http/idempotency.ts).
       return idempotency.commit(
         request,
         reply,
-        addApiKey(clock, config.env, account.id, name, request.body?.scopes ?? null),
+        addApiKey(clock, config.env, account.id, spec),
         (result) =>
           answerOf(result, ({ key, secret }) =>
             created({
               id: key.id,
               name: key.name,
+              type: key.type,
               key: secret,
               prefix: key.prefix,
               scopes: key.scopes,
+              allowedOrigins: key.allowedOrigins,
               createdAt: key.createdAt,
             }),
           ),

@@ -1,6 +1,6 @@
 import { Type } from 'typebox';
 import { PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH } from '../../domain/accounts.js';
-import { MAX_LIVE_KEYS } from '../../domain/api-keys.js';
+import { MAX_LIVE_KEYS, MAX_ORIGINS } from '../../domain/api-keys.js';
 import { PLANS } from '../../domain/plans.js';
 import { SCOPES } from '../../domain/scopes.js';
 import { CARRIES_SECRET } from '../security-headers.js';
@@ -130,8 +130,21 @@ const KeyName = Type.Union(
 );
 const KeyPrefix = Type.String({
   maxLength: 16,
-  pattern: '^as_(live|test)_[A-Za-z0-9]*$',
-  description: 'First characters of the key (`as_test_` and four more), to recognise it.',
+  pattern: '^as_(pk_)?(live|test)_[A-Za-z0-9]*$',
+  description:
+    'First characters of the key (its kind, `as_test_` say, and four more), to recognise it.',
+});
+const KeyType = StringEnum(['secret', 'publishable'], {
+  description: '`secret`, or `publishable` (`as_pk_…`): reads the catalogue, from its origins.',
+});
+const Origin = Type.String({
+  minLength: 8,
+  maxLength: 200,
+  pattern: '^https?://[^/?#@*\\s]+/?$',
+  description: 'An origin, like `https://shop.example`.',
+});
+const AllowedOrigins = Type.Union([Type.Array(Origin, { maxItems: MAX_ORIGINS }), Type.Null()], {
+  description: "A publishable key's origins; null for a secret key.",
 });
 
 export const Scope = StringEnum(SCOPES, {
@@ -149,8 +162,10 @@ const KeyScopes = Type.Union([Type.Array(Scope, { maxItems: SCOPES.length }), Ty
 const keyExample = {
   id: 'key_3kTn8WqZ2bXc5VdR',
   name: 'ci',
+  type: 'secret',
   prefix: 'as_test_Zq4x',
   scopes: null,
+  allowedOrigins: null,
   createdAt: created,
   lastUsedAt: '2026-01-05T10:02:00.000Z',
 };
@@ -159,8 +174,10 @@ export const ApiKeyView = ClosedObject(
   {
     id: KeyId,
     name: KeyName,
+    type: KeyType,
     prefix: KeyPrefix,
     scopes: KeyScopes,
+    allowedOrigins: AllowedOrigins,
     createdAt: Timestamp('Creation time (UTC).'),
     lastUsedAt: Type.Union([Timestamp('Last use (UTC, to the minute).'), Type.Null()], {
       description: 'Last use (UTC, to the minute), or null if never used.',
@@ -184,9 +201,10 @@ export const CreatedApiKey = ClosedObject(
   {
     id: KeyId,
     name: KeyName,
+    type: KeyType,
     key: Type.String({
-      maxLength: 136,
-      pattern: '^as_(live|test)_[A-Za-z0-9]{32,128}$',
+      maxLength: 139,
+      pattern: '^as_(pk_)?(live|test)_[A-Za-z0-9]{32,128}$',
       format: 'password',
       description:
         'The secret key: send it as `Authorization: Bearer <key>`. Shown in this answer only ' +
@@ -195,6 +213,7 @@ export const CreatedApiKey = ClosedObject(
     }),
     prefix: KeyPrefix,
     scopes: KeyScopes,
+    allowedOrigins: AllowedOrigins,
     createdAt: Timestamp('Creation time (UTC).'),
   },
   {
@@ -207,9 +226,11 @@ export const CreatedApiKey = ClosedObject(
       {
         id: 'key_3kTn8WqZ2bXc5VdR',
         name: 'ci',
+        type: 'secret',
         key: 'as_test_Zq4xR7mK2pL9sW3vB6nH8jT1cY5dF0gQ4eA2uI7o',
         prefix: 'as_test_Zq4x',
         scopes: ['pets:read', 'orders:write'],
+        allowedOrigins: null,
         createdAt: created,
       },
     ],
@@ -225,7 +246,15 @@ export const NewApiKey = ClosedObject(
         maxItems: SCOPES.length,
         description:
           'Restricts the key to these scopes (least privilege). Left out, the key has full ' +
-          'access to the account.',
+          'access to the account. Not for a publishable key.',
+      }),
+    ),
+    type: Type.Optional(KeyType),
+    allowedOrigins: Type.Optional(
+      Type.Array(Origin, {
+        minItems: 1,
+        maxItems: MAX_ORIGINS,
+        description: `A publishable key's origins (1 to ${MAX_ORIGINS}): only they may use it.`,
       }),
     ),
   },

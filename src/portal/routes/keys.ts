@@ -1,5 +1,13 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { addApiKey, keyPrefixFor, listApiKeys, revokeKey } from '../../domain/api-keys.js';
+import {
+  addApiKey,
+  type KeySpec,
+  keyPrefixFor,
+  keySpec,
+  listApiKeys,
+  revokeKey,
+  secretKey,
+} from '../../domain/api-keys.js';
 import {
   isScope,
   normalizeScopes,
@@ -81,17 +89,27 @@ export async function keyPages(app: FastifyInstance): Promise<void> {
     const name = formText(request.body, 'name').trim();
     const asked = accessAsked(request.body);
     const problem = name === '' ? undefined : checkBody(NewApiKey.properties.name, name)[0];
-    const sent = { name, access: asked.access, scopes: asked.scopes };
+    const origins = formText(request.body, 'origins').trim();
+    const sent = { name, access: asked.access, scopes: asked.scopes, origins };
     if (problem || !asked.ok) {
       const nameError = problem && `The name ${problem.message}.`;
       const accessError = asked.ok ? undefined : asked.error;
       return show(request, reply, { ...sent, nameError, accessError }, 400);
     }
     const { access } = asked;
-    const scopes = access === 'full' ? null : access === 'read' ? READ_ONLY_SCOPES : asked.scopes;
-    if (scopes?.length === 0) {
-      const scopesError = 'Tick at least one scope, or choose full access or read only.';
-      return show(request, reply, { ...sent, scopesError }, 400);
+    let spec: KeySpec;
+    if (access === 'publishable') {
+      const written = origins === '' ? [] : origins.split(/\s+/);
+      const made = keySpec({ name: name || null, type: 'publishable', allowedOrigins: written });
+      if (!made.ok) return show(request, reply, { ...sent, originsError: made.message }, 400);
+      spec = made.value;
+    } else {
+      const scopes = access === 'full' ? null : access === 'read' ? READ_ONLY_SCOPES : asked.scopes;
+      if (scopes?.length === 0) {
+        const scopesError = 'Tick at least one scope, or choose full access or read only.';
+        return show(request, reply, { ...sent, scopesError }, 400);
+      }
+      spec = secretKey(name || null, scopes);
     }
     const accountId = signedInAccount(request).id;
     // The secret is shown by this answer alone: what is kept for the form's key (a resent
@@ -100,7 +118,7 @@ export async function keyPages(app: FastifyInstance): Promise<void> {
     const { answer, replayed } = await idempotency.form(
       request,
       accountId,
-      addApiKey(clock, config.env, accountId, name || null, scopes),
+      addApiKey(clock, config.env, accountId, spec),
       (made) => {
         if (!made.ok) return { status: 409, body: { message: made.message } };
         secret = made.value.secret;
@@ -117,7 +135,8 @@ export async function keyPages(app: FastifyInstance): Promise<void> {
       const { prefix } = answer.body as { prefix: string };
       return show(request, reply, { notice: { kind: 'success', text: alreadyMade(prefix) } });
     }
-    return show(request, reply, { created: { name: name || null, secret } }, 201);
+    const made = spec.type === 'publishable' ? spec.origins : undefined;
+    return show(request, reply, { created: { name: name || null, secret, origins: made } }, 201);
   });
 
   app.get<{ Params: KeyParams }>('/keys/:keyId/revoke', signedIn, async (request, reply) =>
@@ -151,7 +170,7 @@ type AccessAsked =
       error: string;
     };
 
-const ACCESS: readonly KeyAccess[] = ['full', 'read', 'custom'];
+const ACCESS: readonly KeyAccess[] = ['full', 'read', 'custom', 'publishable'];
 
 function isAccess(value: unknown): value is KeyAccess {
   return ACCESS.includes(value as KeyAccess);
@@ -179,7 +198,7 @@ function accessAsked(body: unknown): AccessAsked {
     access = isAccess(fields.access) ? fields.access : null;
     if (access === null) {
       const got = Array.isArray(fields.access) ? 'it more than once' : quoted(fields.access);
-      errors.push(`Choose the access: full, read or custom (the form sent ${got}).`);
+      errors.push(`Choose the access: full, read, custom or publishable (the form sent ${got}).`);
     }
   }
   const ticked = fields.scope === undefined ? [] : [fields.scope].flat();

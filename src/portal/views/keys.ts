@@ -23,6 +23,8 @@ export function keyKind(prefix: string): KeyKind {
 export interface NewKey {
   name: string | null;
   secret: string;
+  /** A publishable key's origins. */
+  origins?: readonly string[];
 }
 
 export interface KeysView {
@@ -45,12 +47,17 @@ export interface KeysView {
   /** An access or scope value that is not one the form offers. */
   accessError?: string;
   scopesError?: string;
+  /** The origins written for a publishable key, shown again when refused, and why. */
+  origins?: string;
+  originsError?: string;
 }
 
-/** The key form's choice: full access, every resource's `read`, or the scopes ticked. */
-export type KeyAccess = 'full' | 'read' | 'custom';
+/** The key form's choice: full access, every resource's `read`, the scopes ticked, or a
+ * publishable key for the origins written. */
+export type KeyAccess = 'full' | 'read' | 'custom' | 'publishable';
 
 function createdPanel(created: NewKey, apiBase: string): Html {
+  const origin = created.origins?.[0];
   return html`<section class="card created" aria-labelledby="created-title">
   <h2 id="created-title">Your new key${created.name ? html` “${created.name}”` : ''}</h2>
   <p><strong>Copy it now.</strong> It is shown this once; we keep only a hash of it.</p>
@@ -63,7 +70,12 @@ function createdPanel(created: NewKey, apiBase: string): Html {
     <p class="copy-status" role="status" aria-live="polite"></p>
   </div>
   <p>Try it:</p>
-  <pre class="command" tabindex="0"><code>curl -H "Authorization: Bearer ${created.secret}" \\
+  <pre class="command" tabindex="0"><code>curl -H "Authorization: Bearer ${created.secret}" \\${
+    origin === undefined
+      ? ''
+      : html`
+  -H "Origin: ${origin}" \\`
+  }
   ${apiBase}/pets</code></pre>
 </section>`;
 }
@@ -77,7 +89,13 @@ function keyRow(key: ApiKey, bannedUntil: number | undefined): Html {
     html` <span class="badge warning">Banned until ${time(new Date(bannedUntil).toISOString())}</span>`
   }</td>
   <td data-label="Key"><code>${key.prefix}…</code></td>
-  <td data-label="Access">${scopesText(key.scopes)}</td>
+  <td data-label="Access">${
+    key.allowedOrigins === null
+      ? scopesText(key.scopes)
+      : html`Publishable: reads the catalogue from ${key.allowedOrigins.map(
+          (origin, i) => html`${i > 0 ? ', ' : ''}<code>${origin}</code>`,
+        )}`
+  }</td>
   <td data-label="Created">${time(key.createdAt)}</td>
   <td data-label="Last used">${time(key.lastUsedAt)}</td>
   <td class="row-actions"><a href="/portal/keys/${key.id}/revoke" aria-label="Revoke key ${key.name ?? key.prefix}">Revoke</a></td>
@@ -118,6 +136,7 @@ function accessFieldset(view: KeysView): Html {
   ${option('full', 'Full access', 'everything the account can do')}
   ${option('read', 'Read only', 'reads every resource, changes nothing')}
   ${option('custom', 'Only the scopes ticked below', 'write implies read')}
+  ${option('publishable', 'Publishable', 'for a web page: reads the catalogue, from the origins below')}
   ${view.accessError && html`<p class="field-error" id="access-error">${view.accessError}</p>`}
   ${view.scopesError && html`<p class="field-error" id="scopes-error">${view.scopesError}</p>`}
   <div class="table-wrap"><table class="scopes">
@@ -130,6 +149,14 @@ function accessFieldset(view: KeysView): Html {
         )}</tr>`,
     )}</tbody>
   </table></div>
+  ${field({
+    name: 'origins',
+    label: 'Origins of a publishable key',
+    hint: 'The pages that will use it, separated by spaces, such as “https://shop.example”.',
+    value: view.origins,
+    maxLength: 2_100,
+    error: view.originsError,
+  })}
 </fieldset>`;
 }
 
