@@ -249,7 +249,10 @@ export class RateLimiter {
    * window has turned or the limits changed since they were built. */
   private windowsOf(subject: Subject, limits: Limits, nowMs: number): SubjectWindows {
     // Neither an id nor a ban owner holds a space.
-    const key = `${subject.id} ${subject.banId} ${subject.pool ?? ''}`;
+    const key =
+      subject.pool === undefined
+        ? `${subject.id} ${subject.banId}`
+        : `${subject.id} ${subject.banId} ${subject.pool}`;
     const kept = this.kept.get(
       key,
       (kept) =>
