@@ -232,6 +232,31 @@ describe('animal-store CLI', () => {
     assert.match(wrong.out, /pets:read, pets:write/);
   });
 
+  it('creates a publishable key with --origins, refusing an origin that is not one', async () => {
+    const made = JSON.parse(
+      (
+        await run(
+          ['keys', 'create', '--email', email, '--origins', 'https://shop.example/', '--json'],
+          env,
+        )
+      ).out,
+    ) as { id: string; secret: string; type: string; allowedOrigins: string[] };
+    assert.match(made.secret, /^as_pk_test_/);
+    assert.equal(made.type, 'publishable');
+    assert.deepEqual(made.allowedOrigins, ['https://shop.example']);
+    const keys = await run(['keys', 'list', '--email', email], env);
+    assert.match(
+      keys.out,
+      new RegExp(`^${made.id}\\s.*publishable from https://shop\\.example\\s`, 'm'),
+    );
+    const wrong = await run(
+      ['keys', 'create', '--email', email, '--origins', 'https://*.shop'],
+      env,
+    );
+    assert.equal(wrong.code, 1);
+    assert.match(wrong.out, /is not an origin/);
+  });
+
   it('resets a password: the new one works, the old one not; sessions signed out are counted', async () => {
     const t = await startApp({ env: { DATABASE_URL: url, ...redis } });
     try {

@@ -17,7 +17,7 @@ import {
   setPassword,
   setPlan,
 } from '../domain/accounts.js';
-import { addApiKey, listApiKeys, revokeKeyById, secretKey } from '../domain/api-keys.js';
+import { addApiKey, keySpec, listApiKeys, revokeKeyById, secretKey } from '../domain/api-keys.js';
 import { Passwords } from '../domain/passwords.js';
 import { isPlan } from '../domain/plans.js';
 import type { Result } from '../domain/result.js';
@@ -48,10 +48,12 @@ Commands:
       [--per-minute N] [--per-day N]        Custom limits (enterprise only).
   keys list --email E                       The account's live keys (id, name, prefix, last
                                             used); secrets are never shown again.
-  keys create --email E [--name NAME] [--scopes S,S…]
+  keys create --email E [--name NAME] [--scopes S,S…] [--origins O,O…]
                                             Create an API key; prints the secret once. With
                                             --scopes (e.g. pets:read,orders:write) it may do
-                                            only that; without, it has full access.
+                                            only that; without, it has full access. With
+                                            --origins (e.g. https://shop.example), a
+                                            publishable key for those pages' origins.
   keys revoke --key-id ID                   Revoke a key; refused from the next request on.
   sandbox reset --email E [--seed sample]   Remove the account's test data (catalogue,
                                             orders, messages, events, deliveries); with
@@ -100,6 +102,7 @@ const OPTIONS = {
   'per-day': { type: 'string' },
   name: { type: 'string' },
   scopes: { type: 'string' },
+  origins: { type: 'string' },
   'key-id': { type: 'string' },
   seed: { type: 'string' },
   json: { type: 'boolean' },
@@ -332,7 +335,11 @@ const COMMANDS: Record<string, Command> = {
       k.id,
       k.name ?? '',
       `${k.prefix}…`,
-      k.scopes === null ? 'full access' : k.scopes.join(','),
+      k.allowedOrigins !== null
+        ? `publishable from ${k.allowedOrigins.join(',')}`
+        : k.scopes === null
+          ? 'full access'
+          : k.scopes.join(','),
       k.createdAt,
       k.lastUsedAt ?? 'never',
     ]);
@@ -344,13 +351,21 @@ const COMMANDS: Record<string, Command> = {
     };
   },
   'keys create': async (database, options, config) => {
-    const scopes = scopesOption(options.scopes);
+    const name = options.name ?? null;
+    const spec =
+      options.origins === undefined
+        ? secretKey(name, scopesOption(options.scopes))
+        : check(
+            keySpec({
+              name,
+              type: 'publishable',
+              allowedOrigins: options.origins.split(',').map((origin) => origin.trim()),
+              ...(options.scopes !== undefined && { scopes: scopesOption(options.scopes) }),
+            }),
+          );
     const accountId = await accountIdFor(database, required(options, 'email'));
     const { key, secret } = check(
-      await commit(
-        database,
-        addApiKey(systemClock, config.env, accountId, secretKey(options.name ?? null, scopes)),
-      ),
+      await commit(database, addApiKey(systemClock, config.env, accountId, spec)),
     );
     return {
       text: `Created key ${key.id}. The secret is shown only now:\n${secret}`,
