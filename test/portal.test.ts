@@ -436,6 +436,43 @@ describe('developer portal', () => {
       assert.match(none.body, /<input type="radio" name="access" value="custom" checked>/);
     });
 
+    it('makes a publishable key for the origins written, and refuses one that is not an origin', async () => {
+      const visitor = new Visitor(t.app);
+      await visitor.signUp(newEmail());
+      const form = await visitor.get('/portal/keys');
+      assert.match(form.body, /name="access" value="publishable"/);
+      const wrong = await visitor.post('/portal/keys', {
+        name: 'shop',
+        access: 'publishable',
+        origins: 'https://shop.example/catalogue',
+      });
+      assert.equal(wrong.statusCode, 400);
+      assert.match(wrong.body, /is not an origin/);
+      assert.match(wrong.body, /<input type="radio" name="access" value="publishable" checked>/);
+      await visitor.get('/portal/keys');
+      const made = await visitor.post('/portal/keys', {
+        name: 'shop',
+        access: 'publishable',
+        origins: 'https://shop.example  http://localhost:5173',
+      });
+      const secret = createdSecret(made);
+      assert.match(secret, /^as_pk_test_/);
+      assert.match(
+        made.body,
+        /-H &quot;Origin: https:\/\/shop.example&quot;|-H "Origin: https:\/\/shop.example"/,
+      );
+      const list = await visitor.get('/portal/keys');
+      assert.match(
+        list.body,
+        /Publishable: reads the catalogue from <code>http:\/\/localhost:5173<\/code>, <code>https:\/\/shop.example<\/code>/,
+      );
+      const read = await t.app.inject({
+        url: '/v1/pets',
+        headers: { authorization: `Bearer ${secret}`, origin: 'http://localhost:5173' },
+      });
+      assert.equal(read.statusCode, 200, read.body);
+    });
+
     it('fails closed: an access or scope the form does not offer is a 400 naming the values, and makes no key', async () => {
       const visitor = new Visitor(t.app);
       await visitor.signUp(newEmail());
