@@ -175,7 +175,7 @@ describe('promises: one app, as it runs by default', () => {
     }
   });
 
-  it('sends no CORS headers: no other origin is served (.spectral.yaml)', async () => {
+  it('sends no CORS headers to an origin no publishable key lists (.spectral.yaml)', async () => {
     const tenant = await newTenant(t.app);
     const origin = 'https://elsewhere.example';
     const answers = [
