@@ -131,6 +131,33 @@ describe('the SDK against a live server', () => {
     assert.deepEqual([wrong.status, wrong.code], [401, 'invalid_credentials']);
   });
 
+  it('makes a publishable key that reads the catalogue from its origin alone', async () => {
+    const anonymous = createClient({ baseUrl: server.origin });
+    const credentials = {
+      email: `sdk-pk-${Date.now()}-${Math.random()}@example.com`,
+      password: 'a long enough password',
+    };
+    await anonymous.accounts.create(credentials);
+    const key = await anonymous.keys.create(credentials, {
+      name: 'storefront',
+      type: 'publishable',
+      allowedOrigins: ['https://shop.example'],
+    });
+    assert.match(key.key, /^as_pk_test_/);
+    assert.deepEqual([key.type, key.allowedOrigins], ['publishable', ['https://shop.example']]);
+    const page = createClient({
+      apiKey: key.key,
+      baseUrl: server.origin,
+      headers: { origin: 'https://shop.example' },
+    });
+    assert.deepEqual(await page.pets.list().toArray(), []);
+    const write = await thrown(page.categories.create({ name: 'Dogs' }));
+    assert.deepEqual([write.status, write.code], [403, 'insufficient_scope']);
+    const elsewhere = createClient({ apiKey: key.key, baseUrl: server.origin });
+    const refused = await thrown(elsewhere.pets.list().toArray());
+    assert.deepEqual([refused.status, refused.code], [403, 'origin_not_allowed']);
+  });
+
   describe('messages through the messages server', () => {
     let messages: ForwardingServer;
     before(async () => {
