@@ -181,7 +181,9 @@ ${limitNotices(view.limits, view.keys)}
 ${view.created && createdPanel(view.created, view.apiBase)}
 <p>Send a key as <code>Authorization: Bearer &lt;API_KEY&gt;</code>. Keys share the account's
 rate limits. A key with full access reaches the whole account; give a key only the scopes it
-needs, and a call outside them is refused (<code>403 insufficient_scope</code>).</p>
+needs, and a call outside them is refused (<code>403 insufficient_scope</code>). A publishable
+key is for web pages: it reads the catalogue from the origins it lists, with limits of its
+own.</p>
 <form method="post" action="/portal/keys" class="card inline" novalidate>
   ${csrfField(context.csrf)}
   ${onceField()}
