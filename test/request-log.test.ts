@@ -198,6 +198,7 @@ describe('request log: redaction', () => {
     const signed = `${'A'.repeat(43)}.${'b'.repeat(43)}`;
     const kept = keptBody({
       note: `my key is ${key}, and whsec_9Zx8Yw7V`,
+      page: 'as_pk_test_Q2w3E4r5T6y7U8i9',
       url: 'https://bob:hunter2@hooks.example.com/in',
       header: 'Bearer opaque-token-1',
       cookieJar: `as_session=${signed}; theme=dark`,
@@ -223,6 +224,7 @@ describe('request log: redaction', () => {
       signed,
       'Ym9i',
       'as_live_',
+      'Q2w3E4r5T6y7U8i9',
     ]) {
       assert.ok(!text.includes(secret), `${secret} in ${text}`);
     }

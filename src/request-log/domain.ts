@@ -35,15 +35,16 @@ const SECRET_NAME = /pass|pwd|secret|key|token|auth|credential|cookie|session|be
 
 /**
  * What is redacted wherever it stands, in any string (a value, a field's name, a path, an
- * Error): this service's API keys (`as_live_…`, `as_test_…`) and webhook secrets (`whsec_…`),
- * what follows `Bearer `, a portal session's cookie (`as_session=…`, or its signed value alone:
+ * Error): this service's API keys (`as_live_…`, `as_test_…`, `as_pk_…`) and webhook secrets
+ * (`whsec_…`), what follows `Bearer `, a portal session's cookie (`as_session=…`, or its signed value alone:
  * two parts of 43 characters), and the user-info of a URL (`https://user:password@host`).
  */
 const SECRET_VALUE =
-  /\b(?:as_(?:live|test)_|whsec_)[A-Za-z0-9]+|(?<=\bbearer\s+)[^\s"',;]+|(?<=\bas_session=)[^\s"',;]+|(?<![\w-])[\w-]{43}\.[\w+/-]{43}(?![\w+/-])|(?<=\b[a-z][a-z\d+.-]*:\/\/)[^\s/?#@"']+(?=@)/gi;
+  /\b(?:as_(?:pk_)?(?:live|test)_|whsec_)[A-Za-z0-9]+|(?<=\bbearer\s+)[^\s"',;]+|(?<=\bas_session=)[^\s"',;]+|(?<![\w-])[\w-]{43}\.[\w+/-]{43}(?![\w+/-])|(?<=\b[a-z][a-z\d+.-]*:\/\/)[^\s/?#@"']+(?=@)/gi;
 /** What a string holds wherever SECRET_VALUE finds something in it: most strings are passed
  * by this test alone. */
-const MAY_HOLD_SECRET = /as_(?:live|test)_|whsec_|bearer|as_session=|:\/\/[^\s/@]*@|[\w-]{43}\./i;
+const MAY_HOLD_SECRET =
+  /as_(?:pk_)?(?:live|test)_|whsec_|bearer|as_session=|:\/\/[^\s/@]*@|[\w-]{43}\./i;
 
 /** A string with every value shaped like a secret (SECRET_VALUE) replaced by `[redacted]`. */
 export function redactSecrets(text: string): string {
