@@ -186,3 +186,77 @@ describe('POST /v1/webhooks/{id}/recover', () => {
     );
   });
 });
+
+describe('recovering an endpoint after an hour down, its deliveries waiting for a retry', () => {
+  let t: TestApp;
+  let down = true;
+  const received: Array<{ headers: IncomingHttpHeaders; body: string }> = [];
+  let attempts = 0;
+  const server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
+    req.on('end', () => {
+      attempts++;
+      if (down) return res.writeHead(503).end('down');
+      received.push({ headers: req.headers, body: Buffer.concat(chunks).toString('utf8') });
+      res.writeHead(204).end();
+    });
+  });
+  let base = '';
+  before(async () => {
+    // After a failed attempt the next is an hour away: a receiver down for an hour sees one
+    // attempt of each, and its deliveries wait, failed, for the next.
+    const hour = String(3_600_000);
+    t = await startApp({
+      ownStore: true,
+      env: { WEBHOOK_POLL_MS: '20', WEBHOOK_RETRY_BASE_MS: hour, WEBHOOK_RETRY_MAX_MS: hour },
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  });
+  after(async () => {
+    await t.close();
+    server.closeAllConnections();
+    await new Promise((resolve) => server.close(resolve));
+  });
+
+  it('sends each failed delivery now, from the portal, each verifiable', async () => {
+    const tenant = await newTenant(t.app);
+    const since = new Date(Date.now() - 1000).toISOString();
+    const { id, secret } = await addEndpoint(t.app, tenant, `${base}/in`, ['pet.created']);
+    const category = await createCategory(t.app, tenant);
+    const names = ['One', 'Two', 'Three', 'Four'];
+    for (const name of names) await createPet(t.app, tenant, { categoryId: category.id, name });
+    const deliveries = async () =>
+      (await as(t.app, tenant, { url: `/v1/webhooks/${id}/deliveries` })).json() as Array<{
+        status: string;
+        attempts: number;
+      }>;
+    await until(
+      async () =>
+        (await deliveries()).filter((d) => d.status === 'pending' && d.attempts === 1).length === 4,
+      'each tried once and waiting',
+    );
+    down = false;
+    const visitor = new Visitor(t.app);
+    assert.equal((await visitor.signIn(tenant.email, tenant.password)).statusCode, 303);
+    await visitor.get(`/portal/webhooks/${id}`);
+    const sent = await visitor.post(`/portal/webhooks/${id}/recover`, {
+      since: since.slice(0, 19),
+    });
+    assert.equal(sent.statusCode, 303, sent.body);
+    assert.match((await visitor.get(String(sent.headers.location))).body, /4 deliveries in line/);
+    await until(async () => received.length >= 4, 'the four deliveries');
+    const verified = received.map(
+      (r) =>
+        new Webhook(secret).verify(r.body, {
+          'webhook-id': String(r.headers['webhook-id']),
+          'webhook-timestamp': String(r.headers['webhook-timestamp']),
+          'webhook-signature': String(r.headers['webhook-signature']),
+        }) as { data: { name: string } },
+    );
+    assert.deepEqual(verified.map((e) => e.data.name).sort(), [...names].sort());
+    assert.equal(attempts, 8, 'each sent twice: once down, once recovered');
+    assert.ok((await deliveries()).every((d) => d.status === 'delivered'));
+  });
+});

@@ -193,7 +193,8 @@ export const webhookRoutes: FastifyPluginAsyncTypebox = async (app) => {
       summary: 'Recover an endpoint',
       description:
         'After an outage: sends again every delivery to this endpoint of an event since ' +
-        '`since` that failed, or with `include: all` every event of its types since then. ' +
+        '`since` that failed (now, for those waiting for a retry), or with `include: all` ' +
+        'every event of its types since then. ' +
         "They are sent under the dispatcher's caps (no other account waits for them); follow " +
         'them in the delivery log. The endpoint must be enabled. Up to 10,000 a call.',
       scope: 'webhooks:write',

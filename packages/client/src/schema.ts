@@ -505,7 +505,7 @@ export interface paths {
         put?: never;
         /**
          * Recover an endpoint
-         * @description After an outage: sends again every delivery to this endpoint of an event since `since` that failed, or with `include: all` every event of its types since then. They are sent under the dispatcher's caps (no other account waits for them); follow them in the delivery log. The endpoint must be enabled. Up to 10,000 a call.
+         * @description After an outage: sends again every delivery to this endpoint of an event since `since` that failed (now, for those waiting for a retry), or with `include: all` every event of its types since then. They are sent under the dispatcher's caps (no other account waits for them); follow them in the delivery log. The endpoint must be enabled. Up to 10,000 a call.
          *
          *     Scope: `webhooks:write` (a restricted key needs it).
          */
