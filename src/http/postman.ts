@@ -289,13 +289,10 @@ const RUN: Array<{ folder: string; description?: string; steps: Step[] }> = [
     ],
   },
   {
-    folder: 'Sandbox',
-    description: 'Sent only with `allowReset` set to `true`: a reset empties the account.',
-    steps: [{ operation: 'POST /sandbox/reset', prerequest: ONLY_IF_ALLOWED }],
-  },
-  {
     folder: 'Clean up',
-    description: 'Removes everything the run made, its key last.',
+    description:
+      'Removes everything the run made, its key last. With `allowReset` set to `true`, a ' +
+      'reset then empties the account of its test data too.',
     steps: [
       // Sent more than a second ago (the request log's wait): settled, so it can go.
       { operation: 'DELETE /messages/{messageId}' },
@@ -303,6 +300,9 @@ const RUN: Array<{ folder: string; description?: string; steps: Step[] }> = [
       { operation: 'DELETE /webhooks/{webhookId}' },
       { operation: 'DELETE /pets/{petId}' },
       { operation: 'DELETE /categories/{categoryId}' },
+      // After the run's own removals (sent first, a reset would leave them 404s), and before
+      // the key it is sent with goes.
+      { operation: 'POST /sandbox/reset', prerequest: ONLY_IF_ALLOWED },
       { operation: 'DELETE /keys/{keyId}', prerequest: WITH_PASSWORD, tests: FORGET_KEY },
     ],
   },

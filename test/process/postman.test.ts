@@ -273,4 +273,21 @@ describe('the Postman collection, run by newman against a fresh server', () => {
     assert.equal(await accounts(), accountsBefore, 'an account was signed up');
     assertNothingLeft(before, await holdings(tenant));
   });
+
+  it('resets the test data when allowReset is true, and runs on', {
+    timeout: 60_000,
+  }, async () => {
+    const tenant = await newTenant(t.app);
+    const cats = await createCategory(t.app, tenant, 'Cats');
+    await createPet(t.app, tenant, { name: 'Tom', categoryId: cats.id });
+    const { email, password } = tenant;
+    const summary = await run(collection, base, { email, password, allowReset: 'true' });
+    assert.deepEqual(failuresOf(summary, []), []);
+    const reset = summary.run.executions.find((e) => e.item.name === 'Reset the test data');
+    assert.equal(reset?.response?.code, 200);
+    // What the account held before the run went with the reset; the run removed what it made.
+    const nothing = { messages: 0, pets: [], categories: [], orders: [], webhooks: [] };
+    const { keys: _keys, ...held } = await holdings(tenant);
+    assert.deepEqual(held, nothing);
+  });
 });
