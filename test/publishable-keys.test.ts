@@ -14,6 +14,7 @@ import {
   errorCode,
   freshIp,
   newTenant,
+  planAccount,
   startApp,
   type Tenant,
 } from './helpers.js';
@@ -277,6 +278,40 @@ describe('publishable keys', () => {
     const mine = await as(t.app, tenant, { url: '/v1/pets' });
     assert.equal(mine.statusCode, 200);
     assert.equal(Number(mine.headers['x-ratelimit-remaining']), remaining - 1);
+  });
+
+  it('bans the address that keeps sending while the key is limited, not the key', async () => {
+    const own = await startApp({ env: { RATE_LIMIT_BAN_THRESHOLD: '2' } });
+    try {
+      // Clear of a minute's turn, which would refill the window midway.
+      while (new Date().getUTCSeconds() > 50) await new Promise((r) => setTimeout(r, 500));
+      const tenant = await newTenant(own.app);
+      await planAccount(own.app, tenant.accountId, 'enterprise', { perMinute: 3, perDay: 1000 });
+      const made = await own.app.inject({
+        method: 'POST',
+        url: '/v1/keys',
+        headers: { authorization: basic(tenant.email, tenant.password) },
+        payload: { type: 'publishable', allowedOrigins: [SHOP] },
+      });
+      const key = made.json().key as string;
+      const send = (remoteAddress: string) =>
+        own.app.inject({
+          url: '/v1/pets',
+          headers: { authorization: `Bearer ${key}`, origin: SHOP },
+          remoteAddress,
+        });
+      for (let i = 0; i < 3; i++) assert.equal((await send('198.51.100.30')).statusCode, 200);
+      assert.equal(errorCode(await send('198.51.100.30')), 'rate_limited');
+      // Past the grace after the first refusal, each refusal is a strike; past 2, a ban.
+      await new Promise((r) => setTimeout(r, 1_100));
+      const codes = [];
+      for (let i = 0; i < 3; i++) codes.push(errorCode(await send('198.51.100.30')));
+      assert.deepEqual(codes, ['rate_limited', 'rate_limited', 'key_banned']);
+      // Another visitor meets the key's used-up window, and no ban.
+      assert.equal(errorCode(await send('198.51.100.31')), 'rate_limited');
+    } finally {
+      await own.close();
+    }
   });
 
   it("reads only its own account's catalogue", async () => {

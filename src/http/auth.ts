@@ -185,14 +185,18 @@ function guard<P extends Caller>(
     const caller = result.value;
     request.caller = caller;
     const { account, keyId, origins } = caller;
-    // A publishable key has budgets of its own: the key's in its account, and each address's.
+    // A publishable key has budgets of its own: the key's in its account, and each address's;
+    // its bans fall on the address that kept sending, never on the key all its pages share.
     const pool = origins === null || keyId === null ? undefined : keyId;
     if (pool !== undefined) openToPage(request, reply);
     // Shared mode: the account's versions are read with its counts, and the request is counted
     // only if the key was verified under the account's keys version now.
     const subject = {
       id: account.id,
-      banId: keyId ?? `password:${account.id}`,
+      banId:
+        pool === undefined
+          ? (keyId ?? `password:${account.id}`)
+          : `${pool}@${addressBlock(request.ip)}`,
       withVersions: confirm !== undefined,
       pool,
     };
