@@ -37,8 +37,9 @@ export function isPublishableScope(scope: Scope | undefined): boolean {
   return (PUBLISHABLE_SCOPES as readonly (Scope | undefined)[]).includes(scope);
 }
 
-/** Origins a publishable key may list. */
+/** Origins a publishable key may list, and the length of each as a browser sends it. */
 export const MAX_ORIGINS = 10;
+export const MAX_ORIGIN_LENGTH = 200;
 
 export interface ApiKey {
   id: string;
@@ -119,9 +120,9 @@ export function originOf(written: string): string | undefined {
   }
   const bare = url.username === '' && url.password === '' && url.search === '' && url.hash === '';
   const http = url.protocol === 'https:' || url.protocol === 'http:';
-  return bare && http && url.pathname === '/' && !written.endsWith('?') && !written.endsWith('#')
-    ? url.origin
-    : undefined;
+  const whole = url.pathname === '/' && !written.endsWith('?') && !written.endsWith('#');
+  // A host in Unicode is sent in punycode, which can be twice as long as what was written.
+  return bare && http && whole && url.origin.length <= MAX_ORIGIN_LENGTH ? url.origin : undefined;
 }
 
 /** Live keys an account may hold at once: the key list is never longer (it is not paged). */
@@ -255,7 +256,7 @@ export function keySpec(asked: {
         'validation_failed',
         `${JSON.stringify(origin.slice(0, 100))} is not an origin: send a scheme (http or ` +
           'https), a host and a port if not the usual, like `https://shop.example`, with no ' +
-          'path and no wildcard.',
+          `path and no wildcard, at most ${MAX_ORIGIN_LENGTH} characters as browsers send it.`,
       );
     }
     origins.push(parsed);

@@ -1,6 +1,6 @@
 import { Type } from 'typebox';
 import { PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH } from '../../domain/accounts.js';
-import { MAX_LIVE_KEYS, MAX_ORIGINS } from '../../domain/api-keys.js';
+import { MAX_LIVE_KEYS, MAX_ORIGIN_LENGTH, MAX_ORIGINS } from '../../domain/api-keys.js';
 import { PLANS } from '../../domain/plans.js';
 import { SCOPES } from '../../domain/scopes.js';
 import { CARRIES_SECRET } from '../security-headers.js';
@@ -139,7 +139,7 @@ const KeyType = StringEnum(['secret', 'publishable'], {
 });
 const Origin = Type.String({
   minLength: 8,
-  maxLength: 200,
+  maxLength: MAX_ORIGIN_LENGTH,
   pattern: '^https?://[^/?#@*\\s]+/?$',
   description: 'An origin, like `https://shop.example`.',
 });
