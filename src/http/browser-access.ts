@@ -41,11 +41,18 @@ export const PREFLIGHT_MAX_AGE_SECONDS = 600;
  */
 export function openToPage(request: FastifyRequest, reply: FastifyReply): void {
   const origin = request.headers.origin;
-  if (origin === undefined || !request.caller?.origins?.includes(origin)) return;
+  if (origin === undefined || !fromListedOrigin(request)) return;
   reply
     .header('access-control-allow-origin', origin)
     .header('access-control-expose-headers', EXPOSED_HEADERS)
     .header('vary', 'Origin');
+}
+
+/** Whether the request comes from a page the caller's publishable key lists (false for any
+ * other caller). */
+export function fromListedOrigin(request: FastifyRequest): boolean {
+  const origin = request.headers.origin;
+  return origin !== undefined && request.caller?.origins?.includes(origin) === true;
 }
 
 /**
@@ -54,16 +61,15 @@ export function openToPage(request: FastifyRequest, reply: FastifyReply): void {
  */
 export function admitOrigin(request: FastifyRequest): void {
   const origins = request.caller?.origins;
-  if (origins === null || origins === undefined) return;
+  if (origins === null || origins === undefined || fromListedOrigin(request)) return;
   const origin = request.headers.origin;
-  if (origin !== undefined && origins.includes(origin)) return;
   throw new ApiError(
     'origin_not_allowed',
     origin === undefined
       ? 'A publishable key is for web pages, and this request names no `Origin`: use a ' +
           'secret key on a server.'
       : `This publishable key is not for pages of ${JSON.stringify(origin.slice(0, 200))}: ` +
-          `use it from ${origins.join(', ')}, or add the origin to a new key.`,
+          'use it from one of the origins it lists, or make a key for this one.',
   );
 }
 
@@ -79,7 +85,10 @@ export class BrowserAccess {
     if (!methods.includes('GET') || !isPublishableScope(declaredScope(route.schema))) return;
     const pattern = route.url
       .split('/')
-      .map((part) => (part.startsWith(':') ? '[^/]+' : part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')))
+      // A parameter is read as the route reads it, undecoded: no `%` passes (`%2e%2e%2f`).
+      .map((part) =>
+        part.startsWith(':') ? '[^/%]+' : part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'),
+      )
       .join('/');
     this.paths.push(new RegExp(`^${pattern}$`));
   };
