@@ -210,6 +210,8 @@ describe('publishable keys', () => {
     assert.equal((await preflight('/v1/categories/3', origin)).statusCode, 204);
 
     const refused = [
+      await preflight('/v1/pets/%2e%2e%2fstore%2forders', origin),
+      await preflight('/v1/pets/%00', origin),
       await preflight('/v1/pets', 'https://unlisted.example'),
       await preflight('/v1/pets', origin, 'POST'),
       await preflight('/v1/pets/1', origin, 'DELETE'),
@@ -283,10 +285,11 @@ describe('publishable keys', () => {
   it('bans the address that keeps sending while the key is limited, not the key', async () => {
     const own = await startApp({ env: { RATE_LIMIT_BAN_THRESHOLD: '2' } });
     try {
-      // Clear of a minute's turn, which would refill the window midway.
-      while (new Date().getUTCSeconds() > 50) await new Promise((r) => setTimeout(r, 500));
+      // Clear of a minute's turn, which would refill the windows midway.
+      while (new Date().getUTCSeconds() > 45) await new Promise((r) => setTimeout(r, 500));
       const tenant = await newTenant(own.app);
-      await planAccount(own.app, tenant.accountId, 'enterprise', { perMinute: 3, perDay: 1000 });
+      // 40 a minute for the key: 10 for each address.
+      await planAccount(own.app, tenant.accountId, 'enterprise', { perMinute: 40, perDay: 1000 });
       const made = await own.app.inject({
         method: 'POST',
         url: '/v1/keys',
@@ -300,18 +303,85 @@ describe('publishable keys', () => {
           headers: { authorization: `Bearer ${key}`, origin: SHOP },
           remoteAddress,
         });
-      for (let i = 0; i < 3; i++) assert.equal((await send('198.51.100.30')).statusCode, 200);
-      assert.equal(errorCode(await send('198.51.100.30')), 'rate_limited');
+      for (const visitor of [1, 2, 3, 4]) {
+        for (let i = 0; i < 10; i++) {
+          assert.equal((await send(`198.51.100.${visitor}`)).statusCode, 200);
+        }
+        assert.equal(errorCode(await send(`198.51.100.${visitor}`)), 'rate_limited');
+      }
+      // The key's minute is used up: a fifth visitor is refused, and keeps sending.
+      assert.equal(errorCode(await send('198.51.100.5')), 'rate_limited');
       // Past the grace after the first refusal, each refusal is a strike; past 2, a ban.
       await new Promise((r) => setTimeout(r, 1_100));
       const codes = [];
-      for (let i = 0; i < 3; i++) codes.push(errorCode(await send('198.51.100.30')));
-      assert.deepEqual(codes, ['rate_limited', 'rate_limited', 'key_banned']);
+      for (let i = 0; i < 3; i++) codes.push(await send('198.51.100.5'));
+      assert.deepEqual(codes.map(errorCode), ['rate_limited', 'rate_limited', 'key_banned']);
+      assert.match(codes[2]?.json().message, /This client address is temporarily banned/);
       // Another visitor meets the key's used-up window, and no ban.
-      assert.equal(errorCode(await send('198.51.100.31')), 'rate_limited');
+      assert.equal(errorCode(await send('198.51.100.6')), 'rate_limited');
     } finally {
       await own.close();
     }
+  });
+
+  it("a page of another origin uses none of the key's budget", async () => {
+    const tenant = await newTenant(t.app, { plan: 'pro' });
+    const { key } = await publishableKey(tenant);
+    const remaining = async () =>
+      Number((await fromPage(key, '/v1/pets', SHOP)).headers['x-ratelimit-remaining']);
+    const before = await remaining();
+    for (let i = 0; i < 5; i++) {
+      const res = await fromPage(key, '/v1/pets', 'https://evil.example', {
+        remoteAddress: '192.0.2.99',
+      });
+      assert.equal(errorCode(res), 'origin_not_allowed');
+      assert.doesNotMatch(res.json().message, /shop\.example/, "the key's origins are not told");
+    }
+    assert.equal(await remaining(), before - 1);
+  });
+
+  it('refuses an origin longer than browsers may send, once written in punycode', async () => {
+    const tenant = await newTenant(t.app);
+    // 197 characters as written, 400 and more in punycode.
+    const label = '\u732b\u72ac\u9ce5\u9b5a\u725b\u99ac\u7f8a\u8c5a\u9e7f\u718a\u72d0\u72fc';
+    const host = `${Array.from({ length: 14 }, () => label).join('.')}.example`;
+    const res = await t.app.inject({
+      method: 'POST',
+      url: '/v1/keys',
+      headers: { authorization: basic(tenant.email, tenant.password) },
+      payload: { type: 'publishable', allowedOrigins: [`https://${host}`] },
+    });
+    assert.equal(res.statusCode, 400, res.body);
+    assert.equal(errorCode(res), 'validation_failed');
+    const list = await t.app.inject({
+      url: '/v1/keys',
+      headers: { authorization: basic(tenant.email, tenant.password) },
+    });
+    assert.equal(list.statusCode, 200);
+    assert.equal(list.json().length, 1);
+  });
+
+  it('counts preflights apart from what sign-up is counted against', async () => {
+    const tenant = await newTenant(t.app);
+    const origin = `https://nat-${tenant.accountId.toLowerCase()}.example`;
+    await publishableKey(tenant, [origin]);
+    const address = '192.0.2.150';
+    for (let i = 0; i < 70; i++) {
+      const res = await t.app.inject({
+        method: 'OPTIONS',
+        url: `/v1/pets/${i + 1}`,
+        headers: { origin, 'access-control-request-method': 'GET' },
+        remoteAddress: address,
+      });
+      assert.equal(res.statusCode, 204, `preflight ${i + 1}: ${res.body}`);
+    }
+    const signUp = await t.app.inject({
+      method: 'POST',
+      url: '/v1/accounts',
+      payload: { email: `nat-${Date.now()}@example.com`, password: 'a long enough password' },
+      remoteAddress: address,
+    });
+    assert.equal(signUp.statusCode, 201, signUp.body);
   });
 
   it("reads only its own account's catalogue", async () => {

@@ -9,14 +9,14 @@ import type { Account } from '../domain/accounts.js';
 import { authenticatePassword } from '../domain/accounts.js';
 import type { KeyAuthenticator, Principal } from '../domain/api-keys.js';
 import type { Passwords } from '../domain/passwords.js';
-import { limitsFor } from '../domain/plans.js';
+import { type Limits, limitsFor } from '../domain/plans.js';
 import { type Failure, fail, type Result } from '../domain/result.js';
 import type { Grant, Scope } from '../domain/scopes.js';
 import { ApiError, RETRY_SOON } from '../errors.js';
 import type { Versions } from '../limits/store.js';
 import { andThen, type MaybePromise } from '../maybe.js';
 import type { ReadDb } from '../store/database.js';
-import { admitOrigin, openToPage } from './browser-access.js';
+import { admitOrigin, fromListedOrigin, openToPage } from './browser-access.js';
 import { addressBlock } from './client-address.js';
 import type { Freshness } from './freshness.js';
 import type { RateLimitGuard } from './rate-limit.js';
@@ -52,10 +52,23 @@ const BASIC_CHALLENGE = 'Basic realm="animal-store", charset="UTF-8"';
 // with the Free plan's numbers, so keys cannot be guessed at speed; passwords have counters of
 // their own, consulted before the hash (SignInThrottle).
 const ANONYMOUS_LIMITS = limitsFor('free');
-// A publishable key is counted apart from its account, so that a published key cannot use up
-// the account's plan: with the plan's numbers for the key, and the Free plan's for each client
-// address block using it (docs/decisions/0087-publishable-keys.md).
-const PUBLISHED_PER_ADDRESS = limitsFor('free');
+/**
+ * A publishable key is counted apart from its account, so that a published key cannot use up
+ * the account's plan: with the plan's numbers for the key, and for each client address block
+ * using it the Free plan's, at most a quarter of the key's minute and a tenth of its day, so
+ * that one client cannot use up the key (docs/decisions/0089-publishable-keys-limits.md).
+ */
+function perAddressOf(key: Limits): Limits {
+  const free = limitsFor('free');
+  return {
+    perMinute: Math.min(free.perMinute, Math.ceil(key.perMinute / 4)),
+    perDay: Math.min(free.perDay, Math.ceil(key.perDay / 10)),
+  };
+}
+
+/** Preflights, per client address block, in a pool of their own: a page's visitors behind one
+ * address send one a URL, and they must not use up what sign-up and 404s are counted against. */
+const PREFLIGHT_LIMITS = limitsFor('pro');
 
 /** What a request without valid credentials is counted as: its client's address block. */
 export function clientSubject(request: Pick<FastifyRequest, 'ip'>) {
@@ -209,10 +222,14 @@ function guard<P extends Caller>(
             request,
             reply,
             { ...clientSubject(request), banId: pool, pool },
-            PUBLISHED_PER_ADDRESS,
+            perAddressOf(account.limits),
           );
+    // From a page the key does not list, the key's own budget is not touched: the request is
+    // refused (src/http/browser-access.ts) counted against its address alone.
     const counted = andThen(perAddress, () =>
-      limits.charge(request, reply, subject, account.limits, expect),
+      pool !== undefined && !fromListedOrigin(request)
+        ? undefined
+        : limits.charge(request, reply, subject, account.limits, expect),
     );
     return andThen(counted, (stale) => {
       if (stale === undefined || confirm === undefined) return;
@@ -345,6 +362,18 @@ export function basicAuth(
   throttle: SignInThrottle,
 ) {
   return guard(limits, BASIC_CHALLENGE, (request) => readBasic(db, passwords, throttle, request));
+}
+
+/** A browser's preflight (OPTIONS), counted per client address block in a pool of its own. */
+export function preflights(limits: RateLimitGuard) {
+  return async (request: FastifyRequest, reply: FastifyReply): Promise<void> => {
+    await limits.charge(
+      request,
+      reply,
+      { ...clientSubject(request), pool: 'preflight' },
+      PREFLIGHT_LIMITS,
+    );
+  };
 }
 
 /** Operations open to anyone (sign-up) are limited per client address block. */

@@ -106,7 +106,8 @@ export class RateLimitGuard {
     if (!decision.allowed) {
       this.metrics?.rejected(decision.refusal ?? 'rate_limited');
       if (decision.banStarted) this.logBan(subject, decision.banStarted.untilMs, decision.nowMs);
-      throw refusal(decision, subject.id.startsWith('ip:'));
+      // A pool's bans fall on the address (a publishable key's: src/http/auth.ts).
+      throw refusal(decision, subject.id.startsWith('ip:') || subject.pool !== undefined);
     }
     return undefined;
   }

@@ -1,5 +1,5 @@
 import fp from 'fastify-plugin';
-import { anonymous, basicAuth, behindBearerKeys } from '../http/auth.js';
+import { anonymous, basicAuth, behindBearerKeys, preflights } from '../http/auth.js';
 import { accountRoutes, signUpRoutes } from '../http/routes/accounts.js';
 import { faviconRoutes } from '../http/routes/favicon.js';
 import { keyRoutes } from '../http/routes/keys.js';
@@ -36,11 +36,11 @@ export const apiPlugin = fp(
       },
       { prefix: '/v1' },
     );
-    // A browser's preflight, answered for publishable keys' pages (src/http/browser-access.ts);
-    // counted as a request without a key is, and otherwise answered as any OPTIONS request.
+    // A browser's preflight, answered for publishable keys' pages (src/http/browser-access.ts),
+    // and otherwise as any OPTIONS request was; counted per address in a pool of its own.
     app.options(
       '/*',
-      { schema: { hide: true }, onRequest: app.countCaller },
+      { schema: { hide: true }, onRequest: preflights(limits) },
       app.browserAccess.preflight,
     );
     await app.register(opsRoutes);
