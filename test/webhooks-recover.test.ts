@@ -22,31 +22,66 @@ import {
 } from './helpers.js';
 import { Visitor } from './portal-visitor.js';
 
-describe('POST /v1/webhooks/{id}/recover', () => {
-  let t: TestApp;
-  let down = true;
+/** A receiver on 127.0.0.1 that answers 503 to a path while `down(path)` says so, else 204,
+ * keeping what it took and counting every attempt. */
+function receiver(down: (path: string) => boolean) {
   const received: Array<{ path: string; headers: IncomingHttpHeaders; body: string }> = [];
+  let attempts = 0;
   const server = createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (chunk: Buffer) => chunks.push(chunk));
     req.on('end', () => {
+      attempts++;
       const path = req.url ?? '';
-      if (path === '/outage' && down) return res.writeHead(503).end('down');
+      if (down(path)) return res.writeHead(503).end('down');
       received.push({ path, headers: req.headers, body: Buffer.concat(chunks).toString('utf8') });
       res.writeHead(204).end();
     });
   });
+  return {
+    received,
+    attempts: () => attempts,
+    /** Listens, and answers its base URL. */
+    start: async () => {
+      await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+      return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    },
+    stop: async () => {
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+    },
+  };
+}
+
+/** The events of these deliveries, each verified with `standardwebhooks` (throws if one is not). */
+function verifiedEvents(
+  secret: string,
+  deliveries: Array<{ headers: IncomingHttpHeaders; body: string }>,
+) {
+  return deliveries.map(
+    (r) =>
+      new Webhook(secret).verify(r.body, {
+        'webhook-id': String(r.headers['webhook-id']),
+        'webhook-timestamp': String(r.headers['webhook-timestamp']),
+        'webhook-signature': String(r.headers['webhook-signature']),
+      }) as { type: string; data: { name: string } },
+  );
+}
+
+describe('POST /v1/webhooks/{id}/recover', () => {
+  let t: TestApp;
+  let down = true;
+  const receiving = receiver((path) => path === '/outage' && down);
+  const { received } = receiving;
   let base = '';
   before(async () => {
     // Deliveries fail for good after 1 s, and the endpoint is disabled with them.
     t = await startApp({ ownStore: true, env: { ...FAST, WEBHOOK_RETRY_FOR_SECONDS: '1' } });
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    base = await receiving.start();
   });
   after(async () => {
     await t.close();
-    server.closeAllConnections();
-    await new Promise((resolve) => server.close(resolve));
+    await receiving.stop();
   });
 
   it('sends again what failed during an outage, recovered from the portal, each verifiable', async () => {
@@ -105,14 +140,9 @@ describe('POST /v1/webhooks/{id}/recover', () => {
       async () => received.filter((r) => r.path === '/outage').length >= 3,
       'three deliveries',
     );
-    const got = received.filter((r) => r.path === '/outage');
-    const verified = got.map(
-      (r) =>
-        new Webhook(secret).verify(r.body, {
-          'webhook-id': String(r.headers['webhook-id']),
-          'webhook-timestamp': String(r.headers['webhook-timestamp']),
-          'webhook-signature': String(r.headers['webhook-signature']),
-        }) as { type: string; data: { name: string } },
+    const verified = verifiedEvents(
+      secret,
+      received.filter((r) => r.path === '/outage'),
     );
     assert.deepEqual(verified.map((e) => e.data.name).sort(), [...names].sort());
     const deliveries = (await as(t.app, tenant, { url: `/v1/webhooks/${id}/deliveries` })).json();
@@ -190,18 +220,8 @@ describe('POST /v1/webhooks/{id}/recover', () => {
 describe('recovering an endpoint after an hour down, its deliveries waiting for a retry', () => {
   let t: TestApp;
   let down = true;
-  const received: Array<{ headers: IncomingHttpHeaders; body: string }> = [];
-  let attempts = 0;
-  const server = createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (chunk: Buffer) => chunks.push(chunk));
-    req.on('end', () => {
-      attempts++;
-      if (down) return res.writeHead(503).end('down');
-      received.push({ headers: req.headers, body: Buffer.concat(chunks).toString('utf8') });
-      res.writeHead(204).end();
-    });
-  });
+  const receiving = receiver(() => down);
+  const { received } = receiving;
   let base = '';
   before(async () => {
     // After a failed attempt the next is an hour away: a receiver down for an hour sees one
@@ -211,13 +231,11 @@ describe('recovering an endpoint after an hour down, its deliveries waiting for 
       ownStore: true,
       env: { WEBHOOK_POLL_MS: '20', WEBHOOK_RETRY_BASE_MS: hour, WEBHOOK_RETRY_MAX_MS: hour },
     });
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    base = await receiving.start();
   });
   after(async () => {
     await t.close();
-    server.closeAllConnections();
-    await new Promise((resolve) => server.close(resolve));
+    await receiving.stop();
   });
 
   it('sends each failed delivery now, from the portal, each verifiable', async () => {
@@ -245,17 +263,6 @@ describe('recovering an endpoint after an hour down, its deliveries waiting for 
       'each tried once and waiting',
     );
     down = false;
-    console.log(
-      'DBG',
-      new Date().toISOString(),
-      JSON.stringify(
-        await t.app.ctx.database.reader
-          .selectFrom('webhook_deliveries')
-          .select(['status', 'attempts', 'available_at', 'created_at'])
-          .where('endpoint_id', '=', id)
-          .execute(),
-      ),
-    );
     const visitor = new Visitor(t.app);
     assert.equal((await visitor.signIn(tenant.email, tenant.password)).statusCode, 303);
     await visitor.get(`/portal/webhooks/${id}`);
@@ -265,19 +272,12 @@ describe('recovering an endpoint after an hour down, its deliveries waiting for 
     assert.equal(sent.statusCode, 303, sent.body);
     assert.match((await visitor.get(String(sent.headers.location))).body, /4 deliveries in line/);
     await until(async () => received.length >= 4, 'the four deliveries');
-    const verified = received.map(
-      (r) =>
-        new Webhook(secret).verify(r.body, {
-          'webhook-id': String(r.headers['webhook-id']),
-          'webhook-timestamp': String(r.headers['webhook-timestamp']),
-          'webhook-signature': String(r.headers['webhook-signature']),
-        }) as { data: { name: string } },
-    );
+    const verified = verifiedEvents(secret, received);
     assert.deepEqual(verified.map((e) => e.data.name).sort(), [...names].sort());
     await until(
       async () => (await deliveries()).every((d) => d.status === 'delivered'),
       'each settled delivered',
     );
-    assert.equal(attempts, 8, 'each sent twice: once down, once recovered');
+    assert.equal(receiving.attempts(), 8, 'each sent twice: once down, once recovered');
   });
 });
