@@ -57,7 +57,13 @@ export interface KeysView {
 export type KeyAccess = 'full' | 'read' | 'custom' | 'publishable';
 
 function createdPanel(created: NewKey, apiBase: string): Html {
+  // A publishable key is sent from a page of one of its origins.
   const origin = created.origins?.[0];
+  const command = [
+    html`curl -H "Authorization: Bearer ${created.secret}"`,
+    ...(origin === undefined ? [] : [html`-H "Origin: ${origin}"`]),
+    html`${apiBase}/pets`,
+  ];
   return html`<section class="card created" aria-labelledby="created-title">
   <h2 id="created-title">Your new key${created.name ? html` “${created.name}”` : ''}</h2>
   <p><strong>Copy it now.</strong> It is shown this once; we keep only a hash of it.</p>
@@ -70,13 +76,7 @@ function createdPanel(created: NewKey, apiBase: string): Html {
     <p class="copy-status" role="status" aria-live="polite"></p>
   </div>
   <p>Try it:</p>
-  <pre class="command" tabindex="0"><code>curl -H "Authorization: Bearer ${created.secret}" \\${
-    origin === undefined
-      ? ''
-      : html`
-  -H "Origin: ${origin}" \\`
-  }
-  ${apiBase}/pets</code></pre>
+  <pre class="command" tabindex="0"><code>${command.map((part, i) => html`${i > 0 ? ' \\\n  ' : ''}${part}`)}</code></pre>
 </section>`;
 }
 
