@@ -192,12 +192,11 @@ export function requeueDelivery(
 
 /**
  * A recovery's part of the store: the endpoint's deliveries of events written since `since`
- * that ended (`failed`, or with `all` also `delivered`) put back in line, those that failed and
- * wait for their next attempt made due now (docs/decisions/0088-recovery-sends-waiting-now.md),
- * and with `all` a
- * delivery made for each event since then of a type it wants that it has none of; `limit` of
- * each at most, oldest event first. How many were queued, and whether a limit was reached (so
- * that more may be left).
+ * that ended (`failed`, or with `all` also `delivered`), or that failed and wait for their next
+ * attempt (docs/decisions/0088-recovery-sends-waiting-now.md), put back in line due now; and
+ * with `all` a delivery made for each event since then of a type it wants that it has none of;
+ * `limit` of each at most, oldest event first. How many were queued, and whether a limit was
+ * reached (so that more may be left).
  */
 export async function requeueSince(
   tx: Tx,
@@ -208,13 +207,22 @@ export async function requeueSince(
   all: boolean,
   limit: number,
 ): Promise<{ queued: number; more: boolean }> {
-  const ended = tx
+  const due = tx
     .selectFrom('webhook_deliveries')
     .select('event_id')
     .where('account_id', '=', accountId)
     .where('endpoint_id', '=', endpointId)
-    .where('status', 'in', all ? ['failed', 'delivered'] : ['failed'])
     .where('created_at', '>=', since)
+    .where((eb) =>
+      eb.or([
+        eb('status', 'in', all ? ['failed', 'delivered'] : ['failed']),
+        eb.and([
+          eb('status', '=', 'pending'),
+          eb('attempts', '>', 0),
+          eb('available_at', '>', now),
+        ]),
+      ]),
+    )
     .orderBy('event_id')
     .limit(limit);
   const requeued = await tx
@@ -222,32 +230,9 @@ export async function requeueSince(
     .set({ status: 'pending', available_at: now, updated_at: now })
     .where('account_id', '=', accountId)
     .where('endpoint_id', '=', endpointId)
-    .where('event_id', 'in', ended)
+    .where('event_id', 'in', due)
     .executeTakeFirst();
   const again = Number(requeued.numUpdatedRows);
-  // Those that failed and wait for their next attempt go now, not after their back-off.
-  const waiting = tx
-    .selectFrom('webhook_deliveries')
-    .select('event_id')
-    .where('account_id', '=', accountId)
-    .where('endpoint_id', '=', endpointId)
-    .where('status', '=', 'pending')
-    .where('attempts', '>', 0)
-    .where('available_at', '>', now)
-    .where('created_at', '>=', since)
-    .orderBy('event_id')
-    .limit(limit);
-  const hastened = Number(
-    (
-      await tx
-        .updateTable('webhook_deliveries')
-        .set({ available_at: now, updated_at: now })
-        .where('account_id', '=', accountId)
-        .where('endpoint_id', '=', endpointId)
-        .where('event_id', 'in', waiting)
-        .executeTakeFirst()
-    ).numUpdatedRows,
-  );
   let added = 0;
   if (all) {
     const dialect = isPostgres(tx) ? 'postgres' : 'sqlite';
@@ -266,10 +251,7 @@ export async function requeueSince(
       limit ${limit}`.execute(tx);
     added = Number(inserted.numAffectedRows ?? 0);
   }
-  return {
-    queued: again + hastened + added,
-    more: again === limit || hastened === limit || added === limit,
-  };
+  return { queued: again + added, more: again === limit || added === limit };
 }
 
 /** How many deliveries a dispatcher may take, and how many may be in flight at once. */
