@@ -33,17 +33,16 @@ const ALLOWED_HEADERS = 'Authorization, X-Request-Id';
 
 /** How long a browser may keep a preflight's answer (s); a revoked key is refused at once
  * anyway: its requests are, whatever a preflight said. */
-export const PREFLIGHT_MAX_AGE_SECONDS = 600;
+const PREFLIGHT_MAX_AGE_SECONDS = 600;
 
 /**
  * For a publishable key's request from an origin it lists: makes the answer readable by that
  * origin's page, whatever it is (a 429 too). Called once the key is read, before it is counted.
  */
 export function openToPage(request: FastifyRequest, reply: FastifyReply): void {
-  const origin = request.headers.origin;
-  if (origin === undefined || !fromListedOrigin(request)) return;
+  if (!fromListedOrigin(request)) return;
   reply
-    .header('access-control-allow-origin', origin)
+    .header('access-control-allow-origin', request.headers.origin as string)
     .header('access-control-expose-headers', EXPOSED_HEADERS)
     .header('vary', 'Origin');
 }
